@@ -1,0 +1,26 @@
+# `make test` and `make demo` set everything up on a fresh machine (Python >= 3.10 needed).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install test demo bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev]"
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2
+
+demo: $(STAMP)
+	$(PY) -m satellites_env demo --seed 0 --gif game.gif
+
+bench: $(STAMP)
+	$(PY) benchmarks/env_throughput.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,181 @@
+"""Text formats (RULES.md section 7): squares, SPN positions and move notation.
+
+Errors raise :class:`NotationError` (a ``ValueError``) naming what is wrong and what was
+expected.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .board import (
+    BLUE,
+    COLOUR_NAMES,
+    COPIES_PER_VALUE,
+    END_CONNECTED,
+    MAX_GROUP,
+    MAX_VALUE,
+    N_CELLS,
+    ORTHO,
+    RED,
+    SATELLITES_PER_PLAYER,
+    SIZE,
+    cell_of,
+)
+from .rules import count_connected
+from .scoring import groups_of
+from .state import GRACE, MOVES, NO_GRACE, PASSES, TO_MOVE, empty_state, is_pending
+
+FILES = "abcdefghij"
+PIECE_LETTERS = {"A": 1, "B": 2, "C": 3, "D": 4, "a": -1, "b": -2, "c": -3, "d": -4}
+LETTER_OF_PIECE = {code: letter for letter, code in PIECE_LETTERS.items()}
+SQUARE_NAMES = tuple(f"{FILES[c % SIZE]}{SIZE - c // SIZE}" for c in range(N_CELLS))
+_SQUARE_RE = re.compile(r"^([a-j])(10|[1-9])$")
+_MOVE_RE = re.compile(r"^([a-j](?:10|[1-9]))-([a-j](?:10|[1-9]))(?:>([a-j](?:10|[1-9])))?$")
+
+
+class NotationError(ValueError):
+    """Malformed or inconsistent SPN, square or move text."""
+
+
+def square_name(cell: int) -> str:
+    """`c10` for row 0, col 2 (file a-j = col 0-9, rank 1-10 = row 9-0)."""
+    if not 0 <= cell < N_CELLS:
+        raise NotationError(f"cell {cell} is off the board; expected 0..{N_CELLS - 1}")
+    return SQUARE_NAMES[cell]
+
+
+def parse_square(text: str) -> int:
+    """Cell index of a square name such as `c10`."""
+    match = _SQUARE_RE.match(text)
+    if not match:
+        raise NotationError(f"bad square {text!r}: expected a file a-j and a rank 1-10, e.g. 'c10'")
+    return cell_of(SIZE - int(match.group(2)), FILES.index(match.group(1)))
+
+
+def parse_move_text(text: str) -> tuple[int, int, int | None] | None:
+    """(from, to, push landing or None) of `c10-c7` / `c10-f7>f9`; None for `pass`."""
+    text = text.strip()
+    if text == "pass":
+        return None
+    match = _MOVE_RE.match(text)
+    if not match:
+        raise NotationError(
+            f"bad move {text!r}: expected 'c10-c7', 'c10-f7>f9' (displacement) or 'pass'")
+    source, target = parse_square(match.group(1)), parse_square(match.group(2))
+    landing = parse_square(match.group(3)) if match.group(3) else None
+    return source, target, landing
+
+
+def move_text(source: int, target: int, landing: int | None = None) -> str:
+    """Notation of a move, with the push landing for a displacement."""
+    text = f"{SQUARE_NAMES[source]}-{SQUARE_NAMES[target]}"
+    return text if landing is None else f"{text}>{SQUARE_NAMES[landing]}"
+
+
+# --------------------------------------------------------------------------- SPN
+
+
+def to_spn(state: np.ndarray) -> str:
+    """The SPN string of a position (between moves only)."""
+    if is_pending(state):
+        raise NotationError("a position is written only between moves, not in the middle "
+                            "of a displacement; play the push first")
+    rows = []
+    for row in range(SIZE):
+        cells = state[row * SIZE:(row + 1) * SIZE]
+        rows.append("".join(LETTER_OF_PIECE.get(int(p), ".") for p in cells))
+    grace = "-" if state[GRACE] == NO_GRACE else str(int(state[GRACE]))
+    to_move = "rb"[int(state[TO_MOVE])]
+    return f"{'/'.join(rows)} {to_move} {grace} {int(state[PASSES])} {int(state[MOVES])}"
+
+
+def parse_spn(text: str) -> np.ndarray:
+    """Parse and validate an SPN string into a state array."""
+    if not isinstance(text, str):
+        raise NotationError(f"SPN must be a string, got {type(text).__name__}")
+    fields = text.split()
+    if len(fields) != 5:
+        raise NotationError(
+            f"SPN needs 5 space-separated fields '<rows> <to_move> <grace> <passes> <moves>', "
+            f"got {len(fields)} in {text!r}")
+    rows_text, to_move, grace, passes, moves = fields
+    state = empty_state()
+    _parse_rows(rows_text, state)
+    if to_move not in ("r", "b"):
+        raise NotationError(f"SPN to_move field is {to_move!r}; expected 'r' or 'b'")
+    state[TO_MOVE] = RED if to_move == "r" else BLUE
+    if grace != "-" and grace not in ("0", "1", "2", "3"):
+        raise NotationError(f"SPN grace field is {grace!r}; expected '-' or 0-3")
+    state[GRACE] = NO_GRACE if grace == "-" else int(grace)
+    if passes not in ("0", "1", "2"):
+        raise NotationError(f"SPN passes field is {passes!r}; expected 0, 1 or 2")
+    state[PASSES] = int(passes)
+    if not moves.isdigit():
+        raise NotationError(f"SPN moves field is {moves!r}; expected a whole number >= 0")
+    state[MOVES] = int(moves)
+    _check_consistent(state)
+    return state
+
+
+def _parse_rows(rows_text: str, state: np.ndarray) -> None:
+    rows = rows_text.split("/")
+    if len(rows) != SIZE:
+        raise NotationError(f"SPN board has {len(rows)} rows; expected {SIZE} joined by '/'")
+    counts = {code: 0 for code in PIECE_LETTERS.values()}
+    for row, line in enumerate(rows):
+        if len(line) != SIZE:
+            raise NotationError(
+                f"SPN row {row + 1} (rank {SIZE - row}) {line!r} has {len(line)} characters; "
+                f"expected {SIZE}")
+        for col, letter in enumerate(line):
+            if letter == ".":
+                continue
+            if letter not in PIECE_LETTERS:
+                raise NotationError(
+                    f"unknown piece letter {letter!r} on {SQUARE_NAMES[cell_of(row, col)]}; "
+                    f"expected '.', A-D (red 1-4) or a-d (blue 1-4)")
+            code = PIECE_LETTERS[letter]
+            state[cell_of(row, col)] = code
+            counts[code] += 1
+    for player, sign in ((RED, 1), (BLUE, -1)):
+        total = sum(counts[sign * v] for v in range(1, MAX_VALUE + 1))
+        if total != SATELLITES_PER_PLAYER:
+            raise NotationError(
+                f"{total} {COLOUR_NAMES[player]} satellites; each player has exactly "
+                f"{SATELLITES_PER_PLAYER} (three each of values 1-4)")
+        for value in range(1, MAX_VALUE + 1):
+            if counts[sign * value] != COPIES_PER_VALUE:
+                raise NotationError(
+                    f"{counts[sign * value]} {COLOUR_NAMES[player]} satellites of value {value} "
+                    f"('{LETTER_OF_PIECE[sign * value]}'); expected {COPIES_PER_VALUE}")
+
+
+def _check_consistent(state: np.ndarray) -> None:
+    """Reject positions no game can reach: R11/R13 broken, or grace not matching R17."""
+    board = state[:N_CELLS]
+    for group in groups_of(board):
+        if group.size > MAX_GROUP:
+            raise NotationError(
+                f"group {', '.join(SQUARE_NAMES[c] for c in group.cells)} has {group.size} "
+                f"satellites; R11 allows at most {MAX_GROUP}")
+    connected = {c for group in groups_of(board) for c in group.cells}
+    for cell in sorted(connected):
+        for n in ORTHO[cell]:
+            if n > cell and n in connected and board[n] * board[cell] > 0:
+                raise NotationError(
+                    f"connected satellites of one colour touch on {SQUARE_NAMES[cell]} and "
+                    f"{SQUARE_NAMES[n]}; R13 forbids it")
+    red, blue = count_connected(board)
+    done = [red == SATELLITES_PER_PLAYER, blue == SATELLITES_PER_PLAYER]
+    mover = int(state[TO_MOVE])
+    if state[GRACE] != NO_GRACE and not done[1 - mover]:
+        raise NotationError(
+            f"grace is {int(state[GRACE])} but {COLOUR_NAMES[1 - mover]} (not to move) does not "
+            f"have all 12 satellites connected; grace must be '-'")
+    if state[GRACE] == NO_GRACE and any(done) and red + blue < END_CONNECTED:
+        player = COLOUR_NAMES[RED if done[RED] else BLUE]
+        raise NotationError(
+            f"{player} has all 12 satellites connected, so grace must be a number 0-3 (R17)")
