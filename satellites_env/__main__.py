@@ -1,0 +1,63 @@
+"""`python -m satellites_env demo`: play one game between two agents and render it.
+
+Until the trainer and the baseline agents land, both players pick uniformly among the
+legal actions; the game goes through the wrapped PettingZoo env like any user's loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.progress import Progress
+
+from . import satellites_v0
+from .render import render_rgb, render_text, save_gif
+
+
+def play_demo(seed: int, max_moves: int, gif: Path | None, frame_size: int) -> None:
+    console = Console()
+    env = satellites_v0.env(render_mode="ansi", max_moves=max_moves)
+    env.reset(seed=seed)
+    game = env.unwrapped.game
+    rng = np.random.default_rng(seed)
+    frames = [render_rgb(game, size=frame_size)] if gif else []
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("playing", total=max_moves)
+        for agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            if game.pending_push is None:
+                progress.update(task, completed=game.moves)
+                if gif:
+                    frames.append(render_rgb(game, size=frame_size, last_move=game.history[-1]))
+    console.print(render_text(game, last_move=game.history[-1] if game.history else None))
+    result = game.score()
+    console.print(f"moves: {game.moves}  ended by: "
+                  f"{'move cap (truncation)' if game.truncated else 'the rules'}  "
+                  f"rewards: {env.rewards}")
+    console.print(f"result: {result.reason}")
+    if gif:
+        save_gif(frames, gif)
+        console.print(f"saved {len(frames)} frames to {gif}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m satellites_env")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="play and render one game between two random agents")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the set-up and the agents")
+    demo.add_argument("--max-moves", type=int, default=400, help="move cap (R20)")
+    demo.add_argument("--gif", type=Path, default=None, help="save the game as an animated GIF")
+    demo.add_argument("--frame-size", type=int, default=400, help="GIF frame size in pixels")
+    args = parser.parse_args(argv)
+    play_demo(args.seed, args.max_moves, args.gif, args.frame_size)
+
+
+if __name__ == "__main__":
+    main()
