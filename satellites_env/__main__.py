@@ -36,11 +36,11 @@ def play_demo(seed: int, max_moves: int, gif: Path | None, frame_size: int) -> N
                 progress.update(task, completed=game.moves)
                 if gif:
                     frames.append(render_rgb(game, size=frame_size, last_move=game.history[-1]))
-    console.print(render_text(game, last_move=game.history[-1] if game.history else None))
+    console.print(render_text(game), markup=False, highlight=False)
     result = game.score()
     console.print(f"moves: {game.moves}  ended by: "
                   f"{'move cap (truncation)' if game.truncated else 'the rules'}  "
-                  f"rewards: {env.rewards}")
+                  f"rewards: red {result.reward(0):+d}, blue {result.reward(1):+d}")
     console.print(f"result: {result.reason}")
     if gif:
         save_gif(frames, gif)
