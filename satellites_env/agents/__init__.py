@@ -1,0 +1,44 @@
+"""Torch-free baseline agents and `make_agent(spec)`.
+
+Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200) and
+`checkpoint:PATH` (a trained policy; needs the `train` extra, i.e. PyTorch).
+"""
+
+from __future__ import annotations
+
+from .base import Agent, AgentSpecError, parse_int_argument
+from .greedy import GreedyAgent
+from .mcts import MCTSAgent
+from .random_agent import RandomAgent
+
+BASELINES = ("random", "greedy", "mcts:N")
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """Build an agent from its spec string, e.g. `make_agent("mcts:200", seed=0)`."""
+    if not isinstance(spec, str):
+        raise AgentSpecError(f"agent spec must be a string, got {type(spec).__name__}")
+    name, _, argument = spec.partition(":")
+    if name == "random" and not argument:
+        return RandomAgent(seed)
+    if name == "greedy" and not argument:
+        return GreedyAgent(seed)
+    if name == "mcts":
+        return MCTSAgent(parse_int_argument(spec, "the number of simulations", argument, 200),
+                         seed=seed)
+    if name == "checkpoint":
+        if not argument:
+            raise AgentSpecError(f"agent spec {spec!r}: expected 'checkpoint:PATH'")
+        try:
+            from training.checkpoint import CheckpointAgent
+        except ImportError as error:
+            raise AgentSpecError(
+                f"agent spec {spec!r} needs the trainer: install the 'train' extra "
+                f"(pip install 'satellites[train]'); import failed: {error}") from error
+        return CheckpointAgent.from_spec(argument, seed=seed)
+    raise AgentSpecError(
+        f"unknown agent spec {spec!r}; expected one of: random, greedy, mcts:N, checkpoint:PATH")
+
+
+__all__ = ["Agent", "AgentSpecError", "BASELINES", "GreedyAgent", "MCTSAgent", "RandomAgent",
+           "make_agent"]

@@ -1,0 +1,1 @@
+"""Self-play training, checkpoints and evaluation for Satellites (the trainer needs PyTorch)."""

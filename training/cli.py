@@ -1,0 +1,229 @@
+"""The `satellites` command line: evaluate, play, replay (and train, with the trainer)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TextColumn
+from rich.table import Table
+
+from satellites_env.agents import make_agent
+from satellites_env.core.board import DEFAULT_MAX_MOVES
+from satellites_env.core.game import Game
+from satellites_env.core.notation import NotationError
+from satellites_env.core.rules import IllegalActionError
+from satellites_env.record import GameRecord
+
+from .evaluate import TournamentResult, run_tournament
+
+console = Console()
+
+
+# --------------------------------------------------------------------------- evaluate
+
+
+def results_table(result: TournamentResult, title: str) -> Table:
+    table = Table(title=title)
+    for column in ("a", "b", "games", "a wins", "draws", "b wins", "a win rate (95% CI)"):
+        table.add_column(column, justify="left" if column in ("a", "b") else "right")
+    for pair in result.pairs:
+        low, high = pair.a_win_interval()
+        table.add_row(pair.a, pair.b, str(pair.games), str(pair.a_wins), str(pair.draws),
+                      str(pair.b_wins),
+                      f"{pair.a_wins / pair.games:.1%} [{low:.1%}, {high:.1%}]")
+    return table
+
+
+def elo_table(result: TournamentResult) -> Table:
+    table = Table(title="Elo, random = 0")
+    table.add_column("agent")
+    table.add_column("Elo", justify="right")
+    for agent, elo in sorted(result.elo.items(), key=lambda item: -item[1]):
+        table.add_row(agent, f"{elo:+.0f}")
+    return table
+
+
+def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | None,
+             records: Path | None, max_moves: int) -> TournamentResult:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("games", total=None)
+        result = run_tournament(specs, games, seed, workers, max_moves,
+                                progress=lambda done, total: progress.update(
+                                    task, completed=done, total=total))
+    console.print(results_table(result, f"{games} games per pairing, seed {seed}"))
+    console.print(elo_table(result))
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result.as_dict(), indent=1) + "\n")
+        console.print(f"wrote {out}")
+    if records:
+        records.mkdir(parents=True, exist_ok=True)
+        for k, record in enumerate(result.records):
+            record.save(records / f"game_{k:04d}.json")
+        console.print(f"wrote {len(result.records)} game records to {records}/")
+    return result
+
+
+# --------------------------------------------------------------------------- play
+
+
+def play(opponent: str, colour: str, seed: int, render: str, max_moves: int,
+         save: Path | None, input_fn=input) -> GameRecord:
+    """Play a game against `opponent` in the terminal, moves typed in notation."""
+    from satellites_env.render import HumanWindow, render_rgb, render_text
+
+    agent = make_agent(opponent, seed=seed)
+    game = Game.new(seed=seed, max_moves=max_moves)
+    start = game.to_spn()
+    you = 0 if colour == "red" else 1
+    window = HumanWindow() if render == "human" else None
+    console.print(f"You are {colour}. Type moves like c10-c7, c10-f7>f9 (displacement) or "
+                  f"pass; 'moves' lists your legal moves, 'quit' resigns.")
+
+    def show() -> None:
+        last = game.history[-1] if game.history else None
+        console.print(render_text(game, last_move=last), markup=False, highlight=False)
+        if window:
+            window.show(render_rgb(game, last_move=last))
+
+    show()
+    while not game.is_over:
+        if game.to_move != you:
+            before = len(game.history)
+            while game.to_move != you and not game.is_over and len(game.history) == before:
+                game.play(agent.act(game))
+            console.print(f"{opponent} plays {game.history[-1]}")
+            show()
+            continue
+        try:
+            text = input_fn(f"move {game.moves + 1} ({colour})> ").strip()
+        except EOFError:
+            console.print("input closed: game abandoned")
+            break
+        if text in ("quit", "exit", "resign"):
+            console.print("you resigned")
+            break
+        if text in ("moves", "help", "?"):
+            console.print(", ".join(game.legal_moves()))
+            continue
+        try:
+            game.play_move(text)
+        except (NotationError, IllegalActionError) as error:
+            console.print(f"[red]not played:[/red] {error}")
+            continue
+        show()
+    record = GameRecord.of(start, game, {"red": "human" if you == 0 else opponent,
+                                         "blue": "human" if you == 1 else opponent})
+    if game.is_over:
+        console.print(f"result: {record.result['winner']} — {record.result['reason']}")
+    if save:
+        record.save(save)
+        console.print(f"saved the game to {save}")
+    if window:
+        window.close()
+    return record
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: float) -> None:
+    from satellites_env.render import render_rgb, render_text, save_gif
+
+    record = GameRecord.load(path)
+    positions = record.replay()
+    lasts = [None] + record.moves
+    if boards or not gif:
+        for game, last in zip(positions, lasts):
+            console.print(render_text(game, last_move=last), markup=False, highlight=False)
+    if gif:
+        frames = [render_rgb(game, size=frame_size, last_move=last)
+                  for game, last in zip(positions, lasts)]
+        save_gif(frames, gif, fps=fps)
+        console.print(f"wrote {len(frames)} frames to {gif}")
+
+
+# --------------------------------------------------------------------------- train
+
+
+def train(config_path: Path, out: Path | None, resume: bool) -> None:
+    from .config import load_config
+    from .trainer import Trainer
+
+    config = load_config(config_path)
+    run_dir = out or Path("runs") / config_path.stem
+    console.print(f"training with {config_path} -> {run_dir}/")
+    try:
+        Trainer(config, run_dir, resume=resume, console=console).run()
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    console.print(f"policy: {run_dir / 'final.pt'} (use it as checkpoint:{run_dir / 'final.pt'}); "
+                  f"learning curve: {run_dir / 'learning_curve.png'}")
+
+
+# --------------------------------------------------------------------------- main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="satellites", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    tr = sub.add_parser("train", help="train a policy by self-play (PPO)")
+    tr.add_argument("--config", type=Path, required=True, help="YAML run config, e.g. "
+                    "configs/quick.yaml")
+    tr.add_argument("--out", type=Path, help="run folder (default runs/<config name>)")
+    tr.add_argument("--resume", action="store_true", help="continue the run in --out")
+
+    ev = sub.add_parser("evaluate", help="round-robin tournament between agents")
+    ev.add_argument("--agents", nargs="+", required=True,
+                    help="agent specs: random, greedy, mcts:N, checkpoint:PATH")
+    ev.add_argument("--games", type=int, default=100, help="games per pairing (colours balanced)")
+    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--workers", type=int, default=1, help="processes (2 uses both cores here)")
+    ev.add_argument("--max-moves", type=int, default=DEFAULT_MAX_MOVES)
+    ev.add_argument("--out", type=Path, help="write the results as JSON")
+    ev.add_argument("--records", type=Path, help="folder to save every game record in")
+
+    pl = sub.add_parser("play", help="play a game in the terminal against an agent")
+    pl.add_argument("--opponent", default="mcts:200")
+    pl.add_argument("--color", "--colour", dest="colour", choices=("red", "blue"), default="red")
+    pl.add_argument("--seed", type=int, default=0)
+    pl.add_argument("--render", choices=("ansi", "human"), default="ansi")
+    pl.add_argument("--max-moves", type=int, default=DEFAULT_MAX_MOVES)
+    pl.add_argument("--save", type=Path, help="save the game record (JSON)")
+
+    rp = sub.add_parser("replay", help="show a saved game as boards or a GIF")
+    rp.add_argument("record", type=Path)
+    rp.add_argument("--gif", type=Path, help="write an animated GIF")
+    rp.add_argument("--boards", action="store_true", help="print every board (default without --gif)")
+    rp.add_argument("--frame-size", type=int, default=480)
+    rp.add_argument("--fps", type=float, default=2.0)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "train":
+            train(args.config, args.out, args.resume)
+        elif args.command == "evaluate":
+            evaluate(args.agents, args.games, args.seed, args.workers, args.out, args.records,
+                     args.max_moves)
+        elif args.command == "play":
+            play(args.opponent, args.colour, args.seed, args.render, args.max_moves, args.save)
+        elif args.command == "replay":
+            replay(args.record, args.gif, args.boards, args.frame_size, args.fps)
+    except (ValueError, FileExistsError) as error:  # user errors: bad spec, record, config...
+        console.print(f"[red]error:[/red] {error}", highlight=False)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

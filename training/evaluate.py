@@ -1,0 +1,180 @@
+"""Tournaments between agents: win/draw/loss per pairing with Wilson intervals, and Elo.
+
+Each pairing plays `games` games with fixed seeds, each agent red in half of them. Game `i`
+of a pairing uses set-up seed `seed + i`, so every pairing sees the same set-ups, and the
+agents' seeds are derived from the same numbers: a tournament is reproducible exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from satellites_env.agents import Agent, make_agent
+from satellites_env.core.board import DEFAULT_MAX_MOVES
+from satellites_env.core.game import Game
+from satellites_env.record import GameRecord
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: float, trials: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (95% by default)."""
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def play_game(red: Agent, blue: Agent, setup_seed: int,
+              max_moves: int = DEFAULT_MAX_MOVES) -> GameRecord:
+    """One game between two agents from the R4 set-up of `setup_seed`."""
+    game = Game.new(seed=setup_seed, max_moves=max_moves)
+    start = game.to_spn()
+    agents = (red, blue)
+    while not game.is_over:
+        game.play(agents[game.to_move].act(game))
+    return GameRecord.of(start, game, {"red": red.spec, "blue": blue.spec})
+
+
+@dataclass
+class PairResult:
+    a: str
+    b: str
+    games: int = 0
+    a_wins: int = 0
+    b_wins: int = 0
+    draws: int = 0
+    a_as_red: int = 0
+
+    def add(self, record: GameRecord, a_is_red: bool) -> None:
+        self.games += 1
+        self.a_as_red += a_is_red
+        winner = record.result["winner"]
+        if winner == "draw":
+            self.draws += 1
+        elif (winner == "red") == a_is_red:
+            self.a_wins += 1
+        else:
+            self.b_wins += 1
+
+    def a_win_interval(self) -> tuple[float, float]:
+        return wilson_interval(self.a_wins, self.games)
+
+    def as_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, "games": self.games, "a_wins": self.a_wins,
+                "b_wins": self.b_wins, "draws": self.draws}
+
+
+def match(a: Agent, b: Agent, games: int, seed: int,
+          max_moves: int = DEFAULT_MAX_MOVES) -> PairResult:
+    """`games` games between two agent objects in this process, colours balanced."""
+    result = PairResult(a.spec, b.spec)
+    for i in range(games):
+        a.reset(seed=10_000 * (seed + i) + 7)
+        b.reset(seed=10_000 * (seed + i) + 8)
+        red, blue = (a, b) if i % 2 == 0 else (b, a)
+        result.add(play_game(red, blue, seed + i // 2, max_moves), a_is_red=i % 2 == 0)
+    return result
+
+
+@dataclass
+class TournamentResult:
+    agents: list[str]
+    pairs: list[PairResult]
+    elo: dict[str, float] = field(default_factory=dict)
+    records: list[GameRecord] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"agents": self.agents, "pairs": [p.as_dict() for p in self.pairs],
+                "elo": self.elo}
+
+
+def schedule(agents: list[str], games: int, seed: int) -> list[tuple[int, int, str, str]]:
+    """(pair index, game index, a, b) for every game of the round robin."""
+    if games < 1:
+        raise ValueError(f"games per pairing must be >= 1, got {games}")
+    return [(p, i, a, b) for p, (a, b) in enumerate(itertools.combinations(agents, 2))
+            for i in range(games)]
+
+
+def _run_job(job: tuple[int, int, str, str], seed: int, max_moves: int
+             ) -> tuple[int, bool, GameRecord]:
+    """Game i of a pairing: games 2j and 2j+1 share set-up seed + j with colours swapped."""
+    pair, i, a, b = job
+    agent_a = make_agent(a, seed=10_000 * (seed + i) + 7)
+    agent_b = make_agent(b, seed=10_000 * (seed + i) + 8)
+    a_is_red = i % 2 == 0
+    red, blue = (agent_a, agent_b) if a_is_red else (agent_b, agent_a)
+    return pair, a_is_red, play_game(red, blue, seed + i // 2, max_moves)
+
+
+def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 1,
+                   max_moves: int = DEFAULT_MAX_MOVES, progress=None) -> TournamentResult:
+    """Round robin: every pair of `agents` plays `games` games (colours balanced).
+
+    `progress(done, total)` is called after each game; `workers` > 1 uses processes.
+    """
+    if len(agents) < 2:
+        raise ValueError(f"a tournament needs at least 2 agents, got {agents}")
+    if len(set(agents)) != len(agents):
+        raise ValueError(f"agent specs must be distinct, got {agents}")
+    for spec in agents:  # fail fast on a bad spec, before any game
+        make_agent(spec, seed=0)
+    pairs = [PairResult(a, b) for a, b in itertools.combinations(agents, 2)]
+    jobs = schedule(agents, games, seed)
+    results: list[tuple[int, bool, GameRecord] | None] = [None] * len(jobs)
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(_run_job, job, seed, max_moves): k
+                       for k, job in enumerate(jobs)}
+            for done, future in enumerate(as_completed(futures), start=1):
+                results[futures[future]] = future.result()
+                if progress:
+                    progress(done, len(jobs))
+    else:
+        for done, job in enumerate(jobs, start=1):
+            results[done - 1] = _run_job(job, seed, max_moves)
+            if progress:
+                progress(done, len(jobs))
+    records = []
+    for pair, a_is_red, record in results:
+        pairs[pair].add(record, a_is_red)
+        records.append(record)
+    return TournamentResult(list(agents), pairs, fit_elo(agents, pairs), records)
+
+
+def fit_elo(agents: list[str], pairs: list[PairResult], anchor: str = "random",
+            prior_games: float = 1.0, iterations: int = 2000) -> dict[str, float]:
+    """Bradley-Terry maximum likelihood ratings on the Elo scale (draws count half a win each).
+
+    `prior_games` virtual drawn games per pairing keep ratings finite when a pairing is
+    one-sided (100% wins has no finite maximum). `anchor` is fixed at 0 (`random` when present,
+    else the first agent).
+    """
+    index = {a: i for i, a in enumerate(agents)}
+    n = len(agents)
+    wins = np.zeros((n, n))
+    for pair in pairs:
+        i, j = index[pair.a], index[pair.b]
+        wins[i, j] += pair.a_wins + 0.5 * pair.draws + 0.5 * prior_games
+        wins[j, i] += pair.b_wins + 0.5 * pair.draws + 0.5 * prior_games
+    games = wins + wins.T
+    strength = np.ones(n)
+    for _ in range(iterations):  # minorisation-maximisation (Hunter 2004)
+        denominator = (games / (strength[:, None] + strength[None, :])).sum(axis=1)
+        updated = wins.sum(axis=1) / np.maximum(denominator, 1e-300)
+        updated /= np.exp(np.log(updated).mean())
+        if np.allclose(updated, strength, rtol=1e-10, atol=0):
+            strength = updated
+            break
+        strength = updated
+    base = strength[index[anchor]] if anchor in index else strength[0]
+    return {a: float(400 * np.log10(strength[index[a]] / base)) for a in agents}
