@@ -1,0 +1,269 @@
+"""`SatellitesGymEnv`: Satellites as a single-agent Gymnasium environment against a fixed opponent.
+
+The learner plays one colour; the opponent (any agent spec of
+:func:`satellites_env.agents.make_agent`, an :class:`~satellites_env.agents.Agent`, or a callable
+``(game) -> action``) plays the other, inside :meth:`SatellitesGymEnv.step` and
+:meth:`SatellitesGymEnv.reset`: all its consecutive actions (the push of its displacements, its
+grace moves) are played before the learner sees the next observation.
+
+- Observation: exactly the one of ``satellites_v0`` for the learner,
+  ``{"observation": (10, 10, 22) float32, "action_mask": (3217,) int8}``; the mask is all zeros
+  once the episode is over.
+- Actions: ``Discrete(3217)`` (RULES.md section 8). The learner's own displacement takes two
+  ordinary steps (the move, then the push); :meth:`action_masks` gives the legal ones as a bool
+  array, as sb3-contrib's ``MaskablePPO`` expects.
+- Reward (R24): +1 win, -1 loss, 0 draw, from the learner's side, at the end only. An end by the
+  rules is ``terminated``; reaching ``max_moves`` is ``truncated`` (still scored).
+- Illegal action: raises :class:`~satellites_env.core.IllegalActionError` (default,
+  ``illegal_action="raise"``), or with ``illegal_action="lose"`` ends the episode with -1 like
+  ``satellites_v0.env()`` does (``info["illegal_action"]`` is then True). Gymnasium's
+  ``check_env`` steps with unmasked random actions, so it needs ``illegal_action="lose"``.
+
+Registered as ``satellites/Satellites-v0`` when :mod:`satellites_env` is imported::
+
+    import gymnasium, satellites_env
+    env = gymnasium.make("satellites/Satellites-v0", opponent="random", agent_color="red")
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Union
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .agents import Agent, AgentSpecError, make_agent
+from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS
+from .core.game import Game
+from .core.rules import IllegalActionError, new_scratch
+from .core.state import initial_state
+from .observation import N_PLANES, OBSERVATION_SHAPE, fill_observation
+
+COLORS = ("red", "blue")  # player 0 (moves first), player 1
+ILLEGAL_ACTION_MODES = ("raise", "lose")
+
+Opponent = Union[str, Agent, Callable[[Game], int]]
+
+
+class SatellitesGymEnv(gymnasium.Env):
+    """Satellites for one learner against a fixed opponent (see the module docstring).
+
+    Args:
+        opponent: an agent spec (``"random"``, ``"greedy"``, ``"mcts:N"``, ``"checkpoint:PATH"``),
+            an :class:`~satellites_env.agents.Agent`, or a callable ``(game) -> action`` given the
+            live :class:`~satellites_env.core.Game` (it must not change it). Agents are reseeded
+            on every reset from the env's generator; a plain callable is not.
+        agent_color: ``"red"`` (moves first), ``"blue"`` or ``"random"`` (drawn at each reset).
+        max_moves: the move cap (R20); reaching it truncates the episode.
+        render_mode: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+        illegal_action: ``"raise"`` (default) or ``"lose"``.
+        screen_size: frame size in pixels for ``"rgb_array"`` and ``"human"``.
+    """
+
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
+
+    def __init__(self, opponent: Opponent = "random", agent_color: str = "red",
+                 max_moves: int = DEFAULT_MAX_MOVES, render_mode: str | None = None,
+                 illegal_action: str = "raise", screen_size: int = 640):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r} is not one of "
+                             f"{self.metadata['render_modes']} or None")
+        if agent_color not in (*COLORS, "random"):
+            raise ValueError(f"agent_color must be 'red', 'blue' or 'random', got {agent_color!r}")
+        if (isinstance(max_moves, (bool, np.bool_)) or not isinstance(max_moves, (int, np.integer))
+                or max_moves < 1):
+            raise ValueError(f"max_moves must be a positive integer, got {max_moves!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
+        self.render_mode = render_mode
+        self.agent_color = agent_color
+        self.max_moves = int(max_moves)
+        self.illegal_action = illegal_action
+        self.screen_size = screen_size
+        self.opponent_spec = opponent
+        self._opponent_agent, self._opponent_act = _build_opponent(opponent)
+
+        self.observation_space = spaces.Dict({
+            "observation": spaces.Box(0.0, 1.0, OBSERVATION_SHAPE, dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
+        })
+        self.action_space = spaces.Discrete(N_ACTIONS)
+
+        self._scratch = new_scratch()
+        self._planes = np.empty((N_CELLS, N_PLANES), dtype=np.float32)
+        self._window = None
+        self.game: Game | None = None
+        self.player = 0  # the learner: 0 red, 1 blue
+        self._done = False
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def opponent(self) -> Agent | Callable[[Game], int]:
+        """The opponent object (the agent built from the spec, or the callable given)."""
+        return self._opponent_agent if self._opponent_agent is not None else self._opponent_act
+
+    @property
+    def learner_color(self) -> str:
+        """The learner's colour in the current episode (``"red"`` or ``"blue"``)."""
+        return COLORS[self.player]
+
+    # ------------------------------------------------------------------ episode
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        options = dict(options or {})
+        spn = options.pop("spn", None)
+        if options:
+            gymnasium.logger.warn(f"ignoring unknown reset option(s) {sorted(options)}; "
+                                  f"the only option is 'spn'")
+        # Draw in a fixed order so that a seed gives the same set-up as satellites_v0's reset
+        # (set-up first), whatever agent_color is.
+        state = initial_state(self.np_random)
+        drawn_color = int(self.np_random.integers(2))
+        opponent_seed = int(self.np_random.integers(2**63 - 1))
+        if spn is not None:
+            state = Game.from_spn(spn).state
+        self.game = Game(state, self.max_moves)
+        if self.agent_color == "random":
+            self.player = drawn_color
+        else:
+            self.player = COLORS.index(self.agent_color)
+        if self._opponent_agent is not None:
+            self._opponent_agent.reset(seed=opponent_seed)
+        self._done = False
+        if self.game.is_over:
+            raise ValueError(f"reset: the position is already over ({self.game.score().reason}); "
+                             f"there is nothing for the learner to play")
+        opponent_actions = self._play_opponent()
+        if self.game.is_over:
+            raise ValueError(
+                f"reset: the opponent ended the game ({self.game.score().reason}) before the "
+                f"learner ({self.learner_color}) could move; start from another position")
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), self._info(opponent_actions)
+
+    def step(self, action):
+        if self.game is None:
+            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        if self._done:
+            raise gymnasium.error.ResetNeeded("the episode is over: call reset() before step()")
+        action = _as_int(action)
+        try:
+            self.game.play(action)
+        except IllegalActionError as error:
+            n_legal = int(self.game.legal_mask().sum())
+            message = (f"{error}; the learner ({self.learner_color}) has {n_legal} legal "
+                       f"action{'s' if n_legal != 1 else ''} here (env.action_masks() lists them)")
+            if self.illegal_action == "raise":
+                raise IllegalActionError(message) from None
+            self._done = True
+            info = self._info([])
+            info.update(illegal_action=True, winner=1 - self.player, reason=message)
+            return self._observation(), -1.0, True, False, info
+        opponent_actions = self._play_opponent()
+        reward, terminated, truncated = 0.0, False, False
+        if self.game.is_over:
+            self._done = True
+            reward = float(self.game.score().reward(self.player))
+            terminated, truncated = self.game.terminated, self.game.truncated
+        info = self._info(opponent_actions)
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as a (3217,) bool array (all False once the episode ends)."""
+        if self.game is None or self._done:
+            return np.zeros(N_ACTIONS, dtype=bool)
+        return self.game.legal_mask().astype(bool)
+
+    # ------------------------------------------------------------------ internals
+
+    def _play_opponent(self) -> list[int]:
+        """Play the opponent's actions until the learner is to move or the game ends."""
+        actions = []
+        game = self.game
+        while not game.is_over and game.to_move != self.player:
+            action = self._opponent_act(game)
+            try:
+                game.play(_as_int(action))
+            except IllegalActionError as error:
+                raise IllegalActionError(
+                    f"the opponent {self.opponent!r} played an illegal action: {error}") from None
+            actions.append(int(action))
+        return actions
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        fill_observation(self.game.state, self.player, self.max_moves, self._planes,
+                         self._scratch)
+        if self._done or self.game.is_over:
+            mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        else:
+            mask = self.game.legal_mask().copy()
+        return {"observation": self._planes.reshape(OBSERVATION_SHAPE).copy(),
+                "action_mask": mask}
+
+    def _info(self, opponent_actions: list[int]) -> dict[str, Any]:
+        info: dict[str, Any] = {"learner_color": self.learner_color,
+                                "opponent_actions": list(opponent_actions)}
+        if self.game.is_over:
+            result = self.game.score()
+            info.update(winner=result.winner, reason=result.reason)
+        return info
+
+    # ------------------------------------------------------------------ rendering
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render without specifying a render_mode.")
+            return None
+        if self.game is None:
+            raise gymnasium.error.ResetNeeded("call reset() before render()")
+        from . import render as drawing  # pygame is imported only when rendering
+
+        last = self.game.history[-1] if self.game.history else None
+        if self.render_mode == "ansi":
+            return drawing.render_text(self.game, last_move=last)
+        frame = drawing.render_rgb(self.game, size=self.screen_size, last_move=last)
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._window is None:
+            self._window = drawing.HumanWindow(fps=self.metadata["render_fps"])
+        self._window.show(frame)
+        return None
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+
+def _build_opponent(opponent: Opponent) -> tuple[Agent | None, Callable[[Game], int]]:
+    if isinstance(opponent, str):
+        try:
+            agent = make_agent(opponent)
+        except AgentSpecError as error:
+            raise AgentSpecError(f"bad opponent for SatellitesGymEnv: {error}") from None
+        return agent, agent.act
+    if isinstance(opponent, Agent):
+        return opponent, opponent.act
+    if callable(opponent):
+        return None, opponent
+    raise AgentSpecError(
+        f"opponent must be an agent spec string (random, greedy, mcts:N, checkpoint:PATH), an "
+        f"Agent or a callable (game) -> action; got {type(opponent).__name__}")
+
+
+def _as_int(action) -> int:
+    """A scalar action as int (numpy scalars and 0-d arrays, as vector envs pass them)."""
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and \
+            np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    return action  # Game.play checks the type and the range, with a clear error
+
+
+__all__ = ["COLORS", "SatellitesGymEnv"]
