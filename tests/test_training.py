@@ -1,0 +1,208 @@
+"""The self-play trainer: network, masked sampling, PPO, checkpoints, configs, resume."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from satellites_env.agents import AgentSpecError, make_agent
+from satellites_env.core import Game
+from satellites_env.core.board import N_ACTIONS
+from satellites_env.observation import observe
+from training.checkpoint import CheckpointError, load_checkpoint
+from training.config import ConfigError, config_from_dict, load_config
+from training.network import PolicyValueNet, mask_logits, sample_masked
+from training.ppo import gae
+from training.trainer import Trainer
+
+from play_helpers import find_game
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+TINY = {
+    "seed": 3,
+    "total_steps": 300,
+    "threads": 1,
+    "checkpoint_every": 1,
+    "model": {"channels": 8, "blocks": 1},
+    "selfplay": {"envs": 4, "max_moves": 30, "snapshot_every": 1, "pool_fraction": 0.5,
+                 "baseline_fraction": 0.25, "baseline_opponent": "random"},
+    "ppo": {"steps_per_update": 100, "epochs": 1, "minibatch": 64},
+    "eval": {"every": 2, "games": 2, "opponents": ["random"], "final_games": 2},
+}
+
+
+def tiny_config(**overrides):
+    data = {key: (dict(value) if isinstance(value, dict) else value) for key, value in TINY.items()}
+    data.update(overrides)
+    return config_from_dict(data)
+
+
+def observation_batch(games):
+    from satellites_env.core.rules import new_scratch
+
+    scratch = new_scratch()
+    obs = np.stack([observe(g.state, g.to_move, g.max_moves, scratch) for g in games])
+    masks = np.stack([g.legal_mask().copy() for g in games])
+    return torch.from_numpy(obs), torch.from_numpy(masks)
+
+
+def test_network_shapes_and_value_range():
+    net = PolicyValueNet(8, 1)
+    obs, masks = observation_batch([Game.new(seed=s) for s in range(3)])
+    logits, values = net(obs)
+    assert logits.shape == (3, N_ACTIONS) and values.shape == (3,)
+    assert torch.all(values.abs() <= 1)
+
+
+def test_masked_sampling_never_picks_an_illegal_action():
+    net = PolicyValueNet(8, 1)
+    games = [Game.new(seed=s) for s in range(4)]
+    pushing = find_game(lambda g: g.pending_push is not None, seeds=range(50))
+    games.append(pushing)
+    obs, masks = observation_batch(games)
+    logits, _ = net.masked_forward(obs, masks)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(300):
+        actions = sample_masked(logits, generator)
+        assert torch.all(masks.gather(1, actions[:, None]) == 1)
+    # The push head is read at the displaced satellite's cell: only pushes are possible there.
+    assert sample_masked(logits[-1:], generator).item() >= 3200
+
+
+def test_mask_logits_rejects_wrong_width():
+    with pytest.raises(ValueError, match="expected 3217 logits"):
+        mask_logits(torch.zeros(1, 10), torch.ones(1, 10))
+
+
+def test_gae_of_a_finished_trajectory():
+    rewards = np.array([0.0, 0.0, 1.0], dtype=np.float32)
+    values = np.zeros(3, dtype=np.float32)
+    advantages = gae(rewards, values, gamma=1.0, lam=1.0)
+    np.testing.assert_allclose(advantages, [1.0, 1.0, 1.0])
+    advantages = gae(rewards, values, gamma=0.5, lam=1.0)
+    np.testing.assert_allclose(advantages, [0.25, 0.5, 1.0])
+
+
+def test_tiny_config_trains_and_writes_everything(tmp_path):
+    trainer = Trainer(tiny_config(), tmp_path / "run")
+    final = trainer.run()
+    assert trainer.counters.updates >= 2 and trainer.counters.steps >= 300
+    assert trainer.generator.pool, "snapshots were added to the opponent pool"
+    assert final.results["random"]["games"] == 2
+    for name in ("checkpoint.pt", "final.pt", "learning_curve.png", "summary.json", "config.json"):
+        assert (tmp_path / "run" / name).is_file(), name
+    assert any((tmp_path / "run" / "tensorboard").iterdir())
+    losses = trainer.train_update()
+    assert all(math.isfinite(v) for v in losses.values())
+    # The final policy loads as an agent and plays legal moves.
+    agent = make_agent(f"checkpoint:{tmp_path / 'run' / 'final.pt'}", seed=0)
+    game = Game.new(seed=1)
+    for _ in range(20):
+        game.play(agent.act(game))
+
+
+def test_save_then_resume_gives_identical_state(tmp_path):
+    config = tiny_config()
+    trainer = Trainer(config, tmp_path / "run")
+    trainer.train_update()
+    trainer.train_update()
+    trainer.save()
+    resumed = Trainer(config, tmp_path / "run", resume=True)
+    for a, b in zip(trainer.net.state_dict().values(), resumed.net.state_dict().values()):
+        assert torch.equal(a, b)
+    assert vars(resumed.counters) == vars(trainer.counters)
+    assert len(resumed.generator.pool) == len(trainer.generator.pool)
+    for a, b in zip(trainer.generator.pool, resumed.generator.pool):
+        assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(),
+                                                     b.state_dict().values()))
+    saved_opt, restored_opt = trainer.optimizer.state_dict(), resumed.optimizer.state_dict()
+    assert saved_opt["param_groups"] == restored_opt["param_groups"]
+    for key, state in saved_opt["state"].items():
+        for name, value in state.items():
+            assert torch.equal(value, restored_opt["state"][key][name])
+    assert torch.equal(trainer.update_generator.get_state(), resumed.update_generator.get_state())
+    assert (trainer.generator.rng.bit_generator.state ==
+            resumed.generator.rng.bit_generator.state)
+    # The resumed run keeps training from the same counters.
+    resumed.train_update()
+    assert resumed.counters.updates == trainer.counters.updates + 1
+
+
+def test_new_run_refuses_to_overwrite_without_resume(tmp_path):
+    trainer = Trainer(tiny_config(), tmp_path / "run")
+    trainer.save()
+    with pytest.raises(FileExistsError, match="--resume"):
+        Trainer(tiny_config(), tmp_path / "run")
+
+
+def test_resume_with_a_different_model_is_an_error(tmp_path):
+    Trainer(tiny_config(), tmp_path / "run").save()
+    with pytest.raises(ValueError, match="model"):
+        Trainer(tiny_config(model={"channels": 16, "blocks": 1}), tmp_path / "run", resume=True)
+
+
+def test_corrupted_and_missing_checkpoints_are_clear_errors(tmp_path):
+    trainer = Trainer(tiny_config(), tmp_path / "run")
+    path = trainer.save()
+    data = path.read_bytes()
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load_checkpoint(corrupt)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_checkpoint(tmp_path / "nothing.pt")
+    other = tmp_path / "other.pt"
+    torch.save({"weights": 1}, other)
+    with pytest.raises(CheckpointError, match="not a satellites checkpoint"):
+        load_checkpoint(other)
+    mismatched = tmp_path / "mismatched.pt"
+    payload = torch.load(path, weights_only=False)
+    payload["planes"] = 7
+    torch.save(payload, mismatched)
+    with pytest.raises(CheckpointError, match="7 observation planes"):
+        load_checkpoint(mismatched)
+    with pytest.raises(CheckpointError, match="corrupt"):
+        make_agent(f"checkpoint:{corrupt}")
+    with pytest.raises(AgentSpecError, match="checkpoint:PATH"):
+        make_agent("checkpoint:")
+
+
+@pytest.mark.parametrize("name", ["quick.yaml", "standard.yaml"])
+def test_shipped_configs_load(name):
+    config = load_config(CONFIGS / name)
+    assert config.total_steps > 0
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"totl_steps": 5}, "unknown config key totl_steps"),
+    ({"model": {"channel": 8}}, "unknown config key model.channel"),
+    ({"ppo": {"learning_rate": "fast"}}, "ppo.learning_rate must be float"),
+    ({"selfplay": {"envs": 2.5}}, "selfplay.envs must be int"),
+    ({"selfplay": {"envs": True}}, "selfplay.envs must be int"),
+    ({"eval": {"opponents": "random"}}, "eval.opponents must be a list of str"),
+    ({"model": 3}, "model must be a mapping"),
+    ({"selfplay": {"pool_fraction": 1.5}}, "selfplay.pool_fraction must be in"),
+    ({"total_steps": 0}, "total_steps must be >= 1"),
+])
+def test_bad_config_keys_are_named(data, message):
+    with pytest.raises(ConfigError, match=message):
+        config_from_dict(data)
+
+
+def test_bad_config_files(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("model: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(broken)
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(yaml.safe_dump({"ppo": {"epoch": 3}}))
+    with pytest.raises(ConfigError, match=r"typo.yaml: unknown config key ppo.epoch"):
+        load_config(typo)

@@ -1,0 +1,90 @@
+"""Policy-value network over the observation planes, with masked action distributions.
+
+The policy head is spatial and matches the action encoding (RULES.md section 8) directly:
+a 1x1 convolution gives 32 logits per cell (8 directions x 4 distances) and, flattened
+cell-major, these are exactly the move ids `cell * 32 + direction * 4 + (k - 1)`. The 16 push
+logits are read at the cell the displaced satellite waits on (the `pushed` plane), and the
+pass logit comes from pooled features. Illegal actions get -inf, so they are never sampled.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from satellites_env.core.board import N_ACTIONS, N_PUSH_ACTIONS
+from satellites_env.observation import N_PLANES, PLANE_INDEX
+
+MOVES_PER_CELL = 32
+PUSHED_PLANE = PLANE_INDEX["pushed"]
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.norm1 = nn.GroupNorm(8, channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.norm2 = nn.GroupNorm(8, channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.norm1(self.conv1(x)))
+        return F.relu(x + self.norm2(self.conv2(y)))
+
+
+class PolicyValueNet(nn.Module):
+    """Residual CNN: (B, 10, 10, 22) observations -> (B, 3217) logits, (B,) values in [-1, 1]."""
+
+    def __init__(self, channels: int = 64, blocks: int = 4):
+        super().__init__()
+        self.channels = channels
+        self.blocks = blocks
+        self.stem = nn.Sequential(nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=False),
+                                  nn.GroupNorm(8, channels), nn.ReLU())
+        self.trunk = nn.Sequential(*(ResidualBlock(channels) for _ in range(blocks)))
+        self.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
+        self.push_head = nn.Conv2d(channels, N_PUSH_ACTIONS, 1)
+        self.pass_head = nn.Linear(channels, 1)
+        self.value_head = nn.Sequential(nn.Linear(channels, channels), nn.ReLU(),
+                                        nn.Linear(channels, 1))
+
+    def forward(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Raw (unmasked) logits and values."""
+        x = observation.permute(0, 3, 1, 2)  # channels-last planes -> NCHW
+        pushed_at = (x[:, PUSHED_PLANE] > 0).to(x.dtype)  # (B, 10, 10), one cell or none
+        h = self.trunk(self.stem(x))
+        pooled = h.mean(dim=(2, 3))
+        moves = self.move_head(h).permute(0, 2, 3, 1).reshape(x.shape[0], -1)
+        pushes = torch.einsum("bchw,bhw->bc", self.push_head(h), pushed_at)
+        passes = self.pass_head(pooled)
+        logits = torch.cat([moves, pushes, passes], dim=1)
+        value = torch.tanh(self.value_head(pooled)).squeeze(1)
+        return logits, value
+
+    def masked_forward(self, observation: torch.Tensor, mask: torch.Tensor
+                       ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits with illegal actions at -inf (mask: (B, 3217), nonzero = legal), and values."""
+        logits, value = self(observation)
+        return mask_logits(logits, mask), value
+
+
+def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    if logits.shape[-1] != N_ACTIONS:
+        raise ValueError(f"expected {N_ACTIONS} logits, got {logits.shape[-1]}")
+    return logits.masked_fill(mask == 0, float("-inf"))
+
+
+def masked_entropy(masked_logits: torch.Tensor) -> torch.Tensor:
+    """Entropy of the masked categorical (illegal actions contribute exactly 0)."""
+    log_probs = torch.log_softmax(masked_logits, dim=-1)
+    probs = log_probs.exp()
+    return -(probs * log_probs.nan_to_num(neginf=0.0)).sum(-1)
+
+
+def sample_masked(masked_logits: torch.Tensor, generator: torch.Generator | None = None
+                  ) -> torch.Tensor:
+    """One action per row from softmax(masked_logits) by the Gumbel-max trick (much faster than
+    torch.multinomial over 3217 actions); -inf (illegal) actions are never chosen."""
+    uniform = torch.rand(masked_logits.shape, generator=generator).clamp_(min=1e-20)
+    return (masked_logits - torch.log(-torch.log(uniform))).argmax(dim=-1)

@@ -1,0 +1,117 @@
+"""The PPO learner: GAE over each player's own decisions, clipped objective, masked policy.
+
+Rewards: the game result (R24, +1/-1/0) on a player's last decision, plus optional
+potential-based shaping `shaping * (gamma * phi(s') - phi(s))` where phi is the heuristic of
+:mod:`satellites_env.agents.heuristic` at the player's decision points and phi = 0 after the
+end. Potential-based shaping leaves the optimal policy unchanged (Ng et al., 1999) and gives the
+long early games a signal before the sparse result arrives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from .config import PPOConfig
+from .network import PolicyValueNet, masked_entropy
+from .selfplay import Trajectory
+
+
+@dataclass
+class Batch:
+    observations: torch.Tensor
+    masks: torch.Tensor
+    actions: torch.Tensor
+    log_probs: torch.Tensor
+    advantages: torch.Tensor
+    returns: torch.Tensor
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def shaped_rewards(trajectory: Trajectory, gamma: float, shaping: float) -> np.ndarray:
+    rewards = np.zeros(len(trajectory), dtype=np.float32)
+    rewards[-1] = trajectory.outcome
+    if shaping:
+        potentials = np.asarray(trajectory.potentials, dtype=np.float32)
+        following = np.append(potentials[1:], 0.0)
+        rewards += shaping * (gamma * following - potentials)
+    return rewards
+
+
+def gae(rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float) -> np.ndarray:
+    """Generalised advantage estimates of one finished trajectory (value 0 after the end)."""
+    advantages = np.zeros_like(rewards)
+    running = 0.0
+    next_value = 0.0
+    for t in range(len(rewards) - 1, -1, -1):
+        delta = rewards[t] + gamma * next_value - values[t]
+        running = delta + gamma * lam * running
+        advantages[t] = running
+        next_value = values[t]
+    return advantages
+
+
+@torch.no_grad()
+def build_batch(net: PolicyValueNet, trajectories: list[Trajectory], config: PPOConfig,
+                shaping: float) -> Batch:
+    """Stack trajectories; values from the current network, advantages by GAE."""
+    observations = torch.from_numpy(np.stack([o for t in trajectories for o in t.observations]))
+    masks = torch.from_numpy(np.stack([m for t in trajectories for m in t.masks]))
+    net.eval()
+    values = torch.cat([net(chunk)[1] for chunk in observations.split(2048)]).numpy()
+    advantages, returns = [], []
+    start = 0
+    for trajectory in trajectories:
+        end = start + len(trajectory)
+        rewards = shaped_rewards(trajectory, config.gamma, shaping)
+        adv = gae(rewards, values[start:end], config.gamma, config.gae_lambda)
+        advantages.append(adv)
+        returns.append(adv + values[start:end])
+        start = end
+    return Batch(
+        observations, masks,
+        torch.tensor([a for t in trajectories for a in t.actions], dtype=torch.int64),
+        torch.tensor([p for t in trajectories for p in t.log_probs], dtype=torch.float32),
+        torch.from_numpy(np.concatenate(advantages)), torch.from_numpy(np.concatenate(returns)))
+
+
+def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Batch,
+               config: PPOConfig, generator: torch.Generator) -> dict[str, float]:
+    """Clipped PPO epochs over the batch; returns mean losses and diagnostics."""
+    net.train()
+    totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
+              "clip_fraction": 0.0}
+    updates = 0
+    for _ in range(config.epochs):
+        order = torch.randperm(len(batch), generator=generator)
+        for chunk in order.split(config.minibatch):
+            logits, values = net.masked_forward(batch.observations[chunk], batch.masks[chunk])
+            log_probs_all = torch.log_softmax(logits, dim=-1)
+            log_probs = log_probs_all.gather(1, batch.actions[chunk, None]).squeeze(1)
+            advantages = batch.advantages[chunk]
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+            log_ratio = log_probs - batch.log_probs[chunk]
+            ratio = log_ratio.exp()
+            policy_loss = -torch.min(
+                ratio * advantages,
+                ratio.clamp(1 - config.clip, 1 + config.clip) * advantages).mean()
+            value_loss = F.mse_loss(values, batch.returns[chunk])
+            entropy = masked_entropy(logits).mean()
+            loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+            optimizer.step()
+            with torch.no_grad():
+                totals["policy_loss"] += policy_loss.item()
+                totals["value_loss"] += value_loss.item()
+                totals["entropy"] += entropy.item()
+                totals["approx_kl"] += ((ratio - 1) - log_ratio).mean().item()
+                totals["clip_fraction"] += ((ratio - 1).abs() > config.clip).float().mean().item()
+            updates += 1
+    return {key: value / updates for key, value in totals.items()}

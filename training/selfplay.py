@@ -1,0 +1,199 @@
+"""Vectorised game generation: many games at once, one batched forward pass per step.
+
+Who plays a new game (the opponent rule, drawn per game from the generator's RNG):
+
+* with probability `baseline_fraction`: the learner against the baseline agent
+  `baseline_opponent` (e.g. greedy), learner colour random;
+* else with probability `pool_fraction` (when the pool is not empty): the learner against a
+  past snapshot drawn uniformly from the pool (the last `pool_size` snapshots, one added every
+  `snapshot_every` updates), learner colour random;
+* otherwise pure self-play: the learner plays both colours and learns from both.
+
+Only the learner's own decisions become training data. Games run on the core engine directly
+(not through the AEC env): the generator is the hot loop of training.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from satellites_env.agents import Agent, make_agent
+from satellites_env.agents.heuristic import heuristic_value
+from satellites_env.core.board import N_ACTIONS, N_CELLS
+from satellites_env.core.game import Game
+from satellites_env.core.rules import new_scratch
+from satellites_env.core.state import initial_state
+from satellites_env.observation import N_PLANES, OBSERVATION_SHAPE, fill_observation
+
+from .config import SelfPlayConfig
+from .network import PolicyValueNet, sample_masked
+
+LEARNER = "learner"
+
+
+@dataclass
+class Trajectory:
+    """One player's decisions in one game, with what PPO needs."""
+
+    observations: list[np.ndarray] = field(default_factory=list)
+    masks: list[np.ndarray] = field(default_factory=list)
+    actions: list[int] = field(default_factory=list)
+    log_probs: list[float] = field(default_factory=list)
+    potentials: list[float] = field(default_factory=list)  # heuristic at each decision
+    outcome: float = 0.0  # final reward (R24) of this player
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+@dataclass
+class _Slot:
+    game: Game
+    controllers: tuple  # per colour: LEARNER, a pool index, or an Agent
+    trajectories: tuple[Trajectory | None, Trajectory | None]
+
+
+@dataclass
+class GenerationStats:
+    games: int = 0
+    steps: int = 0  # every action played, all controllers
+    learner_steps: int = 0
+    game_lengths: list[int] = field(default_factory=list)
+    truncated: int = 0
+
+
+class SelfPlayGenerator:
+    """Keeps `envs` games running; `collect(n)` returns >= n learner transitions of finished
+    games (as trajectories)."""
+
+    def __init__(self, config: SelfPlayConfig, learner: PolicyValueNet, seed: int):
+        self.config = config
+        self.learner = learner
+        self.pool: list[PolicyValueNet] = []
+        self.rng = np.random.default_rng(seed)
+        self.torch_generator = torch.Generator().manual_seed(seed)
+        self.scratch = new_scratch()
+        self._obs = np.zeros((config.envs, N_CELLS, N_PLANES), dtype=np.float32)
+        self._masks = np.zeros((config.envs, N_ACTIONS), dtype=np.int8)
+        self._baseline: Agent | None = None
+        self.stats = GenerationStats()
+        self.slots: list[_Slot] = []  # games start on the first step (after a resume too)
+
+    def restart_games(self) -> None:
+        """Drop the games in flight; the next step starts new ones."""
+        self.slots = []
+
+    # ------------------------------------------------------------------ opponents
+
+    def add_snapshot(self, net: PolicyValueNet) -> None:
+        """Add a frozen copy of `net` to the opponent pool (oldest dropped beyond pool_size)."""
+        snapshot = PolicyValueNet(net.channels, net.blocks)
+        snapshot.load_state_dict(net.state_dict())
+        snapshot.eval()
+        self.pool.append(snapshot)
+        del self.pool[:-self.config.pool_size]
+
+    def _new_slot(self) -> _Slot:
+        game = Game(initial_state(self.rng), self.config.max_moves)
+        draw = self.rng.random()
+        learner_colour = int(self.rng.integers(2))
+        if draw < self.config.baseline_fraction:
+            if self._baseline is None:
+                self._baseline = make_agent(self.config.baseline_opponent,
+                                            seed=int(self.rng.integers(2**31)))
+            opponent = self._baseline
+        elif self.pool and draw < self.config.baseline_fraction + self.config.pool_fraction:
+            opponent = int(self.rng.integers(len(self.pool)))
+        else:
+            return _Slot(game, (LEARNER, LEARNER), (Trajectory(), Trajectory()))
+        controllers = [opponent, opponent]
+        controllers[learner_colour] = LEARNER
+        trajectories = [None, None]
+        trajectories[learner_colour] = Trajectory()
+        return _Slot(game, tuple(controllers), tuple(trajectories))
+
+    # ------------------------------------------------------------------ generation
+
+    def collect(self, min_learner_steps: int) -> list[Trajectory]:
+        """Play until finished games hold at least `min_learner_steps` learner decisions."""
+        finished: list[Trajectory] = []
+        collected = 0
+        while collected < min_learner_steps:
+            for trajectory in self.step():
+                finished.append(trajectory)
+                collected += len(trajectory)
+        return finished
+
+    @torch.no_grad()
+    def step(self) -> list[Trajectory]:
+        """One action in every running game; returns the learner trajectories that ended."""
+        if not self.slots:
+            self.slots = [self._new_slot() for _ in range(self.config.envs)]
+        groups: dict = {}
+        for i, slot in enumerate(self.slots):
+            game = slot.game
+            player = game.to_move
+            controller = slot.controllers[player]
+            if isinstance(controller, Agent):
+                groups.setdefault("agent", []).append(i)
+                continue
+            fill_observation(game.state, player, game.max_moves, self._obs[i], self.scratch)
+            self._masks[i] = game.legal_mask()
+            groups.setdefault(controller, []).append(i)
+        actions = np.zeros(len(self.slots), dtype=np.int64)
+        log_probs = np.zeros(len(self.slots), dtype=np.float32)
+        for controller, indices in groups.items():
+            if controller == "agent":
+                for i in indices:
+                    actions[i] = self.slots[i].controllers[self.slots[i].game.to_move].act(
+                        self.slots[i].game)
+                continue
+            net = self.learner if controller == LEARNER else self.pool[controller]
+            chosen, chosen_log_probs = self._sample(net, indices)
+            actions[indices] = chosen
+            log_probs[indices] = chosen_log_probs
+        return self._apply(actions, log_probs, groups.get(LEARNER, []))
+
+    def _sample(self, net: PolicyValueNet, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        obs = torch.from_numpy(self._obs[indices].reshape(-1, *OBSERVATION_SHAPE))
+        mask = torch.from_numpy(self._masks[indices])
+        was_training = net.training
+        net.eval()
+        logits, _ = net.masked_forward(obs, mask)
+        net.train(was_training)
+        log_probs = torch.log_softmax(logits, dim=-1)
+        chosen = sample_masked(logits, self.torch_generator)
+        return chosen.numpy(), log_probs.gather(1, chosen[:, None]).squeeze(1).numpy()
+
+    def _apply(self, actions: np.ndarray, log_probs: np.ndarray,
+               learner_indices: list[int]) -> list[Trajectory]:
+        learner_set = set(learner_indices)
+        ended: list[Trajectory] = []
+        for i, slot in enumerate(self.slots):
+            game = slot.game
+            player = game.to_move
+            if i in learner_set:
+                trajectory = slot.trajectories[player]
+                trajectory.observations.append(self._obs[i].reshape(OBSERVATION_SHAPE).copy())
+                trajectory.masks.append(self._masks[i].copy())
+                trajectory.actions.append(int(actions[i]))
+                trajectory.log_probs.append(float(log_probs[i]))
+                trajectory.potentials.append(float(heuristic_value(
+                    game.state[:N_CELLS], 1 - 2 * player, self.scratch)))
+                self.stats.learner_steps += 1
+            game.play(int(actions[i]))
+            self.stats.steps += 1
+            if game.is_over:
+                result = game.score()
+                for colour, trajectory in enumerate(slot.trajectories):
+                    if trajectory is not None and len(trajectory):
+                        trajectory.outcome = float(result.reward(colour))
+                        ended.append(trajectory)
+                self.stats.games += 1
+                self.stats.game_lengths.append(game.moves)
+                self.stats.truncated += game.truncated
+                self.slots[i] = self._new_slot()
+        return ended
