@@ -226,8 +226,14 @@ class Game:
         self._status = int(game_status(self.state, self.max_moves))
 
     def play_move(self, text: str) -> None:
-        """Play a whole move in notation (`c10-c7`, `c10-f7>f9`, `pass`)."""
-        for action in self.actions_of(text):
+        """Play a whole move in notation (`c10-c7`, `c10-f7>f9`, `pass`); an illegal move
+        (its push included) raises IllegalActionError and leaves the game unchanged."""
+        actions = self.actions_of(text)
+        if len(actions) == 2:  # check the push on a copy before touching this game
+            trial = self.clone()
+            trial.play(actions[0])
+            trial._check_action(actions[1])
+        for action in actions:
             self.play(action)
 
     def actions_of(self, text: str) -> list[int]:
