@@ -20,7 +20,7 @@ from satellites_env.record import GameRecord
 
 from .evaluate import TournamentResult, run_tournament
 
-console = Console()
+console = Console(soft_wrap=True)  # long messages stay on one line (greppable)
 
 
 # --------------------------------------------------------------------------- evaluate

@@ -55,6 +55,7 @@ class EvalConfig:
     games: int = 20  # games per opponent (colours balanced)
     opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])  # agent specs
     final_games: int = 100  # games per opponent in the final evaluation
+    max_moves: int = 400  # move cap of evaluation games (the standard R20 cap)
 
 
 @dataclass
@@ -137,7 +138,8 @@ def _check_values(config: TrainConfig) -> None:
                 "selfplay.snapshot_every": config.selfplay.snapshot_every,
                 "ppo.steps_per_update": config.ppo.steps_per_update, "ppo.epochs": config.ppo.epochs,
                 "ppo.minibatch": config.ppo.minibatch, "eval.every": config.eval.every,
-                "eval.games": config.eval.games, "eval.final_games": config.eval.final_games}
+                "eval.games": config.eval.games, "eval.final_games": config.eval.final_games,
+                "eval.max_moves": config.eval.max_moves}
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"config key {key} must be >= 1, got {value}")

@@ -157,7 +157,7 @@ class Trainer:
         for k, spec in enumerate(self.config.eval.opponents):
             opponent = make_agent(spec, seed=self.config.seed + k)
             result = match(learner, opponent, games, seed=10_000 + self.config.seed,
-                           max_moves=self.config.selfplay.max_moves)
+                           max_moves=self.config.eval.max_moves)
             evaluation.results[spec] = result.as_dict()
             pairs.append(result)
         if "random" not in self.config.eval.opponents:

@@ -1,0 +1,187 @@
+"""Baseline agents, the heuristic, tournaments, Wilson intervals and Elo."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from satellites_env.agents import AgentSpecError, GreedyAgent, MCTSAgent, RandomAgent, make_agent
+from satellites_env.agents.heuristic import final_result, heuristic_value
+from satellites_env.core import Game
+from satellites_env.core.rules import new_scratch
+from training.evaluate import PairResult, fit_elo, match, run_tournament, schedule, wilson_interval
+
+from play_helpers import find_game, purposeful_action
+
+
+def play(agents, seed, max_moves=400):
+    game = Game.new(seed=seed, max_moves=max_moves)
+    while not game.is_over:
+        action = agents[game.to_move].act(game)
+        assert game.legal_mask()[action], f"{agents[game.to_move]} chose illegal {action}"
+        game.play(action)
+    return game
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "mcts:8"])
+def test_agents_only_play_legal_actions(spec):
+    for seed in range(3):
+        agent = make_agent(spec, seed=seed)
+        game = play([agent, make_agent("random", seed=seed + 100)], seed, max_moves=150)
+        assert game.is_over
+
+
+def test_agents_handle_displacement_and_grace_positions():
+    positions = [find_game(lambda g: g.pending_push is not None, seeds=range(60)),
+                 find_game(lambda g: g.grace is not None, seeds=range(60))]
+    for game in positions:
+        for spec in ("random", "greedy", "mcts:16"):
+            action = make_agent(spec, seed=0).act(game)
+            assert game.legal_mask()[action]
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "mcts:16"])
+def test_agents_are_deterministic_for_a_seed(spec):
+    games = [play([make_agent(spec, seed=5), make_agent(spec, seed=6)], seed=2, max_moves=80)
+             for _ in range(2)]
+    assert games[0].history == games[1].history
+
+
+def test_agent_reset_reseeds():
+    agent = RandomAgent(seed=1)
+    game = Game.new(seed=0)
+    first = [agent.act(game) for _ in range(5)]
+    agent.reset(seed=1)
+    assert [agent.act(game) for _ in range(5)] == first
+
+
+def test_make_agent_specs_and_errors():
+    assert isinstance(make_agent("random"), RandomAgent)
+    assert isinstance(make_agent("greedy"), GreedyAgent)
+    mcts = make_agent("mcts:37")
+    assert isinstance(mcts, MCTSAgent) and mcts.simulations == 37 and mcts.spec == "mcts:37"
+    assert make_agent("mcts").simulations == 200
+    for bad, message in [("alphazero", "unknown agent spec 'alphazero'"),
+                         ("mcts:lots", "must be a positive integer"),
+                         ("mcts:0", "must be >= 1"),
+                         ("random:3", "unknown agent spec"),
+                         ("checkpoint:/no/such/file.pt", "does not exist")]:
+        with pytest.raises(AgentSpecError if "checkpoint" not in bad else ValueError,
+                           match=message):
+            make_agent(bad)
+
+
+def test_final_result_kernel_agrees_with_scoring():
+    scratch = new_scratch()
+    rng = np.random.default_rng(0)
+    checked = 0
+    for seed in range(30):
+        game = Game.new(seed=seed)
+        while not game.is_over:
+            game.play(purposeful_action(game, rng))
+        score = game.score()
+        for player, sign in ((0, 1), (1, -1)):
+            assert final_result(game.board, sign, scratch) == score.reward(player)
+        checked += score.winner is not None
+    assert checked > 10
+
+
+def test_heuristic_is_antisymmetric_and_bounded():
+    scratch = new_scratch()
+    game = find_game(lambda g: len(g.score().colonies) >= 2 and g.pending_push is None)
+    red = heuristic_value(game.board, 1, scratch)
+    blue = heuristic_value(game.board, -1, scratch)
+    assert red == pytest.approx(-blue) and -1 < red < 1 and red != 0
+
+
+def test_greedy_takes_an_immediate_win():
+    """From positions one move from the end, greedy picks a winning move whenever one exists."""
+    rng = np.random.default_rng(3)
+    found = 0
+    for seed in range(40):
+        game = Game.new(seed=seed)
+        while not game.is_over and found < 5:
+            winning = []
+            if game.pending_push is None:
+                for action in game.legal_actions():
+                    child = game.clone()
+                    child.play(int(action))
+                    if child.is_over and child.score().winner == game.to_move:
+                        winning.append(int(action))
+            if winning:
+                choice = GreedyAgent(seed=0).act(game)
+                child = game.clone()
+                child.play(choice)
+                assert child.is_over and child.score().winner == game.to_move
+                found += 1
+                break
+            game.play(purposeful_action(game, rng))
+    assert found >= 3
+
+
+def test_wilson_interval():
+    low, high = wilson_interval(50, 100)
+    assert low == pytest.approx(0.4038, abs=1e-3) and high == pytest.approx(0.5962, abs=1e-3)
+    assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == pytest.approx(1.0)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_schedule_balances_colours_and_covers_pairs():
+    jobs = schedule(["a", "b", "c"], games=4, seed=0)
+    assert len(jobs) == 3 * 4
+    assert sorted({(a, b) for _, _, a, b in jobs}) == [("a", "b"), ("a", "c"), ("b", "c")]
+    with pytest.raises(ValueError, match="games per pairing"):
+        schedule(["a", "b"], games=0, seed=0)
+
+
+def test_tournament_accounting():
+    result = run_tournament(["random", "greedy"], games=6, seed=1, max_moves=120)
+    (pair,) = result.pairs
+    assert pair.games == 6 and pair.a_as_red == 3
+    assert pair.a_wins + pair.b_wins + pair.draws == 6
+    assert len(result.records) == 6
+    reds = [r.players["red"] for r in result.records]
+    assert reds.count("random") == reds.count("greedy") == 3
+    assert result.elo["random"] == 0.0
+    assert set(result.as_dict()) == {"agents", "pairs", "elo"}
+    # Games 2j and 2j+1 share a set-up with colours swapped.
+    assert result.records[0].start_spn == result.records[1].start_spn
+
+
+def test_tournament_is_reproducible_and_parallel_matches_serial():
+    serial = run_tournament(["random", "greedy"], games=4, seed=2, max_moves=100)
+    parallel = run_tournament(["random", "greedy"], games=4, seed=2, max_moves=100, workers=2)
+    assert [r.moves for r in serial.records] == [r.moves for r in parallel.records]
+    assert serial.as_dict() == parallel.as_dict()
+
+
+def test_tournament_rejects_bad_agent_lists():
+    with pytest.raises(ValueError, match="at least 2 agents"):
+        run_tournament(["random"], games=2)
+    with pytest.raises(ValueError, match="distinct"):
+        run_tournament(["random", "random"], games=2)
+    with pytest.raises(AgentSpecError, match="unknown agent spec"):
+        run_tournament(["random", "grady"], games=2)
+
+
+def test_elo_of_identical_agents_is_about_equal():
+    pairs = [PairResult("random", "copy", games=200, a_wins=98, b_wins=97, draws=5)]
+    elo = fit_elo(["random", "copy"], pairs)
+    assert elo["random"] == 0.0 and abs(elo["copy"]) < 15
+
+
+def test_elo_orders_and_matches_logistic_expectation():
+    # 75% score is +191 Elo under the logistic model.
+    pairs = [PairResult("random", "strong", games=400, a_wins=100, b_wins=300)]
+    elo = fit_elo(["random", "strong"], pairs, prior_games=0)
+    assert elo["strong"] == pytest.approx(400 * np.log10(3), abs=1)
+    pairs = [PairResult("random", "b", games=100, a_wins=10, b_wins=90),
+             PairResult("random", "c", games=100, a_wins=2, b_wins=98),
+             PairResult("b", "c", games=100, a_wins=30, b_wins=70)]
+    elo = fit_elo(["random", "b", "c"], pairs)
+    assert 0 < elo["b"] < elo["c"]
+
+
+def test_match_between_agent_objects():
+    result = match(GreedyAgent(seed=0), RandomAgent(seed=0), games=2, seed=0, max_moves=100)
+    assert result.games == 2 and result.a == "greedy" and result.b == "random"
