@@ -1,9 +1,9 @@
-# `make test` and `make demo` set everything up on a fresh machine (Python >= 3.10 needed).
+# `make train`, `make test` and `make demo` set everything up on a fresh machine (Python >= 3.10).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo bench clean
+.PHONY: install train test demo bench clean
 
 install: $(STAMP)
 
@@ -16,11 +16,15 @@ $(STAMP): pyproject.toml constraints.txt
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2
 
+train: $(STAMP)
+	$(PY) -m training.cli train --config configs/quick.yaml --out runs/quick
+
 demo: $(STAMP)
 	$(PY) -m satellites_env demo --seed 0 --gif game.gif
 
 bench: $(STAMP)
 	$(PY) benchmarks/env_throughput.py
+	$(PY) benchmarks/agent_speed.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

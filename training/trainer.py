@@ -136,7 +136,11 @@ class Trainer:
         """Collect one batch of self-play and do one PPO update."""
         stats = self.generator.stats
         before_env, before_games = stats.steps, stats.games
+        # Batched inference on a small net gains nothing from a second thread, and threads
+        # that spin-wait on a busy machine slow generation down many times over.
+        torch.set_num_threads(1)
         trajectories = self.generator.collect(self.config.ppo.steps_per_update)
+        torch.set_num_threads(self.config.threads)
         batch = build_batch(self.net, trajectories, self.config.ppo, self.config.selfplay.shaping)
         losses = ppo_update(self.net, self.optimizer, batch, self.config.ppo,
                             self.update_generator)
