@@ -15,6 +15,7 @@ from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS
 from .core.game import Game
 from .core.rules import IllegalActionError, new_scratch
 from .core.state import initial_state
+from .render import EnvRenderer
 from .observation import N_PLANES, OBSERVATION_SHAPE, fill_observation
 
 AGENTS = ("player_0", "player_1")  # red, blue
@@ -67,7 +68,7 @@ class raw_env(AECEnv, EzPickle):
         self._rng = np.random.default_rng()
         self._scratch = new_scratch()
         self._planes = np.empty((N_CELLS, N_PLANES), dtype=np.float32)
-        self._window = None
+        self._renderer = EnvRenderer(render_mode, screen_size, self.metadata["render_fps"])
         self.game: Game | None = None
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -165,23 +166,10 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render without specifying a render_mode.")
             return None
-        from . import render as drawing  # pygame is imported only when rendering
-
-        last = self.game.history[-1] if self.game.history else None
-        if self.render_mode == "ansi":
-            return drawing.render_text(self.game, last_move=last)
-        frame = drawing.render_rgb(self.game, size=self.screen_size, last_move=last)
-        if self.render_mode == "rgb_array":
-            return frame
-        if self._window is None:
-            self._window = drawing.HumanWindow(fps=self.metadata["render_fps"])
-        self._window.show(frame)
-        return None
+        return self._renderer.render(self.game)
 
     def close(self) -> None:
-        if self._window is not None:
-            self._window.close()
-            self._window = None
+        self._renderer.close()
 
 
 __all__ = ["env", "raw_env", "IllegalActionError", "AGENTS"]

@@ -31,57 +31,26 @@ TIE_BREAK_WEIGHT = 0.5
 
 
 @njit(cache=True)
-def _group_balances(board, sign, scratch):
-    """Fill scratch[OWNER][g] with the value margin of group g for `sign`; return n_groups."""
+def _tally(board, sign, scratch):
+    """Walk the groups once from the side of `sign`.
+
+    Returns (mine, theirs, my_lowest, their_lowest, shaped): colonies controlled by each side,
+    the lowest total value among each side's controlled colonies (R23; 2**20 when none), and
+    the heuristic sum h before squashing.
+    """
     _, n_groups = analyse(board, scratch[CONNECTED], scratch[GROUP_OF], scratch[GROUP_SIZE],
                           scratch[STACK])
-    balance = scratch[OWNER]
     group_of = scratch[GROUP_OF]
-    balance[:n_groups] = 0
+    sizes = scratch[GROUP_SIZE]
+    balance = scratch[OWNER]
     totals = scratch[STACK]
+    balance[:n_groups] = 0
     totals[:n_groups] = 0
     for c in range(N_CELLS):
         g = group_of[c]
         if g >= 0:
             balance[g] += board[c] * sign
             totals[g] += abs(board[c])
-    return n_groups
-
-
-@njit(cache=True)
-def final_result(board, sign, scratch):
-    """+1 / -1 / 0 for the player of `sign` by R21-R23 on `board`."""
-    n_groups = _group_balances(board, sign, scratch)
-    sizes = scratch[GROUP_SIZE]
-    balance = scratch[OWNER]
-    totals = scratch[STACK]
-    mine = 0
-    theirs = 0
-    my_low = 1 << 20
-    their_low = 1 << 20
-    for g in range(n_groups):
-        if sizes[g] < COLONY_MIN or balance[g] == 0:
-            continue
-        if balance[g] > 0:
-            mine += 1
-            my_low = min(my_low, totals[g])
-        else:
-            theirs += 1
-            their_low = min(their_low, totals[g])
-    if mine != theirs:
-        return 1.0 if mine > theirs else -1.0
-    if mine == 0 or my_low == their_low:
-        return 0.0
-    return 1.0 if my_low < their_low else -1.0
-
-
-@njit(cache=True)
-def heuristic_value(board, sign, scratch):
-    """The documented heuristic for the player of `sign`, in (-1, 1)."""
-    n_groups = _group_balances(board, sign, scratch)
-    sizes = scratch[GROUP_SIZE]
-    balance = scratch[OWNER]
-    totals = scratch[STACK]
     h = 0.0
     mine = 0
     theirs = 0
@@ -95,19 +64,36 @@ def heuristic_value(board, sign, scratch):
             elif margin < 0:
                 h -= PAIR_WEIGHT
             continue
-        capped = max(-MARGIN_CAP, min(MARGIN_CAP, margin))
-        h += MARGIN_WEIGHT * capped
+        h += MARGIN_WEIGHT * max(-MARGIN_CAP, min(MARGIN_CAP, margin))
         if margin == 0:
             continue
-        crowned = CROWN_BONUS if sizes[g] == MAX_GROUP else 0.0
+        weight = COLONY_WEIGHT + (CROWN_BONUS if sizes[g] == MAX_GROUP else 0.0)
         if margin > 0:
-            h += COLONY_WEIGHT + crowned
+            h += weight
             mine += 1
             my_low = min(my_low, totals[g])
         else:
-            h -= COLONY_WEIGHT + crowned
+            h -= weight
             theirs += 1
             their_low = min(their_low, totals[g])
+    return mine, theirs, my_low, their_low, h
+
+
+@njit(cache=True)
+def final_result(board, sign, scratch):
+    """+1 / -1 / 0 for the player of `sign` by R21-R23 on `board`."""
+    mine, theirs, my_low, their_low, _ = _tally(board, sign, scratch)
+    if mine != theirs:
+        return 1.0 if mine > theirs else -1.0
+    if mine == 0 or my_low == their_low:
+        return 0.0
+    return 1.0 if my_low < their_low else -1.0
+
+
+@njit(cache=True)
+def heuristic_value(board, sign, scratch):
+    """The documented heuristic for the player of `sign`, in (-1, 1)."""
+    mine, theirs, my_low, their_low, h = _tally(board, sign, scratch)
     if mine == theirs and mine > 0 and my_low != their_low:
         h += TIE_BREAK_WEIGHT if my_low < their_low else -TIE_BREAK_WEIGHT
     return np.tanh(h / 2.0)
