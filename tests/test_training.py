@@ -89,6 +89,28 @@ def test_gae_of_a_finished_trajectory():
     np.testing.assert_allclose(advantages, [0.25, 0.5, 1.0])
 
 
+def test_gae_bootstraps_a_cut_segment():
+    rewards = np.zeros(2, dtype=np.float32)
+    values = np.zeros(2, dtype=np.float32)
+    advantages = gae(rewards, values, gamma=0.5, lam=1.0, next_value=0.8)
+    np.testing.assert_allclose(advantages, [0.2, 0.4])
+
+
+def test_collect_returns_fresh_segments_with_bootstraps():
+    from training.selfplay import SelfPlayGenerator
+
+    config = tiny_config(selfplay={"envs": 3, "max_moves": 400})
+    generator = SelfPlayGenerator(config.selfplay, PolicyValueNet(8, 1), seed=0)
+    segments = generator.collect(30)
+    assert sum(len(s) for s in segments) >= 30
+    cut = [s for s in segments if not s.done]
+    assert cut and all(s.bootstrap_observation.shape == (10, 10, 22) for s in cut)
+    # The next collection continues the same games with new, empty segments.
+    assert all(t is None or len(t) == 0 for slot in generator.slots for t in slot.trajectories)
+    later = generator.collect(10)
+    assert sum(len(s) for s in later) >= 10
+
+
 def test_tiny_config_trains_and_writes_everything(tmp_path):
     trainer = Trainer(tiny_config(), tmp_path / "run")
     final = trainer.run()

@@ -37,7 +37,7 @@ class SelfPlayConfig:
 
 @dataclass
 class PPOConfig:
-    steps_per_update: int = 4096  # learner transitions (of finished games) per update
+    steps_per_update: int = 4096  # learner decisions per update (games in flight are cut)
     epochs: int = 4  # passes over the collected transitions
     minibatch: int = 512  # transitions per gradient step
     learning_rate: float = 3e-4  # Adam step size

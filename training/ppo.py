@@ -1,9 +1,8 @@
 """The PPO learner: GAE over each player's own decisions, clipped objective, masked policy.
 
 Rewards: the game result (R24, +1/-1/0) on a player's last decision, plus optional
-potential-based shaping `shaping * (gamma * phi(s') - phi(s))` where phi is the heuristic of
-:mod:`satellites_env.agents.heuristic` at the player's decision points and phi = 0 after the
-end. Potential-based shaping leaves the optimal policy unchanged (Ng et al., 1999) and gives the
+potential-based shaping `shaping * (gamma * phi(s') - phi(s))` where phi is the potential of
+:mod:`training.shaping` at the player's decision points and phi = 0 after the end. Potential-based shaping leaves the optimal policy unchanged (Ng et al., 1999) and gives the
 long early games a signal before the sparse result arrives.
 """
 
@@ -34,20 +33,24 @@ class Batch:
 
 
 def shaped_rewards(trajectory: Trajectory, gamma: float, shaping: float) -> np.ndarray:
+    """The result on the last decision of a finished game, plus the shaping terms."""
     rewards = np.zeros(len(trajectory), dtype=np.float32)
-    rewards[-1] = trajectory.outcome
+    if trajectory.done:
+        rewards[-1] = trajectory.outcome
     if shaping:
         potentials = np.asarray(trajectory.potentials, dtype=np.float32)
-        following = np.append(potentials[1:], 0.0)
+        after = 0.0 if trajectory.done else trajectory.bootstrap_potential
+        following = np.append(potentials[1:], after)
         rewards += shaping * (gamma * following - potentials)
     return rewards
 
 
-def gae(rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float) -> np.ndarray:
-    """Generalised advantage estimates of one finished trajectory (value 0 after the end)."""
+def gae(rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float,
+        next_value: float = 0.0) -> np.ndarray:
+    """Generalised advantage estimates of one segment; `next_value` follows its last step
+    (0 after the end of a game, the bootstrap value for a cut segment)."""
     advantages = np.zeros_like(rewards)
     running = 0.0
-    next_value = 0.0
     for t in range(len(rewards) - 1, -1, -1):
         delta = rewards[t] + gamma * next_value - values[t]
         running = delta + gamma * lam * running
@@ -62,14 +65,19 @@ def build_batch(net: PolicyValueNet, trajectories: list[Trajectory], config: PPO
     """Stack trajectories; values from the current network, advantages by GAE."""
     observations = torch.from_numpy(np.stack([o for t in trajectories for o in t.observations]))
     masks = torch.from_numpy(np.stack([m for t in trajectories for m in t.masks]))
+    cut = [t for t in trajectories if not t.done]
     net.eval()
-    values = torch.cat([net(chunk)[1] for chunk in observations.split(2048)]).numpy()
+    values = _values(net, observations)
+    bootstrap = (_values(net, torch.from_numpy(np.stack([t.bootstrap_observation for t in cut])))
+                 if cut else np.zeros(0))
+    bootstrap_of = {id(t): float(v) for t, v in zip(cut, bootstrap)}
     advantages, returns = [], []
     start = 0
     for trajectory in trajectories:
         end = start + len(trajectory)
         rewards = shaped_rewards(trajectory, config.gamma, shaping)
-        adv = gae(rewards, values[start:end], config.gamma, config.gae_lambda)
+        adv = gae(rewards, values[start:end], config.gamma, config.gae_lambda,
+                  bootstrap_of.get(id(trajectory), 0.0))
         advantages.append(adv)
         returns.append(adv + values[start:end])
         start = end
@@ -78,6 +86,10 @@ def build_batch(net: PolicyValueNet, trajectories: list[Trajectory], config: PPO
         torch.tensor([a for t in trajectories for a in t.actions], dtype=torch.int64),
         torch.tensor([p for t in trajectories for p in t.log_probs], dtype=torch.float32),
         torch.from_numpy(np.concatenate(advantages)), torch.from_numpy(np.concatenate(returns)))
+
+
+def _values(net: PolicyValueNet, observations: torch.Tensor) -> np.ndarray:
+    return torch.cat([net(chunk)[1] for chunk in observations.split(2048)]).numpy()
 
 
 def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Batch,

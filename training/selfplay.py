@@ -21,15 +21,15 @@ import numpy as np
 import torch
 
 from satellites_env.agents import Agent, make_agent
-from satellites_env.agents.heuristic import heuristic_value
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.game import Game
 from satellites_env.core.rules import new_scratch
 from satellites_env.core.state import initial_state
-from satellites_env.observation import N_PLANES, OBSERVATION_SHAPE, fill_observation
+from satellites_env.observation import N_PLANES, OBSERVATION_SHAPE, fill_observation, observe
 
 from .config import SelfPlayConfig
 from .network import PolicyValueNet, sample_masked
+from .shaping import potential
 
 LEARNER = "learner"
 
@@ -42,8 +42,11 @@ class Trajectory:
     masks: list[np.ndarray] = field(default_factory=list)
     actions: list[int] = field(default_factory=list)
     log_probs: list[float] = field(default_factory=list)
-    potentials: list[float] = field(default_factory=list)  # heuristic at each decision
-    outcome: float = 0.0  # final reward (R24) of this player
+    potentials: list[float] = field(default_factory=list)  # shaping potential at each decision
+    outcome: float = 0.0  # final reward (R24) of this player, when `done`
+    done: bool = False  # the game ended; else the segment is cut and bootstrapped
+    bootstrap_observation: np.ndarray | None = None  # the player's view where the cut was made
+    bootstrap_potential: float = 0.0
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -66,8 +69,9 @@ class GenerationStats:
 
 
 class SelfPlayGenerator:
-    """Keeps `envs` games running; `collect(n)` returns >= n learner transitions of finished
-    games (as trajectories)."""
+    """Keeps `envs` games running; `collect(n)` plays until the learner made >= n decisions
+    and returns them as trajectory segments: whole when the game ended, else cut at the
+    current position with what is needed to bootstrap (so every update trains on fresh data)."""
 
     def __init__(self, config: SelfPlayConfig, learner: PolicyValueNet, seed: int):
         self.config = config
@@ -118,14 +122,25 @@ class SelfPlayGenerator:
     # ------------------------------------------------------------------ generation
 
     def collect(self, min_learner_steps: int) -> list[Trajectory]:
-        """Play until finished games hold at least `min_learner_steps` learner decisions."""
-        finished: list[Trajectory] = []
-        collected = 0
-        while collected < min_learner_steps:
-            for trajectory in self.step():
-                finished.append(trajectory)
-                collected += len(trajectory)
-        return finished
+        """Play until the learner made `min_learner_steps` decisions; return all its segments."""
+        segments: list[Trajectory] = []
+        start = self.stats.learner_steps
+        while self.stats.learner_steps - start < min_learner_steps:
+            segments.extend(self.step())
+        for slot in self.slots:  # cut the games in flight
+            game = slot.game
+            trajectories = list(slot.trajectories)
+            for colour, trajectory in enumerate(trajectories):
+                if trajectory is None or not len(trajectory):
+                    continue
+                trajectory.bootstrap_observation = observe(game.state, colour, game.max_moves,
+                                                           self.scratch)
+                trajectory.bootstrap_potential = float(potential(
+                    game.state[:N_CELLS], 1 - 2 * colour, self.scratch))
+                segments.append(trajectory)
+                trajectories[colour] = Trajectory()
+            slot.trajectories = tuple(trajectories)
+        return segments
 
     @torch.no_grad()
     def step(self) -> list[Trajectory]:
@@ -181,7 +196,7 @@ class SelfPlayGenerator:
                 trajectory.masks.append(self._masks[i].copy())
                 trajectory.actions.append(int(actions[i]))
                 trajectory.log_probs.append(float(log_probs[i]))
-                trajectory.potentials.append(float(heuristic_value(
+                trajectory.potentials.append(float(potential(
                     game.state[:N_CELLS], 1 - 2 * player, self.scratch)))
                 self.stats.learner_steps += 1
             game.play(int(actions[i]))
@@ -191,6 +206,7 @@ class SelfPlayGenerator:
                 for colour, trajectory in enumerate(slot.trajectories):
                     if trajectory is not None and len(trajectory):
                         trajectory.outcome = float(result.reward(colour))
+                        trajectory.done = True
                         ended.append(trajectory)
                 self.stats.games += 1
                 self.stats.game_lengths.append(game.moves)
