@@ -111,6 +111,24 @@ def test_collect_returns_fresh_segments_with_bootstraps():
     assert sum(len(s) for s in later) >= 10
 
 
+def test_update_with_a_last_minibatch_of_one_stays_finite():
+    from training.ppo import build_batch, ppo_update
+    from training.selfplay import SelfPlayGenerator
+
+    config = tiny_config(ppo={"minibatch": 16, "epochs": 1})
+    net = PolicyValueNet(8, 1)
+    generator = SelfPlayGenerator(config.selfplay, net, seed=1)
+    segments = generator.collect(40)
+    batch = build_batch(net, segments, config.ppo, shaping=1.0)
+    keep = (len(batch) // 16) * 16 + 1  # a last chunk of exactly one transition
+    for name in ("observations", "masks", "actions", "log_probs", "advantages", "returns"):
+        setattr(batch, name, getattr(batch, name)[:keep])
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    losses = ppo_update(net, optimizer, batch, config.ppo, torch.Generator().manual_seed(0))
+    assert all(math.isfinite(v) for v in losses.values())
+    assert all(torch.isfinite(p).all() for p in net.parameters())
+
+
 def test_tiny_config_trains_and_writes_everything(tmp_path):
     trainer = Trainer(tiny_config(), tmp_path / "run")
     final = trainer.run()

@@ -2,9 +2,12 @@
 
 The policy head is spatial and matches the action encoding (RULES.md section 8) directly:
 a 1x1 convolution gives 32 logits per cell (8 directions x 4 distances) and, flattened
-cell-major, these are exactly the move ids `cell * 32 + direction * 4 + (k - 1)`. The 16 push
-logits are read at the cell the displaced satellite waits on (the `pushed` plane), and the
-pass logit comes from pooled features. Illegal actions get -inf, so they are never sampled.
+cell-major, these are exactly the move ids `cell * 32 + direction * 4 + (k - 1)`. Each move
+also gets the logit of its landing cell from a second 1x1 map, gathered through the board's
+ray table: what a move does depends mostly on where it lands (a legal move landing next to an
+opponent is a connection), and this way the network can say so directly. The 16 push logits are
+read at the cell the displaced satellite waits on (the `pushed` plane), and the pass logit
+comes from pooled features. Illegal actions get -inf, so they are never sampled.
 """
 
 from __future__ import annotations
@@ -13,11 +16,15 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from satellites_env.core.board import N_ACTIONS, N_PUSH_ACTIONS
+from satellites_env.core.board import N_ACTIONS, N_CELLS, N_PUSH_ACTIONS, RAY
 from satellites_env.observation import N_PLANES, PLANE_INDEX
 
 MOVES_PER_CELL = 32
 PUSHED_PLANE = PLANE_INDEX["pushed"]
+# Landing cell of every move action (off-board moves point at a padding cell; they are
+# never legal, so their logit does not matter).
+LANDING = torch.from_numpy(RAY.reshape(-1).copy()).where(
+    torch.from_numpy(RAY.reshape(-1).copy()) >= 0, torch.tensor(N_CELLS))
 
 
 class ResidualBlock(nn.Module):
@@ -44,6 +51,7 @@ class PolicyValueNet(nn.Module):
                                   nn.GroupNorm(8, channels), nn.ReLU())
         self.trunk = nn.Sequential(*(ResidualBlock(channels) for _ in range(blocks)))
         self.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
+        self.landing_head = nn.Conv2d(channels, 1, 1)
         self.push_head = nn.Conv2d(channels, N_PUSH_ACTIONS, 1)
         self.pass_head = nn.Linear(channels, 1)
         self.value_head = nn.Sequential(nn.Linear(channels, channels), nn.ReLU(),
@@ -56,6 +64,8 @@ class PolicyValueNet(nn.Module):
         h = self.trunk(self.stem(x))
         pooled = h.mean(dim=(2, 3))
         moves = self.move_head(h).permute(0, 2, 3, 1).reshape(x.shape[0], -1)
+        landing = F.pad(self.landing_head(h).flatten(1), (0, 1))  # (B, 101), padding cell last
+        moves = moves + landing[:, LANDING]
         pushes = torch.einsum("bchw,bhw->bc", self.push_head(h), pushed_at)
         passes = self.pass_head(pooled)
         logits = torch.cat([moves, pushes, passes], dim=1)

@@ -81,11 +81,15 @@ def build_batch(net: PolicyValueNet, trajectories: list[Trajectory], config: PPO
         advantages.append(adv)
         returns.append(adv + values[start:end])
         start = end
+    advantages = np.concatenate(advantages)
+    returns = np.concatenate(returns)
+    # Normalised over the whole batch: a per-minibatch std is undefined for a last chunk of one.
+    normalised = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
     return Batch(
         observations, masks,
         torch.tensor([a for t in trajectories for a in t.actions], dtype=torch.int64),
         torch.tensor([p for t in trajectories for p in t.log_probs], dtype=torch.float32),
-        torch.from_numpy(np.concatenate(advantages)), torch.from_numpy(np.concatenate(returns)))
+        torch.from_numpy(normalised), torch.from_numpy(returns))
 
 
 def _values(net: PolicyValueNet, observations: torch.Tensor) -> np.ndarray:
@@ -106,7 +110,6 @@ def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Bat
             log_probs_all = torch.log_softmax(logits, dim=-1)
             log_probs = log_probs_all.gather(1, batch.actions[chunk, None]).squeeze(1)
             advantages = batch.advantages[chunk]
-            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
             log_ratio = log_probs - batch.log_probs[chunk]
             ratio = log_ratio.exp()
             policy_loss = -torch.min(
@@ -115,6 +118,9 @@ def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Bat
             value_loss = F.mse_loss(values, batch.returns[chunk])
             entropy = masked_entropy(logits).mean()
             loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"PPO loss is {loss.item()} (policy {policy_loss.item()}, "
+                                         f"value {value_loss.item()}, entropy {entropy.item()})")
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
