@@ -120,7 +120,7 @@ def test_update_with_a_last_minibatch_of_one_stays_finite():
     generator = SelfPlayGenerator(config.selfplay, net, seed=1)
     segments = generator.collect(40)
     batch = build_batch(net, segments, config.ppo, shaping=1.0)
-    keep = (len(batch) // 16) * 16 + 1  # a last chunk of exactly one transition
+    keep = ((len(batch) - 1) // 16) * 16 + 1  # a last chunk of exactly one transition
     for name in ("observations", "masks", "actions", "log_probs", "advantages", "returns"):
         setattr(batch, name, getattr(batch, name)[:keep])
     optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
