@@ -234,3 +234,20 @@ def moves_from(game, where: str) -> set[str]:
 def legal_sources(game) -> set[str]:
     """Squares of every satellite that has at least one legal move."""
     return {m.split("-")[0] for m in game.legal_moves() if m != "pass"}
+
+
+# The displacement position of the R15 tests: colony a8 b, b8 A, c8 c, c7 C, d7 d (5); blue a
+# on c9 is unconnected, diagonal to the connected red b8; red B on e9 reaches c9 with k = 2.
+DISPLACE_PICTURE = """
+    .......... 10
+    ..a.B..... 9
+    bAc.A..... 8
+    ..Cd...... 7
+    .......... 6
+    .......... 5
+    .......... 4
+    .......... 3
+    .......... 2
+    .......... 1
+"""
+DISPLACE_REGION = either(rows(5, 9), cols(7, 9))

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from positions import ANYWHERE, cell, spn
+from positions import ANYWHERE, DISPLACE_PICTURE, DISPLACE_REGION, cell, spn
 from satellites_env.core import (
     N_ACTIONS,
     PASS_ACTION,
@@ -28,20 +28,8 @@ N, NE, E, SE, S, SW, W, NW = range(8)
 # Game.new(seed=0)'s set-up, written out (R4); used as the base for broken SPNs.
 START = Game.new(seed=0).to_spn()
 
-# A position with a displacement available: red e9-c9 onto the unconnected blue a (see
-# test_rules.DISPLACE_PICTURE).
-DISPLACE = spn("""
-    .......... 10
-    ..a.B..... 9
-    bAc.A..... 8
-    ..Cd...... 7
-    .......... 6
-    .......... 5
-    .......... 4
-    .......... 3
-    .......... 2
-    .......... 1
-""", region=lambda r, c: r >= 5 or c >= 7)
+# A position with a displacement available: red e9-c9 onto the unconnected blue a.
+DISPLACE = spn(DISPLACE_PICTURE, region=DISPLACE_REGION)
 
 # Red done (12 connected), blue stuck in grace (see test_rules.GRACE_STUCK_PICTURE).
 RED_DONE_ROWS = ("adAc..cAda/bD......Db/B........C/........../........../........../"

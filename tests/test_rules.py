@@ -13,7 +13,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from positions import ANYWHERE, cell, cols, either, moves_from, rows, show, spn, square
+from positions import (
+    ANYWHERE,
+    DISPLACE_PICTURE,
+    DISPLACE_REGION,
+    cell,
+    cols,
+    either,
+    moves_from,
+    rows,
+    show,
+    spn,
+    square,
+)
 from satellites_env.core import (
     N_ACTIONS,
     PASS_ACTION,
@@ -602,19 +614,6 @@ def test_r14_legality_is_judged_on_the_whole_result():
 # The big displacement position. Colony a8 b, b8 A, c8 c, c7 C, d7 d (5). Blue a on c9 is
 # unconnected, diagonal to the connected red b8. Red B on e9 can reach c9 with k = 2. Red A
 # on e8 is unconnected.
-DISPLACE_PICTURE = """
-    .......... 10
-    ..a.B..... 9
-    bAc.A..... 8
-    ..Cd...... 7
-    .......... 6
-    .......... 5
-    .......... 4
-    .......... 3
-    .......... 2
-    .......... 1
-"""
-DISPLACE_REGION = either(rows(5, 9), cols(7, 9))
 
 
 def test_r15_displacement_exact_push_set():

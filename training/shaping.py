@@ -15,7 +15,8 @@ from __future__ import annotations
 from numba import njit
 
 from satellites_env.agents.heuristic import heuristic_value
-from satellites_env.core.board import EDGE_CELLS, N_CELLS, ORTHO, SIZE
+from satellites_env.core.board import EDGE_CELLS, N_CELLS, SIZE
+from satellites_env.core.rules import is_connected
 
 OPENING_WEIGHT = 0.5
 
@@ -32,11 +33,8 @@ def opening_progress(board):
     if emptiest == 0:
         return 1.0
     for c in range(N_CELLS):  # any connection allows connections too
-        if board[c] != 0:
-            for i in range(4):
-                n = ORTHO[c, i]
-                if n >= 0 and board[n] * board[c] < 0:
-                    return 1.0
+        if is_connected(board, c):
+            return 1.0
     return 1.0 - emptiest / SIZE
 
 

@@ -67,6 +67,19 @@ def new_scratch() -> np.ndarray:
 
 
 @njit(cache=True)
+def is_connected(board, cell):
+    """True when the satellite on `cell` touches one of the other colour (R8)."""
+    piece = board[cell]
+    if piece == 0:
+        return False
+    for i in range(4):
+        n = ORTHO[cell, i]
+        if n >= 0 and board[n] * piece < 0:
+            return True
+    return False
+
+
+@njit(cache=True)
 def analyse(board, connected, group_of, group_size, stack):
     """Fill connection flags (R8) and groups (R10); return (n_connected, n_groups).
 
@@ -75,16 +88,8 @@ def analyse(board, connected, group_of, group_size, stack):
     n_connected = 0
     for c in range(N_CELLS):
         group_of[c] = -1
-        connected[c] = 0
-        piece = board[c]
-        if piece == 0:
-            continue
-        for i in range(4):
-            n = ORTHO[c, i]
-            if n >= 0 and board[n] * piece < 0:
-                connected[c] = 1
-                n_connected += 1
-                break
+        connected[c] = is_connected(board, c)
+        n_connected += connected[c]
     n_groups = 0
     for c in range(N_CELLS):
         if connected[c] == 0 or group_of[c] >= 0:
@@ -116,17 +121,11 @@ def count_connected(board):
     red = 0
     blue = 0
     for c in range(N_CELLS):
-        piece = board[c]
-        if piece == 0:
-            continue
-        for i in range(4):
-            n = ORTHO[c, i]
-            if n >= 0 and board[n] * piece < 0:
-                if piece > 0:
-                    red += 1
-                else:
-                    blue += 1
-                break
+        if is_connected(board, c):
+            if board[c] > 0:
+                red += 1
+            else:
+                blue += 1
     return red, blue
 
 
