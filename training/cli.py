@@ -18,9 +18,10 @@ from satellites_env.core.notation import NotationError
 from satellites_env.core.rules import IllegalActionError
 from satellites_env.record import GameRecord
 
-from .evaluate import TournamentResult, run_tournament
+from .evaluate import TournamentResult, rate_with_interval, run_tournament
 
-console = Console(soft_wrap=True)  # long messages stay on one line (greppable)
+# Long messages stay on one line (greppable); tables keep their columns when piped to a file.
+console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -28,14 +29,15 @@ console = Console(soft_wrap=True)  # long messages stay on one line (greppable)
 
 def results_table(result: TournamentResult, title: str) -> Table:
     table = Table(title=title)
-    for column in ("a", "b", "games", "a wins", "draws", "b wins", "a win rate (95% CI)"):
+    for column in ("a", "b", "games", "a wins", "draws", "b wins", "a win rate (95% CI)",
+                   "b win rate (95% CI)"):
         table.add_column(column, justify="left" if column in ("a", "b") else "right")
     for pair in result.pairs:
-        low, high = pair.a_win_interval()
         table.add_row(pair.a, pair.b, str(pair.games), str(pair.a_wins), str(pair.draws),
-                      str(pair.b_wins),
-                      f"{pair.a_wins / pair.games:.1%} [{low:.1%}, {high:.1%}]")
+                      str(pair.b_wins), rate_with_interval(pair.a_wins, pair.games),
+                      rate_with_interval(pair.b_wins, pair.games))
     return table
+
 
 
 def elo_table(result: TournamentResult) -> Table:

@@ -33,6 +33,12 @@ def wilson_interval(successes: float, trials: int, z: float = Z95) -> tuple[floa
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def rate_with_interval(wins: int, games: int) -> str:
+    """`88.0% [82.8%, 91.8%]`: a win rate with its 95% Wilson interval."""
+    low, high = wilson_interval(wins, games)
+    return f"{wins / games:.1%} [{low:.1%}, {high:.1%}]"
+
+
 def play_game(red: Agent, blue: Agent, setup_seed: int,
               max_moves: int = DEFAULT_MAX_MOVES) -> GameRecord:
     """One game between two agents from the R4 set-up of `setup_seed`."""
@@ -64,9 +70,6 @@ class PairResult:
             self.a_wins += 1
         else:
             self.b_wins += 1
-
-    def a_win_interval(self) -> tuple[float, float]:
-        return wilson_interval(self.a_wins, self.games)
 
     def as_dict(self) -> dict:
         return {"a": self.a, "b": self.b, "games": self.games, "a_wins": self.a_wins,

@@ -32,7 +32,7 @@ from satellites_env.agents import make_agent
 from .checkpoint import (PolicyAgent, load_checkpoint, network_from_checkpoint,
                          save_checkpoint)
 from .config import TrainConfig, config_from_dict
-from .evaluate import PairResult, fit_elo, match
+from .evaluate import PairResult, fit_elo, match, rate_with_interval
 from .network import PolicyValueNet
 from .ppo import build_batch, ppo_update
 from .selfplay import SelfPlayGenerator
@@ -250,12 +250,8 @@ class Trainer:
         for column in ("opponent", "games", "wins", "draws", "losses", "win rate (95% CI)"):
             table.add_column(column, justify="left" if column == "opponent" else "right")
         for opponent, r in final.results.items():
-            pair = PairResult(**{k: r[k] for k in ("a", "b", "games", "a_wins", "b_wins",
-                                                    "draws")})
-            low, high = pair.a_win_interval()
-            table.add_row(opponent, str(pair.games), str(pair.a_wins), str(pair.draws),
-                          str(pair.b_wins),
-                          f"{pair.a_wins / pair.games:.1%} [{low:.1%}, {high:.1%}]")
+            table.add_row(opponent, str(r["games"]), str(r["a_wins"]), str(r["draws"]),
+                          str(r["b_wins"]), rate_with_interval(r["a_wins"], r["games"]))
         self.console.print(table)
         rates = self.throughput()
         self.console.print(
@@ -274,6 +270,7 @@ class Trainer:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import EngFormatter
 
         figure, (rates_axis, elo_axis) = plt.subplots(1, 2, figsize=(11, 4))
         steps = [e.step for e in self.history]
@@ -286,6 +283,8 @@ class Trainer:
         rates_axis.legend()
         elo_axis.plot(steps, [e.elo for e in self.history], marker="o", color="tab:purple")
         elo_axis.set(xlabel="learner steps", ylabel="Elo (random = 0)", title="Elo estimate")
+        for axis in (rates_axis, elo_axis):
+            axis.xaxis.set_major_formatter(EngFormatter(sep=""))
         figure.tight_layout()
         path = self.run_dir / "learning_curve.png"
         figure.savefig(path, dpi=110)
