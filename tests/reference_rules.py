@@ -1,4 +1,4 @@
-"""An independent, slow, pure-Python reference implementation of /work/shared/RULES.md.
+"""An independent, slow, pure-Python reference implementation of RULES.md (docs/RULES.md).
 
 Written from RULES.md only (not from the numba engine in ``satellites_env/core``), so that the
 test-suite can cross-check the engine against a second reading of the rules.
