@@ -174,6 +174,19 @@ def test_save_then_resume_gives_identical_state(tmp_path):
     assert resumed.counters.updates == trainer.counters.updates + 1
 
 
+def test_learning_rate_anneals_linearly(tmp_path):
+    config = tiny_config(ppo={"steps_per_update": 100, "epochs": 1, "minibatch": 64,
+                              "learning_rate": 0.01, "anneal_lr": True})
+    trainer = Trainer(config, tmp_path / "run")
+    trainer.train_update()
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.01)
+    done = trainer.counters.steps
+    trainer.train_update()
+    expected = 0.01 * max(1 - done / config.total_steps, 0.02)
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(expected)
+    assert expected < 0.01
+
+
 def test_new_run_refuses_to_overwrite_without_resume(tmp_path):
     trainer = Trainer(tiny_config(), tmp_path / "run")
     trainer.save()

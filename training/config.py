@@ -41,6 +41,7 @@ class PPOConfig:
     epochs: int = 4  # passes over the collected transitions
     minibatch: int = 512  # transitions per gradient step
     learning_rate: float = 3e-4  # Adam step size
+    anneal_lr: bool = False  # decay the step size linearly to 0 over total_steps
     gamma: float = 0.99  # discount per own decision
     gae_lambda: float = 0.95  # GAE bias/variance trade-off
     clip: float = 0.2  # PPO ratio clip

@@ -142,6 +142,10 @@ class Trainer:
         trajectories = self.generator.collect(self.config.ppo.steps_per_update)
         torch.set_num_threads(self.config.threads)
         batch = build_batch(self.net, trajectories, self.config.ppo, self.config.selfplay.shaping)
+        if self.config.ppo.anneal_lr:
+            remaining = max(0.0, 1.0 - self.counters.steps / self.config.total_steps)
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.config.ppo.learning_rate * max(remaining, 0.02)
         losses = ppo_update(self.net, self.optimizer, batch, self.config.ppo,
                             self.update_generator)
         self.counters.updates += 1

@@ -23,7 +23,6 @@ from .board import (
     push_action,
 )
 from .notation import (
-    NotationError,
     SQUARE_NAMES,
     move_text,
     parse_move_text,

@@ -24,7 +24,6 @@ from .board import (
     MAX_GROUP,
     MAX_PUSH,
     MAX_VALUE,
-    N_ACTIONS,
     N_CELLS,
     N_PUSH_ACTIONS,
     ORTHO,
