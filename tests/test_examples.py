@@ -23,10 +23,10 @@ def load(name: str):
 def test_sb3_maskable_ppo(tmp_path):
     pytest.importorskip("sb3_contrib", reason="needs the 'examples' extra")
     example = load("sb3_maskable_ppo")
-    summary = example.main(total_steps=768, n_envs=2, n_steps=128, batch_size=64, n_epochs=1,
+    summary = example.main(total_steps=2048, n_envs=2, n_steps=128, batch_size=64, n_epochs=1,
                            eval_games=2, seed=0, torch_threads=1,
                            save=str(tmp_path / "ppo.zip"), verbose=True)
-    assert summary["train_steps"] >= 768
+    assert summary["train_steps"] >= 2048
     assert summary["train_episodes"] >= 1
     assert summary["illegal_actions"] == 0
     assert summary["wins"] + summary["draws"] + summary["losses"] == 2
@@ -35,9 +35,9 @@ def test_sb3_maskable_ppo(tmp_path):
 
 def test_pettingzoo_selfplay_loop():
     example = load("pettingzoo_selfplay_loop")
-    summary = example.main(total_steps=1500, games_per_update=2, seed=0, torch_threads=1,
+    summary = example.main(total_steps=3000, games_per_update=2, seed=0, torch_threads=1,
                            verbose=True)
-    assert summary["steps"] >= 1500
+    assert summary["steps"] >= 3000
     assert summary["games"] >= 2 and summary["updates"] >= 2
     assert summary["illegal_actions"] == 0
     assert summary["red_wins"] + summary["blue_wins"] + summary["draws"] == summary["games"]
