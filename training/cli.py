@@ -1,4 +1,4 @@
-"""The `satellites` command line: evaluate, play, replay (and train, with the trainer)."""
+"""The `satellites` command line: train, evaluate, play, replay."""
 
 from __future__ import annotations
 
