@@ -16,7 +16,7 @@ from .core.game import Game
 from .core.rules import IllegalActionError, new_scratch
 from .core.state import initial_state
 from .render import EnvRenderer
-from .observation import N_PLANES, OBSERVATION_SHAPE, fill_observation
+from .observation import N_PLANES, OBSERVATION_SHAPE, observation_dict
 
 AGENTS = ("player_0", "player_1")  # red, blue
 
@@ -104,14 +104,8 @@ class raw_env(AECEnv, EzPickle):
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        player = AGENTS.index(agent)
-        fill_observation(self.game.state, player, self.max_moves, self._planes, self._scratch)
-        if agent == self.agent_selection and not self.game.is_over:
-            mask = self.game.legal_mask().copy()
-        else:
-            mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        return {"observation": self._planes.reshape(OBSERVATION_SHAPE).copy(),
-                "action_mask": mask}
+        return observation_dict(self.game, AGENTS.index(agent), agent == self.agent_selection,
+                                self._planes, self._scratch)
 
     def step(self, action: int) -> None:
         agent = self.agent_selection

@@ -39,7 +39,7 @@ from .core.game import Game
 from .core.rules import IllegalActionError, new_scratch
 from .core.state import initial_state
 from .render import EnvRenderer
-from .observation import N_PLANES, OBSERVATION_SHAPE, fill_observation
+from .observation import N_PLANES, OBSERVATION_SHAPE, observation_dict
 
 COLORS = ("red", "blue")  # player 0 (moves first), player 1
 ILLEGAL_ACTION_MODES = ("raise", "lose")
@@ -199,14 +199,8 @@ class SatellitesGymEnv(gymnasium.Env):
         return actions
 
     def _observation(self) -> dict[str, np.ndarray]:
-        fill_observation(self.game.state, self.player, self.max_moves, self._planes,
-                         self._scratch)
-        if self._done or self.game.is_over:
-            mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        else:
-            mask = self.game.legal_mask().copy()
-        return {"observation": self._planes.reshape(OBSERVATION_SHAPE).copy(),
-                "action_mask": mask}
+        return observation_dict(self.game, self.player, not self._done, self._planes,
+                                self._scratch)
 
     def _info(self, opponent_actions: list[int]) -> dict[str, Any]:
         info: dict[str, Any] = {"learner_color": self.learner_color,

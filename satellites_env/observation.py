@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .core.board import COLONY_MIN, GRACE_MOVES, MAX_GROUP, N_CELLS, SIZE
+from .core.board import COLONY_MIN, GRACE_MOVES, MAX_GROUP, N_ACTIONS, N_CELLS, SIZE
 from .core.rules import CONNECTED, GROUP_OF, GROUP_SIZE, STACK, analyse, has_free_edge
 from .core.state import (
     GRACE,
@@ -110,6 +110,18 @@ def fill_observation(state, player, max_moves, planes, scratch):
         planes[c, _PROGRESS] = progress
         if player == 0:
             planes[c, _IS_RED] = 1.0
+
+
+def observation_dict(game, player: int, to_act: bool, planes: np.ndarray,
+                     scratch: np.ndarray) -> dict[str, np.ndarray]:
+    """The env observation of `game` (a core Game) for `player`: fresh planes, and the legal
+    mask when `to_act` (all zeros otherwise). `planes` is a reused (100, N_PLANES) buffer."""
+    fill_observation(game.state, player, game.max_moves, planes, scratch)
+    if to_act and not game.is_over:
+        mask = game.legal_mask().copy()
+    else:
+        mask = np.zeros(N_ACTIONS, dtype=np.int8)
+    return {"observation": planes.reshape(OBSERVATION_SHAPE).copy(), "action_mask": mask}
 
 
 def observe(state: np.ndarray, player: int, max_moves: int, scratch: np.ndarray) -> np.ndarray:

@@ -81,11 +81,17 @@ def match(a: Agent, b: Agent, games: int, seed: int,
     """`games` games between two agent objects in this process, colours balanced."""
     result = PairResult(a.spec, b.spec)
     for i in range(games):
-        a.reset(seed=10_000 * (seed + i) + 7)
-        b.reset(seed=10_000 * (seed + i) + 8)
-        red, blue = (a, b) if i % 2 == 0 else (b, a)
-        result.add(play_game(red, blue, seed + i // 2, max_moves), a_is_red=i % 2 == 0)
+        result.add(play_pairing_game(a, b, i, seed, max_moves), a_is_red=i % 2 == 0)
     return result
+
+
+def play_pairing_game(a: Agent, b: Agent, i: int, seed: int, max_moves: int) -> GameRecord:
+    """Game i of a pairing: both agents reseeded from (seed, i); `a` is red in even games;
+    games 2j and 2j+1 share the set-up of seed + j with colours swapped."""
+    a.reset(seed=10_000 * (seed + i) + 7)
+    b.reset(seed=10_000 * (seed + i) + 8)
+    red, blue = (a, b) if i % 2 == 0 else (b, a)
+    return play_game(red, blue, seed + i // 2, max_moves)
 
 
 @dataclass
@@ -110,13 +116,9 @@ def schedule(agents: list[str], games: int, seed: int) -> list[tuple[int, int, s
 
 def _run_job(job: tuple[int, int, str, str], seed: int, max_moves: int
              ) -> tuple[int, bool, GameRecord]:
-    """Game i of a pairing: games 2j and 2j+1 share set-up seed + j with colours swapped."""
     pair, i, a, b = job
-    agent_a = make_agent(a, seed=10_000 * (seed + i) + 7)
-    agent_b = make_agent(b, seed=10_000 * (seed + i) + 8)
-    a_is_red = i % 2 == 0
-    red, blue = (agent_a, agent_b) if a_is_red else (agent_b, agent_a)
-    return pair, a_is_red, play_game(red, blue, seed + i // 2, max_moves)
+    record = play_pairing_game(make_agent(a), make_agent(b), i, seed, max_moves)
+    return pair, i % 2 == 0, record
 
 
 def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 1,

@@ -156,12 +156,13 @@ def _parse_rows(rows_text: str, state: np.ndarray) -> None:
 def _check_consistent(state: np.ndarray) -> None:
     """Reject positions no game can reach: R11/R13 broken, or grace not matching R17."""
     board = state[:N_CELLS]
-    for group in groups_of(board):
+    groups = groups_of(board)
+    for group in groups:
         if group.size > MAX_GROUP:
             raise NotationError(
                 f"group {', '.join(SQUARE_NAMES[c] for c in group.cells)} has {group.size} "
                 f"satellites; R11 allows at most {MAX_GROUP}")
-    connected = {c for group in groups_of(board) for c in group.cells}
+    connected = {c for group in groups for c in group.cells}
     for cell in sorted(connected):
         for n in ORTHO[cell]:
             if n > cell and n in connected and board[n] * board[cell] > 0:
