@@ -111,15 +111,21 @@ def test_collect_returns_fresh_segments_with_bootstraps():
     assert sum(len(s) for s in later) >= 10
 
 
-def test_update_with_a_last_minibatch_of_one_stays_finite():
-    from training.ppo import build_batch, ppo_update
+def collected_batch(config, transitions: int):
+    from training.ppo import build_batch
     from training.selfplay import SelfPlayGenerator
 
-    config = tiny_config(ppo={"minibatch": 16, "epochs": 1})
     net = PolicyValueNet(8, 1)
     generator = SelfPlayGenerator(config.selfplay, net, seed=1)
-    segments = generator.collect(40)
-    batch = build_batch(net, segments, config.ppo, shaping=1.0)
+    segments = generator.collect(transitions)
+    return net, build_batch(net, segments, config.ppo, shaping=1.0)
+
+
+def test_update_with_a_last_minibatch_of_one_stays_finite():
+    from training.ppo import ppo_update
+
+    config = tiny_config(ppo={"minibatch": 16, "epochs": 1})
+    net, batch = collected_batch(config, 40)
     keep = ((len(batch) - 1) // 16) * 16 + 1  # a last chunk of exactly one transition
     for name in ("observations", "masks", "actions", "log_probs", "advantages", "returns"):
         setattr(batch, name, getattr(batch, name)[:keep])
@@ -127,6 +133,19 @@ def test_update_with_a_last_minibatch_of_one_stays_finite():
     losses = ppo_update(net, optimizer, batch, config.ppo, torch.Generator().manual_seed(0))
     assert all(math.isfinite(v) for v in losses.values())
     assert all(torch.isfinite(p).all() for p in net.parameters())
+
+
+@pytest.mark.parametrize("target_kl, stops_early", [(0.0, False), (1e-6, True)])
+def test_target_kl_ends_the_update_early(target_kl, stops_early):
+    from training.ppo import ppo_update
+
+    config = tiny_config(ppo={"minibatch": 16, "epochs": 4, "target_kl": target_kl})
+    net, batch = collected_batch(config, 64)
+    full = 4 * math.ceil(len(batch) / 16)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)  # big steps: the KL grows fast
+    losses = ppo_update(net, optimizer, batch, config.ppo, torch.Generator().manual_seed(0))
+    assert (losses["minibatches"] < full) == stops_early
+    assert losses["minibatches"] >= 1
 
 
 def test_tiny_config_trains_and_writes_everything(tmp_path):
@@ -242,6 +261,7 @@ def test_shipped_configs_load(name):
     ({"model": 3}, "model must be a mapping"),
     ({"selfplay": {"pool_fraction": 1.5}}, "selfplay.pool_fraction must be in"),
     ({"total_steps": 0}, "total_steps must be >= 1"),
+    ({"ppo": {"target_kl": -0.01}}, "ppo.target_kl must be >= 0"),
 ])
 def test_bad_config_keys_are_named(data, message):
     with pytest.raises(ConfigError, match=message):

@@ -48,6 +48,7 @@ class PPOConfig:
     value_coef: float = 0.5  # weight of the value loss
     entropy_coef: float = 0.01  # weight of the entropy bonus (keeps exploring)
     max_grad_norm: float = 0.5  # gradient clipping (global L2 norm)
+    target_kl: float = 0.0  # end the update's epochs once a minibatch's approx KL > 1.5x this (0 = off)
 
 
 @dataclass
@@ -149,6 +150,9 @@ def _check_values(config: TrainConfig) -> None:
     for key, value in fractions.items():
         if not 0.0 <= value <= 1.0:
             raise ConfigError(f"config key {key} must be in [0, 1], got {value}")
+    if config.ppo.target_kl < 0:
+        raise ConfigError(f"config key ppo.target_kl must be >= 0 (0 = off), got "
+                          f"{config.ppo.target_kl}")
     if config.selfplay.pool_fraction + config.selfplay.baseline_fraction > 1.0:
         raise ConfigError("selfplay.pool_fraction + selfplay.baseline_fraction must be <= 1")
     if config.model.channels % 8:

@@ -98,38 +98,51 @@ def _values(net: PolicyValueNet, observations: torch.Tensor) -> np.ndarray:
 
 def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Batch,
                config: PPOConfig, generator: torch.Generator) -> dict[str, float]:
-    """Clipped PPO epochs over the batch; returns mean losses and diagnostics."""
+    """Clipped PPO epochs over the batch; returns mean losses and diagnostics.
+
+    With `config.target_kl` > 0 the update ends early (as in Stable-Baselines3) at the first
+    minibatch whose approximate KL to the collecting policy exceeds 1.5 x target_kl; that
+    minibatch takes no step. `minibatches` in the result counts the steps taken.
+    """
     net.train()
     totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
               "clip_fraction": 0.0}
     updates = 0
+    for chunk in _minibatches(len(batch), config, generator):
+        logits, values = net.masked_forward(batch.observations[chunk], batch.masks[chunk])
+        log_probs_all = torch.log_softmax(logits, dim=-1)
+        log_probs = log_probs_all.gather(1, batch.actions[chunk, None]).squeeze(1)
+        advantages = batch.advantages[chunk]
+        log_ratio = log_probs - batch.log_probs[chunk]
+        ratio = log_ratio.exp()
+        with torch.no_grad():
+            approx_kl = ((ratio - 1) - log_ratio).mean().item()
+        if config.target_kl > 0 and approx_kl > 1.5 * config.target_kl and updates:
+            break
+        policy_loss = -torch.min(
+            ratio * advantages,
+            ratio.clamp(1 - config.clip, 1 + config.clip) * advantages).mean()
+        value_loss = F.mse_loss(values, batch.returns[chunk])
+        entropy = masked_entropy(logits).mean()
+        loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"PPO loss is {loss.item()} (policy {policy_loss.item()}, "
+                                     f"value {value_loss.item()}, entropy {entropy.item()})")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+        optimizer.step()
+        with torch.no_grad():
+            totals["policy_loss"] += policy_loss.item()
+            totals["value_loss"] += value_loss.item()
+            totals["entropy"] += entropy.item()
+            totals["approx_kl"] += approx_kl
+            totals["clip_fraction"] += ((ratio - 1).abs() > config.clip).float().mean().item()
+        updates += 1
+    return {**{key: value / updates for key, value in totals.items()}, "minibatches": updates}
+
+
+def _minibatches(size: int, config: PPOConfig, generator: torch.Generator):
+    """Index chunks: `config.epochs` shuffled passes over the batch."""
     for _ in range(config.epochs):
-        order = torch.randperm(len(batch), generator=generator)
-        for chunk in order.split(config.minibatch):
-            logits, values = net.masked_forward(batch.observations[chunk], batch.masks[chunk])
-            log_probs_all = torch.log_softmax(logits, dim=-1)
-            log_probs = log_probs_all.gather(1, batch.actions[chunk, None]).squeeze(1)
-            advantages = batch.advantages[chunk]
-            log_ratio = log_probs - batch.log_probs[chunk]
-            ratio = log_ratio.exp()
-            policy_loss = -torch.min(
-                ratio * advantages,
-                ratio.clamp(1 - config.clip, 1 + config.clip) * advantages).mean()
-            value_loss = F.mse_loss(values, batch.returns[chunk])
-            entropy = masked_entropy(logits).mean()
-            loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"PPO loss is {loss.item()} (policy {policy_loss.item()}, "
-                                         f"value {value_loss.item()}, entropy {entropy.item()})")
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
-            optimizer.step()
-            with torch.no_grad():
-                totals["policy_loss"] += policy_loss.item()
-                totals["value_loss"] += value_loss.item()
-                totals["entropy"] += entropy.item()
-                totals["approx_kl"] += ((ratio - 1) - log_ratio).mean().item()
-                totals["clip_fraction"] += ((ratio - 1).abs() > config.clip).float().mean().item()
-            updates += 1
-    return {key: value / updates for key, value in totals.items()}
+        yield from torch.randperm(size, generator=generator).split(config.minibatch)
