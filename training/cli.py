@@ -39,7 +39,6 @@ def results_table(result: TournamentResult, title: str) -> Table:
     return table
 
 
-
 def elo_table(result: TournamentResult) -> Table:
     table = Table(title="Elo, random = 0")
     table.add_column("agent")

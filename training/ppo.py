@@ -101,8 +101,9 @@ def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Bat
     """Clipped PPO epochs over the batch; returns mean losses and diagnostics.
 
     With `config.target_kl` > 0 the update ends early (as in Stable-Baselines3) at the first
-    minibatch whose approximate KL to the collecting policy exceeds 1.5 x target_kl; that
-    minibatch takes no step. `minibatches` in the result counts the steps taken.
+    minibatch after the first whose approximate KL to the collecting policy exceeds
+    1.5 x target_kl; that minibatch takes no step. `minibatches` in the result counts the
+    steps taken (always at least one).
     """
     net.train()
     totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
