@@ -262,6 +262,7 @@ def test_shipped_configs_load(name):
     ({"selfplay": {"pool_fraction": 1.5}}, "selfplay.pool_fraction must be in"),
     ({"total_steps": 0}, "total_steps must be >= 1"),
     ({"ppo": {"target_kl": -0.01}}, "ppo.target_kl must be >= 0"),
+    ({"model": {"lookahead": "on"}}, "model.lookahead must be float"),
 ])
 def test_bad_config_keys_are_named(data, message):
     with pytest.raises(ConfigError, match=message):

@@ -21,6 +21,7 @@ from satellites_env.core.game import Game
 from satellites_env.core.rules import new_scratch
 from satellites_env.observation import N_PLANES, observe
 
+from .features import LookaheadFeatures
 from .network import PolicyValueNet, sample_masked
 
 FORMAT = "satellites-checkpoint"
@@ -71,7 +72,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
 
 def network_from_checkpoint(payload: dict[str, Any], path: str | Path = "?") -> PolicyValueNet:
     shape = payload["model_shape"]
-    net = PolicyValueNet(shape["channels"], shape["blocks"])
+    net = PolicyValueNet(shape["channels"], shape["blocks"], shape.get("lookahead", 0.0))
     try:
         net.load_state_dict(payload["model"])
     except RuntimeError as error:
@@ -91,6 +92,7 @@ class PolicyAgent(Agent):
         self.sample = sample
         self.spec = spec
         self._scratch = new_scratch()
+        self._features = LookaheadFeatures() if net.uses_lookahead else None
         self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**31)))
 
     def reset(self, seed: int | None = None) -> None:
@@ -101,8 +103,11 @@ class PolicyAgent(Agent):
     @torch.no_grad()
     def act(self, game: Game) -> int:
         obs = observe(game.state, game.to_move, game.max_moves, self._scratch)
-        mask = torch.from_numpy(game.legal_mask().copy())[None]
-        logits, _ = self.net.masked_forward(torch.from_numpy(obs)[None], mask)
+        legal = game.legal_mask()
+        lookahead = (torch.from_numpy(self._features.of(game, legal))[None]
+                     if self._features else None)
+        logits, _ = self.net.masked_forward(torch.from_numpy(obs)[None],
+                                            torch.from_numpy(legal.copy())[None], lookahead)
         if self.sample:
             return int(sample_masked(logits, self._generator).item())
         return int(logits.argmax(-1).item())

@@ -21,6 +21,7 @@ class ConfigError(ValueError):
 class ModelConfig:
     channels: int = 64  # width of the residual CNN
     blocks: int = 4  # residual blocks in the trunk
+    lookahead: float = 0.0  # initial weight of the one-ply lookahead logit prior (0 = off)
 
 
 @dataclass
@@ -150,6 +151,9 @@ def _check_values(config: TrainConfig) -> None:
     for key, value in fractions.items():
         if not 0.0 <= value <= 1.0:
             raise ConfigError(f"config key {key} must be in [0, 1], got {value}")
+    if config.model.lookahead < 0:
+        raise ConfigError(f"config key model.lookahead must be >= 0 (0 = off), got "
+                          f"{config.model.lookahead}")
     if config.ppo.target_kl < 0:
         raise ConfigError(f"config key ppo.target_kl must be >= 0 (0 = off), got "
                           f"{config.ppo.target_kl}")

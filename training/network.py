@@ -8,6 +8,10 @@ ray table: what a move does depends mostly on where it lands (a legal move landi
 opponent is a connection), and this way the network can say so directly. The 16 push logits are
 read at the cell the displaced satellite waits on (the `pushed` plane), and the pass logit
 comes from pooled features. Illegal actions get -inf, so they are never sampled.
+
+Optionally (`lookahead > 0`) each logit also gets `lookahead_weight` x the action's one-ply
+lookahead value (:mod:`training.features`), a learned scalar that starts at `lookahead`:
+the policy then starts near the greedy baseline and the network learns the correction.
 """
 
 from __future__ import annotations
@@ -43,10 +47,11 @@ class ResidualBlock(nn.Module):
 class PolicyValueNet(nn.Module):
     """Residual CNN: (B, 10, 10, 22) observations -> (B, 3217) logits, (B,) values in [-1, 1]."""
 
-    def __init__(self, channels: int = 64, blocks: int = 4):
+    def __init__(self, channels: int = 64, blocks: int = 4, lookahead: float = 0.0):
         super().__init__()
         self.channels = channels
         self.blocks = blocks
+        self.lookahead = float(lookahead)
         self.stem = nn.Sequential(nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=False),
                                   nn.GroupNorm(8, channels), nn.ReLU())
         self.trunk = nn.Sequential(*(ResidualBlock(channels) for _ in range(blocks)))
@@ -56,9 +61,27 @@ class PolicyValueNet(nn.Module):
         self.pass_head = nn.Linear(channels, 1)
         self.value_head = nn.Sequential(nn.Linear(channels, channels), nn.ReLU(),
                                         nn.Linear(channels, 1))
+        if self.lookahead:
+            self.lookahead_weight = nn.Parameter(torch.tensor(self.lookahead))
+            # The learned logits start at exactly 0, so the first policy is softmax of the
+            # scaled lookahead values: greedy-like play instead of random-init noise.
+            for head in (self.move_head, self.landing_head, self.push_head, self.pass_head):
+                nn.init.zeros_(head.weight)
+                nn.init.zeros_(head.bias)
 
-    def forward(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Raw (unmasked) logits and values."""
+    @property
+    def shape(self) -> dict:
+        """The constructor arguments: `PolicyValueNet(**net.shape)` is a blank twin."""
+        return {"channels": self.channels, "blocks": self.blocks, "lookahead": self.lookahead}
+
+    @property
+    def uses_lookahead(self) -> bool:
+        return self.lookahead != 0.0
+
+    def forward(self, observation: torch.Tensor, lookahead: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Raw (unmasked) logits and values; `lookahead` (B, 3217) is required when the
+        network uses the lookahead prior and ignored otherwise."""
         x = observation.permute(0, 3, 1, 2)  # channels-last planes -> NCHW
         pushed_at = (x[:, PUSHED_PLANE] > 0).to(x.dtype)  # (B, 10, 10), one cell or none
         h = self.trunk(self.stem(x))
@@ -69,13 +92,26 @@ class PolicyValueNet(nn.Module):
         pushes = torch.einsum("bchw,bhw->bc", self.push_head(h), pushed_at)
         passes = self.pass_head(pooled)
         logits = torch.cat([moves, pushes, passes], dim=1)
-        value = torch.tanh(self.value_head(pooled)).squeeze(1)
-        return logits, value
+        if self.uses_lookahead:
+            if lookahead is None:
+                raise ValueError("this network adds one-ply lookahead values to its logits: "
+                                 "pass lookahead (B, 3217), see training.features")
+            logits = logits + self.lookahead_weight * lookahead
+        return logits, self._value_of(pooled)
 
-    def masked_forward(self, observation: torch.Tensor, mask: torch.Tensor
+    def value(self, observation: torch.Tensor) -> torch.Tensor:
+        """The values alone (B,), without the policy heads."""
+        h = self.trunk(self.stem(observation.permute(0, 3, 1, 2)))
+        return self._value_of(h.mean(dim=(2, 3)))
+
+    def _value_of(self, pooled: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.value_head(pooled)).squeeze(1)
+
+    def masked_forward(self, observation: torch.Tensor, mask: torch.Tensor,
+                       lookahead: torch.Tensor | None = None
                        ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits with illegal actions at -inf (mask: (B, 3217), nonzero = legal), and values."""
-        logits, value = self(observation)
+        logits, value = self(observation, lookahead)
         return mask_logits(logits, mask), value
 
 

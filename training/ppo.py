@@ -27,6 +27,7 @@ class Batch:
     log_probs: torch.Tensor
     advantages: torch.Tensor
     returns: torch.Tensor
+    lookaheads: torch.Tensor | None = None  # (N, 3217) when the network uses the prior
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -89,11 +90,13 @@ def build_batch(net: PolicyValueNet, trajectories: list[Trajectory], config: PPO
         observations, masks,
         torch.tensor([a for t in trajectories for a in t.actions], dtype=torch.int64),
         torch.tensor([p for t in trajectories for p in t.log_probs], dtype=torch.float32),
-        torch.from_numpy(normalised), torch.from_numpy(returns))
+        torch.from_numpy(normalised), torch.from_numpy(returns),
+        torch.from_numpy(np.stack([v for t in trajectories for v in t.lookaheads]))
+        if net.uses_lookahead else None)
 
 
 def _values(net: PolicyValueNet, observations: torch.Tensor) -> np.ndarray:
-    return torch.cat([net(chunk)[1] for chunk in observations.split(2048)]).numpy()
+    return torch.cat([net.value(chunk) for chunk in observations.split(2048)]).numpy()
 
 
 def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Batch,
@@ -110,7 +113,9 @@ def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Bat
               "clip_fraction": 0.0}
     updates = 0
     for chunk in _minibatches(len(batch), config, generator):
-        logits, values = net.masked_forward(batch.observations[chunk], batch.masks[chunk])
+        lookahead = batch.lookaheads[chunk] if batch.lookaheads is not None else None
+        logits, values = net.masked_forward(batch.observations[chunk], batch.masks[chunk],
+                                            lookahead)
         log_probs_all = torch.log_softmax(logits, dim=-1)
         log_probs = log_probs_all.gather(1, batch.actions[chunk, None]).squeeze(1)
         advantages = batch.advantages[chunk]

@@ -28,6 +28,7 @@ from satellites_env.core.state import initial_state
 from satellites_env.observation import N_PLANES, OBSERVATION_SHAPE, fill_observation, observe
 
 from .config import SelfPlayConfig
+from .features import LookaheadFeatures
 from .network import PolicyValueNet, sample_masked
 from .shaping import potential
 
@@ -40,6 +41,7 @@ class Trajectory:
 
     observations: list[np.ndarray] = field(default_factory=list)
     masks: list[np.ndarray] = field(default_factory=list)
+    lookaheads: list[np.ndarray] = field(default_factory=list)  # when the net uses them
     actions: list[int] = field(default_factory=list)
     log_probs: list[float] = field(default_factory=list)
     potentials: list[float] = field(default_factory=list)  # shaping potential at each decision
@@ -82,6 +84,8 @@ class SelfPlayGenerator:
         self.scratch = new_scratch()
         self._obs = np.zeros((config.envs, N_CELLS, N_PLANES), dtype=np.float32)
         self._masks = np.zeros((config.envs, N_ACTIONS), dtype=np.int8)
+        self._lookaheads = np.zeros((config.envs, N_ACTIONS), dtype=np.float32)
+        self._features = LookaheadFeatures()
         self._baseline: Agent | None = None
         self.stats = GenerationStats()
         self.slots: list[_Slot] = []  # games start on the first step (after a resume too)
@@ -94,7 +98,7 @@ class SelfPlayGenerator:
 
     def add_snapshot(self, net: PolicyValueNet) -> None:
         """Add a frozen copy of `net` to the opponent pool (oldest dropped beyond pool_size)."""
-        snapshot = PolicyValueNet(net.channels, net.blocks)
+        snapshot = PolicyValueNet(**net.shape)
         snapshot.load_state_dict(net.state_dict())
         snapshot.eval()
         self.pool.append(snapshot)
@@ -157,6 +161,8 @@ class SelfPlayGenerator:
                 continue
             fill_observation(game.state, player, game.max_moves, self._obs[i], self.scratch)
             self._masks[i] = game.legal_mask()
+            if self.learner.uses_lookahead:  # pool snapshots share the learner's shape
+                self._features.fill(game, self._masks[i], self._lookaheads[i])
             groups.setdefault(controller, []).append(i)
         actions = np.zeros(len(self.slots), dtype=np.int64)
         log_probs = np.zeros(len(self.slots), dtype=np.float32)
@@ -175,9 +181,10 @@ class SelfPlayGenerator:
     def _sample(self, net: PolicyValueNet, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
         obs = torch.from_numpy(self._obs[indices].reshape(-1, *OBSERVATION_SHAPE))
         mask = torch.from_numpy(self._masks[indices])
+        lookahead = torch.from_numpy(self._lookaheads[indices]) if net.uses_lookahead else None
         was_training = net.training
         net.eval()
-        logits, _ = net.masked_forward(obs, mask)
+        logits, _ = net.masked_forward(obs, mask, lookahead)
         net.train(was_training)
         log_probs = torch.log_softmax(logits, dim=-1)
         chosen = sample_masked(logits, self.torch_generator)
@@ -194,6 +201,8 @@ class SelfPlayGenerator:
                 trajectory = slot.trajectories[player]
                 trajectory.observations.append(self._obs[i].reshape(OBSERVATION_SHAPE).copy())
                 trajectory.masks.append(self._masks[i].copy())
+                if self.learner.uses_lookahead:
+                    trajectory.lookaheads.append(self._lookaheads[i].copy())
                 trajectory.actions.append(int(actions[i]))
                 trajectory.log_probs.append(float(log_probs[i]))
                 trajectory.potentials.append(float(potential(

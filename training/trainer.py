@@ -71,7 +71,8 @@ class Trainer:
         torch.set_num_threads(config.threads)
         self.counters = Counters()
         self.history: list[Evaluation] = []
-        self.net = PolicyValueNet(config.model.channels, config.model.blocks)
+        self.net = PolicyValueNet(config.model.channels, config.model.blocks,
+                                  config.model.lookahead)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.ppo.learning_rate)
         self.update_generator = torch.Generator().manual_seed(config.seed + 1)
         self.generator = SelfPlayGenerator(config.selfplay, self.net, config.seed)
@@ -92,7 +93,7 @@ class Trainer:
     def state_payload(self) -> dict:
         return {
             "model": self.net.state_dict(),
-            "model_shape": {"channels": self.net.channels, "blocks": self.net.blocks},
+            "model_shape": self.net.shape,
             "optimizer": self.optimizer.state_dict(),
             "config": self.config.to_dict(),
             "counters": vars(self.counters).copy(),
@@ -118,7 +119,7 @@ class Trainer:
         self.counters = Counters(**payload["counters"])
         self.history = [Evaluation(**e) for e in payload["history"]]
         for weights in payload["pool"]:
-            snapshot = PolicyValueNet(self.net.channels, self.net.blocks)
+            snapshot = PolicyValueNet(**self.net.shape)
             snapshot.load_state_dict(weights)
             self.generator.add_snapshot(snapshot)
         rng = payload["rng"]
