@@ -82,9 +82,8 @@ class PolicyValueNet(nn.Module):
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """Raw (unmasked) logits and values; `lookahead` (B, 3217) is required when the
         network uses the lookahead prior and ignored otherwise."""
-        x = observation.permute(0, 3, 1, 2)  # channels-last planes -> NCHW
+        x, h = self._trunk(observation)
         pushed_at = (x[:, PUSHED_PLANE] > 0).to(x.dtype)  # (B, 10, 10), one cell or none
-        h = self.trunk(self.stem(x))
         pooled = h.mean(dim=(2, 3))
         moves = self.move_head(h).permute(0, 2, 3, 1).reshape(x.shape[0], -1)
         landing = F.pad(self.landing_head(h).flatten(1), (0, 1))  # (B, 101), padding cell last
@@ -101,8 +100,12 @@ class PolicyValueNet(nn.Module):
 
     def value(self, observation: torch.Tensor) -> torch.Tensor:
         """The values alone (B,), without the policy heads."""
-        h = self.trunk(self.stem(observation.permute(0, 3, 1, 2)))
+        _, h = self._trunk(observation)
         return self._value_of(h.mean(dim=(2, 3)))
+
+    def _trunk(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = observation.permute(0, 3, 1, 2)  # channels-last planes -> NCHW
+        return x, self.trunk(self.stem(x))
 
     def _value_of(self, pooled: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.value_head(pooled)).squeeze(1)
