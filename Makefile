@@ -17,10 +17,10 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n 2
 
 train: $(STAMP)
-	$(PY) -m training.cli train --config configs/quick.yaml --out runs/quick
+	$(VENV)/bin/satellites train --config configs/quick.yaml --out runs/quick
 
 demo: $(STAMP)
-	$(PY) -m satellites_env demo --seed 0 --gif game.gif
+	$(VENV)/bin/satellites demo --seed 0 --gif game.gif
 
 bench: $(STAMP)
 	$(PY) benchmarks/env_throughput.py

@@ -30,7 +30,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         if not argument:
             raise AgentSpecError(f"agent spec {spec!r}: expected 'checkpoint:PATH'")
         try:
-            from training.checkpoint import CheckpointAgent
+            from training.common.checkpoint import CheckpointAgent
         except ImportError as error:
             raise AgentSpecError(
                 f"agent spec {spec!r} needs the trainer: install the 'train' extra "

@@ -27,9 +27,9 @@ from satellites_env.core.rules import new_scratch
 from satellites_env.core.state import initial_state
 from satellites_env.observation import N_PLANES, OBSERVATION_SHAPE, fill_observation, observe
 
-from .config import SelfPlayConfig
-from .features import LookaheadFeatures
-from .network import PolicyValueNet, sample_masked
+from ..common.config import SelfPlayConfig
+from ..common.features import LookaheadFeatures
+from ..common.network import PolicyValueNet, sample_masked
 from .shaping import potential
 
 LEARNER = "learner"

@@ -230,7 +230,7 @@ def test_engine_and_text_render_need_no_pygame():
         "render_text(satellites_env.core.Game.new(seed=0))\n"
         "assert 'pygame' not in sys.modules\n"
     )
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
     forbidden = re.compile(r"^\s*(from|import)\s+(\S*render|pygame|gymnasium|pettingzoo|torch)\b",
                            re.M)

@@ -14,15 +14,15 @@ from satellites_env.agents import AgentSpecError, make_agent
 from satellites_env.core import Game
 from satellites_env.core.board import N_ACTIONS
 from satellites_env.observation import observe
-from training.checkpoint import CheckpointError, load_checkpoint
-from training.config import ConfigError, config_from_dict, load_config
-from training.network import PolicyValueNet, mask_logits, sample_masked
-from training.ppo import gae
-from training.trainer import Trainer
+from training.common.checkpoint import CheckpointError, load_checkpoint
+from training.common.config import ConfigError, config_from_dict, load_config
+from training.common.network import PolicyValueNet, mask_logits, sample_masked
+from training.ppo.update import gae
+from training.ppo.trainer import Trainer
 
 from play_helpers import find_game
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 TINY = {
     "seed": 3,
@@ -97,7 +97,7 @@ def test_gae_bootstraps_a_cut_segment():
 
 
 def test_collect_returns_fresh_segments_with_bootstraps():
-    from training.selfplay import SelfPlayGenerator
+    from training.ppo.selfplay import SelfPlayGenerator
 
     config = tiny_config(selfplay={"envs": 3, "max_moves": 400})
     generator = SelfPlayGenerator(config.selfplay, PolicyValueNet(8, 1), seed=0)
@@ -112,8 +112,8 @@ def test_collect_returns_fresh_segments_with_bootstraps():
 
 
 def collected_batch(config, transitions: int):
-    from training.ppo import build_batch
-    from training.selfplay import SelfPlayGenerator
+    from training.ppo.update import build_batch
+    from training.ppo.selfplay import SelfPlayGenerator
 
     net = PolicyValueNet(8, 1)
     generator = SelfPlayGenerator(config.selfplay, net, seed=1)
@@ -122,7 +122,7 @@ def collected_batch(config, transitions: int):
 
 
 def test_update_with_a_last_minibatch_of_one_stays_finite():
-    from training.ppo import ppo_update
+    from training.ppo.update import ppo_update
 
     config = tiny_config(ppo={"minibatch": 16, "epochs": 1})
     net, batch = collected_batch(config, 40)
@@ -137,7 +137,7 @@ def test_update_with_a_last_minibatch_of_one_stays_finite():
 
 @pytest.mark.parametrize("target_kl, stops_early", [(0.0, False), (1e-6, True)])
 def test_target_kl_ends_the_update_early(target_kl, stops_early):
-    from training.ppo import ppo_update
+    from training.ppo.update import ppo_update
 
     config = tiny_config(ppo={"minibatch": 16, "epochs": 4, "target_kl": target_kl})
     net, batch = collected_batch(config, 64)

@@ -1,4 +1,7 @@
-"""The `satellites` command line: train, evaluate, play, replay."""
+"""The `satellites` command line: train, evaluate, play, replay, demo.
+
+`train` and `checkpoint:` agents load the trainer (PyTorch) lazily; everything else is torch-free.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +14,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TextColumn
 from rich.table import Table
 
-from satellites_env.agents import make_agent
-from satellites_env.core.board import DEFAULT_MAX_MOVES
-from satellites_env.core.game import Game
-from satellites_env.core.notation import NotationError
-from satellites_env.core.rules import IllegalActionError
-from satellites_env.record import GameRecord
+from .agents import make_agent
+from .core.board import DEFAULT_MAX_MOVES
+from .core.game import Game
+from .core.notation import NotationError
+from .core.rules import IllegalActionError
+from .record import GameRecord
 
-from .evaluate import TournamentResult, rate_with_interval, run_tournament
+from .arena import TournamentResult, rate_with_interval, run_tournament
 
 # Long messages stay on one line (greppable); tables keep their columns when piped to a file.
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -77,7 +80,7 @@ def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | 
 def play(opponent: str, colour: str, seed: int, render: str, max_moves: int,
          save: Path | None, input_fn=input) -> GameRecord:
     """Play a game against `opponent` in the terminal, moves typed in notation."""
-    from satellites_env.render import HumanWindow, render_rgb, render_text
+    from .render import HumanWindow, render_rgb, render_text
 
     agent = make_agent(opponent, seed=seed)
     game = Game.new(seed=seed, max_moves=max_moves)
@@ -135,7 +138,7 @@ def play(opponent: str, colour: str, seed: int, render: str, max_moves: int,
 
 
 def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: float) -> None:
-    from satellites_env.render import render_rgb, render_text, save_gif
+    from .render import render_rgb, render_text, save_gif
 
     record = GameRecord.load(path)
     positions = record.replay()
@@ -154,18 +157,52 @@ def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: flo
 
 
 def train(config_path: Path, out: Path | None, resume: bool) -> None:
-    from .config import load_config
-    from .trainer import Trainer
-
-    config = load_config(config_path)
-    run_dir = out or Path("runs") / config_path.stem
-    console.print(f"training with {config_path} -> {run_dir}/")
+    """`satellites train`: the learner named by the config (needs the `train` extra)."""
     try:
-        Trainer(config, run_dir, resume=resume, console=console).run()
-    except KeyboardInterrupt:
-        raise SystemExit(130) from None
-    console.print(f"policy: {run_dir / 'final.pt'} (use it as checkpoint:{run_dir / 'final.pt'}); "
-                  f"learning curve: {run_dir / 'learning_curve.png'}")
+        from training.train import train as run_training
+    except ImportError as error:
+        raise ValueError("`satellites train` needs the trainer: install the 'train' extra "
+                         f"(pip install 'satellites[train]'); import failed: {error}") from error
+    run_training(config_path, out, resume, console)
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
+         red: str = "greedy", blue: str = "random") -> None:
+    """Play one game between two agents through the wrapped PettingZoo env and render it."""
+    from . import satellites_v0
+    from .render import render_rgb, render_text, save_gif
+
+    env = satellites_v0.env(render_mode="ansi", max_moves=max_moves)
+    env.reset(seed=seed)
+    game = env.unwrapped.game
+    agents = {"player_0": make_agent(red, seed=seed), "player_1": make_agent(blue, seed=seed + 1)}
+    frames = [render_rgb(game, size=frame_size)] if gif else []
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("playing", total=max_moves)
+        for agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            action = agents[agent].act(game)
+            assert obs["action_mask"][action], "agents only play legal actions"
+            env.step(action)
+            if game.pending_push is None:
+                progress.update(task, completed=game.moves)
+                if gif:
+                    frames.append(render_rgb(game, size=frame_size, last_move=game.history[-1]))
+    console.print(render_text(game), markup=False, highlight=False)
+    result = game.score()
+    console.print(f"moves: {game.moves}  ended by: "
+                  f"{'move cap (truncation)' if game.truncated else 'the rules'}  "
+                  f"rewards: red {result.reward(0):+d}, blue {result.reward(1):+d}")
+    console.print(f"red = {red}, blue = {blue}; result: {result.reason}")
+    if gif:
+        save_gif(frames, gif)
+        console.print(f"saved {len(frames)} frames to {gif}")
 
 
 # --------------------------------------------------------------------------- main
@@ -205,6 +242,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--boards", action="store_true", help="print every board (default without --gif)")
     rp.add_argument("--frame-size", type=int, default=480)
     rp.add_argument("--fps", type=float, default=2.0)
+
+    dm = sub.add_parser("demo", help="play and render one game between two agents")
+    dm.add_argument("--seed", type=int, default=0, help="seed of the set-up and the agents")
+    dm.add_argument("--max-moves", type=int, default=DEFAULT_MAX_MOVES, help="move cap (R20)")
+    dm.add_argument("--gif", type=Path, default=None, help="save the game as an animated GIF")
+    dm.add_argument("--frame-size", type=int, default=400, help="GIF frame size in pixels")
+    dm.add_argument("--red", default="greedy", help="agent spec playing red")
+    dm.add_argument("--blue", default="random", help="agent spec playing blue")
     return parser
 
 
@@ -220,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
             play(args.opponent, args.colour, args.seed, args.render, args.max_moves, args.save)
         elif args.command == "replay":
             replay(args.record, args.gif, args.boards, args.frame_size, args.fps)
+        elif args.command == "demo":
+            demo(args.seed, args.max_moves, args.gif, args.frame_size, args.red, args.blue)
     except (ValueError, FileExistsError) as error:  # user errors: bad spec, record, config...
         console.print(f"[red]error:[/red] {error}", highlight=False)
         return 2

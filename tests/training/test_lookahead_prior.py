@@ -11,11 +11,11 @@ from satellites_env.agents.heuristic import final_result, heuristic_value
 from satellites_env.core import Game
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.rules import new_scratch
-from training.checkpoint import load_checkpoint, network_from_checkpoint
-from training.config import ConfigError, config_from_dict
-from training.features import LookaheadFeatures
-from training.network import PolicyValueNet
-from training.trainer import Trainer
+from training.common.checkpoint import load_checkpoint, network_from_checkpoint
+from training.common.config import ConfigError, config_from_dict
+from training.common.features import LookaheadFeatures
+from training.common.network import PolicyValueNet
+from training.ppo.trainer import Trainer
 
 from play_helpers import find_game
 from test_training import observation_batch, tiny_config
@@ -98,8 +98,8 @@ def test_a_lookahead_net_needs_the_values():
 
 def test_stored_lookaheads_reproduce_the_sampling_log_probs():
     """PPO's first ratio is exactly 1 only if the update sees the values the games used."""
-    from training.ppo import build_batch
-    from training.selfplay import SelfPlayGenerator
+    from training.ppo.update import build_batch
+    from training.ppo.selfplay import SelfPlayGenerator
 
     config = tiny_config(model={"channels": 8, "blocks": 1, "lookahead": 3.0},
                          selfplay={"envs": 4, "max_moves": 60, "pool_fraction": 0.0,

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from .config import PPOConfig
-from .network import PolicyValueNet, masked_entropy
+from ..common.config import PPOConfig
+from ..common.network import PolicyValueNet, masked_entropy
 from .selfplay import Trajectory
 
 

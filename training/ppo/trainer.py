@@ -28,13 +28,13 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 
 from satellites_env.agents import make_agent
+from satellites_env.arena import PairResult, fit_elo, match, rate_with_interval
 
-from .checkpoint import (PolicyAgent, load_checkpoint, network_from_checkpoint,
+from ..common.checkpoint import (PolicyAgent, load_checkpoint, network_from_checkpoint,
                          save_checkpoint)
-from .config import TrainConfig, config_from_dict
-from .evaluate import PairResult, fit_elo, match, rate_with_interval
-from .network import PolicyValueNet
-from .ppo import build_batch, ppo_update
+from ..common.config import TrainConfig, config_from_dict
+from ..common.network import PolicyValueNet
+from .update import build_batch, ppo_update
 from .selfplay import SelfPlayGenerator
 
 LEARNER = "learner"

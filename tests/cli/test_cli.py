@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from satellites_env.record import GameRecord, RecordError
-from training import cli
+from satellites_env import cli
 
 
 def run(args, capsys):
@@ -119,7 +119,7 @@ def test_train_config_errors(tmp_path, capsys):
 
 
 def test_console_script_is_installed():
-    result = subprocess.run([sys.executable, "-m", "training.cli", "--help"], capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "satellites_env", "--help"], capture_output=True,
                             text=True, check=True)
     for command in ("train", "evaluate", "play", "replay"):
         assert command in result.stdout

@@ -18,7 +18,7 @@ from satellites_env.observation import N_PLANES, PLANE_INDEX, PLANES
 
 from play_helpers import find_game, purposeful_action
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def play_out(env, rng, max_steps=2000):

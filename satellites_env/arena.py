@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from satellites_env.agents import Agent, make_agent
-from satellites_env.core.board import DEFAULT_MAX_MOVES
-from satellites_env.core.game import Game
-from satellites_env.record import GameRecord
+from .agents import Agent, make_agent
+from .core.board import DEFAULT_MAX_MOVES
+from .core.game import Game
+from .record import GameRecord
 
 Z95 = 1.959963984540054
 

@@ -9,7 +9,7 @@ from satellites_env.agents import AgentSpecError, GreedyAgent, MCTSAgent, Random
 from satellites_env.agents.heuristic import final_result, heuristic_value
 from satellites_env.core import Game
 from satellites_env.core.rules import new_scratch
-from training.evaluate import PairResult, fit_elo, match, run_tournament, schedule, wilson_interval
+from satellites_env.arena import PairResult, fit_elo, match, run_tournament, schedule, wilson_interval
 
 from play_helpers import find_game, purposeful_action
 

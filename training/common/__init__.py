@@ -1,0 +1,1 @@
+"""Pieces every learner shares: the policy-value network, checkpoints, run configs, features."""

@@ -1,0 +1,1 @@
+"""PPO self-play: rollouts (`selfplay`), the update (`update`), the run loop (`trainer`)."""
