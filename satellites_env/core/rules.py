@@ -53,8 +53,11 @@ class IllegalActionError(ValueError):
 
 
 # Rows of the scratch array every kernel takes (one scratch array per thread of play).
+# CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM and BLUE_SUM hold the analysis of the last board given
+# to `analyse_groups` (satellites_env.core.scoring): they are the engine's output, read through
+# satellites_env.core.engine; the other rows are private to this module.
 (CONNECTED, GROUP_OF, GROUP_SIZE, NEAR_OWN, AFTER, AFTER_CONNECTED, AFTER_GROUP_OF,
- AFTER_GROUP_SIZE, COLONY_BEFORE, OWNER, STACK, N_SCRATCH_ROWS) = range(12)
+ AFTER_GROUP_SIZE, COLONY_BEFORE, OWNER, STACK, RED_SUM, BLUE_SUM, N_SCRATCH_ROWS) = range(14)
 
 
 def new_scratch() -> np.ndarray:
