@@ -11,7 +11,8 @@ import numpy as np
 from numba import njit
 
 from .core.board import COLONY_MIN, GRACE_MOVES, MAX_GROUP, N_ACTIONS, N_CELLS, SIZE
-from .core.rules import CONNECTED, GROUP_OF, GROUP_SIZE, STACK, analyse, has_free_edge
+from .core.engine import (BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM, analyse_groups,
+                          connections_allowed)
 from .core.state import (
     GRACE,
     MOVES,
@@ -57,21 +58,18 @@ _ALLOWED, _GRACE, _GRACE_LEFT, _PASSED, _PROGRESS, _IS_RED = range(16, 22)
 
 
 @njit(cache=True)
-def fill_observation(state, player, max_moves, planes, scratch):
-    """Write the planes of `state` seen by `player` (0 red, 1 blue) into planes[100, N_PLANES]."""
+def fill_observation(state, player, max_moves, planes, work):
+    """Write the planes of `state` seen by `player` (0 red, 1 blue) into planes[100, N_PLANES].
+
+    `work` is an engine work buffer (`satellites_env.core.engine.new_work()`).
+    """
     planes[:] = 0.0
     board = state[:N_CELLS]
     sign = 1 - 2 * player
-    connected = scratch[CONNECTED]
-    group_of = scratch[GROUP_OF]
-    group_size = scratch[GROUP_SIZE]
-    n_connected, n_groups = analyse(board, connected, group_of, group_size, scratch[STACK])
-    # Per-group value sums from the observer's side, to know who controls each colony.
-    balance = scratch[STACK]
-    balance[:n_groups] = 0
-    for c in range(N_CELLS):
-        if group_of[c] >= 0:
-            balance[group_of[c]] += board[c] * sign
+    analyse_groups(board, work)
+    connected = work[CONNECTED]
+    group_of = work[GROUP_OF]
+    group_size = work[GROUP_SIZE]
     for c in range(N_CELLS):
         piece = board[c] * sign
         if piece == 0:
@@ -87,9 +85,10 @@ def fill_observation(state, player, max_moves, planes, scratch):
         planes[c, _GROUP] = size / MAX_GROUP
         if size >= COLONY_MIN:
             planes[c, _COLONY] = 1.0
-            if balance[g] > 0:
+            balance = (work[RED_SUM, g] - work[BLUE_SUM, g]) * sign  # R21 from the observer
+            if balance > 0:
                 planes[c, _OWN_CTRL] = 1.0
-            elif balance[g] < 0:
+            elif balance < 0:
                 planes[c, _OPP_CTRL] = 1.0
             if size == MAX_GROUP:
                 planes[c, _CROWNED] = 1.0
@@ -97,7 +96,7 @@ def fill_observation(state, player, max_moves, planes, scratch):
     if target != NO_PENDING:
         pushed = state[PENDING_PIECE]
         planes[target, _PUSHED] = (pushed if pushed > 0 else -pushed) / 4.0
-    allowed = 1.0 if (n_connected > 0 or has_free_edge(board)) else 0.0
+    allowed = 1.0 if connections_allowed(board) else 0.0
     grace = state[GRACE]
     progress = min(state[MOVES] / max_moves, 1.0)
     for c in range(N_CELLS):

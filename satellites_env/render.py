@@ -23,7 +23,6 @@ from satellites_env.core.board import (
     COLOUR_NAMES,
     END_CONNECTED,
     N_CELLS,
-    ORTHO,
     PASS_ACTION,
     PUSH_BASE,
     RAY,
@@ -32,6 +31,7 @@ from satellites_env.core.board import (
     decode_push_action,
     row_col,
 )
+from satellites_env.core.engine import CONNECTED, analyse_groups, links, new_work
 from satellites_env.core.game import Game
 from satellites_env.core.notation import FILES, NotationError, parse_move_text, square_name
 from satellites_env.core.scoring import Score
@@ -63,16 +63,9 @@ class _Facts:
 
 
 def _connected_mask(board: np.ndarray) -> np.ndarray:
-    mask = np.zeros(N_CELLS, dtype=bool)
-    for cell in range(N_CELLS):
-        piece = board[cell]
-        if piece == 0:
-            continue
-        for n in ORTHO[cell]:
-            if n >= 0 and board[n] * piece < 0:
-                mask[cell] = True
-                break
-    return mask
+    work = new_work()
+    analyse_groups(board.astype(np.int32), work)
+    return work[CONNECTED, :N_CELLS] != 0
 
 
 def _push_cells(game: Game) -> tuple[int, ...]:
@@ -451,16 +444,10 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
 
     # -- connection links
     link_w = max(3, int(cell * 0.14))
-    for c in range(N_CELLS):
-        piece = f.board[c]
-        if piece == 0:
-            continue
-        r, col = row_col(c)
-        for n in (c + 1 if col + 1 < SIZE else -1, c + SIZE if r + 1 < SIZE else -1):
-            if n >= 0 and f.board[n] * piece < 0:
-                a, b = centre(c), centre(n)
-                pygame.draw.line(surf, (0, 0, 0), a, b, link_w + 2 * s)
-                pygame.draw.line(surf, LINK, a, b, link_w)
+    for c, n in links(f.board):
+        a, b = centre(c), centre(n)
+        pygame.draw.line(surf, (0, 0, 0), a, b, link_w + 2 * s)
+        pygame.draw.line(surf, LINK, a, b, link_w)
 
     # -- satellites
     radius = cell * 0.36

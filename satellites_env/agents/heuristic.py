@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core.board import COLONY_MIN, MAX_GROUP, N_CELLS
-from ..core.rules import CONNECTED, GROUP_OF, GROUP_SIZE, OWNER, STACK, analyse
+from ..core.engine import (BLUE_SUM, DRAW, GROUP_SIZE, RED, RED_SUM, analyse_groups, tally,
+                           verdict)
+from ..core.board import COLONY_MIN, MAX_GROUP
 
 COLONY_WEIGHT = 1.0
 CROWN_BONUS = 0.25
@@ -31,69 +32,36 @@ TIE_BREAK_WEIGHT = 0.5
 
 
 @njit(cache=True)
-def _tally(board, sign, scratch):
-    """Walk the groups once from the side of `sign`.
+def final_result(board, sign, work):
+    """+1 / -1 / 0 for the player of `sign` by R21-R23 on `board` (the engine's verdict)."""
+    _, n_groups = analyse_groups(board, work)
+    code = verdict(*tally(work, n_groups))
+    if code == DRAW:
+        return 0.0
+    return 1.0 if (code == RED) == (sign > 0) else -1.0
 
-    Returns (mine, theirs, my_lowest, their_lowest, shaped): colonies controlled by each side,
-    the lowest total value among each side's controlled colonies (R23; 2**20 when none), and
-    the heuristic sum h before squashing.
-    """
-    _, n_groups = analyse(board, scratch[CONNECTED], scratch[GROUP_OF], scratch[GROUP_SIZE],
-                          scratch[STACK])
-    group_of = scratch[GROUP_OF]
-    sizes = scratch[GROUP_SIZE]
-    balance = scratch[OWNER]
-    totals = scratch[STACK]
-    balance[:n_groups] = 0
-    totals[:n_groups] = 0
-    for c in range(N_CELLS):
-        g = group_of[c]
-        if g >= 0:
-            balance[g] += board[c] * sign
-            totals[g] += abs(board[c])
+
+@njit(cache=True)
+def heuristic_value(board, sign, work):
+    """The documented heuristic for the player of `sign`, in (-1, 1)."""
+    _, n_groups = analyse_groups(board, work)
     h = 0.0
-    mine = 0
-    theirs = 0
-    my_low = 1 << 20
-    their_low = 1 << 20
     for g in range(n_groups):
-        margin = balance[g]
-        if sizes[g] < COLONY_MIN:
+        margin = (work[RED_SUM, g] - work[BLUE_SUM, g]) * sign
+        if work[GROUP_SIZE, g] < COLONY_MIN:
             if margin > 0:
                 h += PAIR_WEIGHT
             elif margin < 0:
                 h -= PAIR_WEIGHT
             continue
         h += MARGIN_WEIGHT * max(-MARGIN_CAP, min(MARGIN_CAP, margin))
-        if margin == 0:
-            continue
-        weight = COLONY_WEIGHT + (CROWN_BONUS if sizes[g] == MAX_GROUP else 0.0)
+        weight = COLONY_WEIGHT + (CROWN_BONUS if work[GROUP_SIZE, g] == MAX_GROUP else 0.0)
         if margin > 0:
             h += weight
-            mine += 1
-            my_low = min(my_low, totals[g])
-        else:
+        elif margin < 0:
             h -= weight
-            theirs += 1
-            their_low = min(their_low, totals[g])
-    return mine, theirs, my_low, their_low, h
-
-
-@njit(cache=True)
-def final_result(board, sign, scratch):
-    """+1 / -1 / 0 for the player of `sign` by R21-R23 on `board`."""
-    mine, theirs, my_low, their_low, _ = _tally(board, sign, scratch)
-    if mine != theirs:
-        return 1.0 if mine > theirs else -1.0
-    if mine == 0 or my_low == their_low:
-        return 0.0
-    return 1.0 if my_low < their_low else -1.0
-
-
-@njit(cache=True)
-def heuristic_value(board, sign, scratch):
-    """The documented heuristic for the player of `sign`, in (-1, 1)."""
-    mine, theirs, my_low, their_low, h = _tally(board, sign, scratch)
-    if mine == theirs and mine > 0 and my_low != their_low:
-        h += TIE_BREAK_WEIGHT if my_low < their_low else -TIE_BREAK_WEIGHT
+    red, blue, red_low, blue_low = tally(work, n_groups)
+    if red == blue and red > 0 and red_low != blue_low:  # R23 decides: lean towards it
+        mine_lower = (red_low < blue_low) == (sign > 0)
+        h += TIE_BREAK_WEIGHT if mine_lower else -TIE_BREAK_WEIGHT
     return np.tanh(h / 2.0)

@@ -15,14 +15,16 @@ from __future__ import annotations
 from numba import njit
 
 from satellites_env.agents.heuristic import heuristic_value
-from satellites_env.core.board import EDGE_CELLS, N_CELLS, SIZE
-from satellites_env.core.rules import is_connected
+from satellites_env.core.board import EDGE_CELLS, SIZE
+from satellites_env.core.engine import connections_allowed
 
 OPENING_WEIGHT = 0.5
 
 
 @njit(cache=True)
 def opening_progress(board):
+    if connections_allowed(board):  # R9: the opening is over
+        return 1.0
     emptiest = SIZE
     for e in range(4):
         count = 0
@@ -30,11 +32,6 @@ def opening_progress(board):
             if board[EDGE_CELLS[e, i]] != 0:
                 count += 1
         emptiest = min(emptiest, count)
-    if emptiest == 0:
-        return 1.0
-    for c in range(N_CELLS):  # any connection allows connections too
-        if is_connected(board, c):
-            return 1.0
     return 1.0 - emptiest / SIZE
 
 
