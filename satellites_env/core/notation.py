@@ -32,8 +32,10 @@ FILES = "abcdefghij"
 PIECE_LETTERS = {"A": 1, "B": 2, "C": 3, "D": 4, "a": -1, "b": -2, "c": -3, "d": -4}
 LETTER_OF_PIECE = {code: letter for letter, code in PIECE_LETTERS.items()}
 SQUARE_NAMES = tuple(f"{FILES[c % SIZE]}{SIZE - c // SIZE}" for c in range(N_CELLS))
-_SQUARE_RE = re.compile(r"^([a-j])(10|[1-9])$")
-_MOVE_RE = re.compile(r"^([a-j](?:10|[1-9]))-([a-j](?:10|[1-9]))(?:>([a-j](?:10|[1-9])))?$")
+_SQUARE_RE = re.compile(r"([a-j])(10|[1-9])")  # used with fullmatch: no trailing newline
+_MOVE_RE = re.compile(r"([a-j](?:10|[1-9]))-([a-j](?:10|[1-9]))(?:>([a-j](?:10|[1-9])))?")
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+MAX_SPN_MOVES = 2**31 - 1  # the move counter is an int32 in the state
 
 
 class NotationError(ValueError):
@@ -49,7 +51,9 @@ def square_name(cell: int) -> str:
 
 def parse_square(text: str) -> int:
     """Cell index of a square name such as `c10`."""
-    match = _SQUARE_RE.match(text)
+    if not isinstance(text, str):
+        raise NotationError(f"a square must be a string such as 'c10', got {type(text).__name__}")
+    match = _SQUARE_RE.fullmatch(text)
     if not match:
         raise NotationError(f"bad square {text!r}: expected a file a-j and a rank 1-10, e.g. 'c10'")
     return cell_of(SIZE - int(match.group(2)), FILES.index(match.group(1)))
@@ -57,10 +61,13 @@ def parse_square(text: str) -> int:
 
 def parse_move_text(text: str) -> tuple[int, int, int | None] | None:
     """(from, to, push landing or None) of `c10-c7` / `c10-f7>f9`; None for `pass`."""
+    if not isinstance(text, str):
+        raise NotationError(f"a move must be a string such as 'c10-c7', 'c10-f7>f9' or 'pass', "
+                            f"got {type(text).__name__}")
     text = text.strip()
     if text == "pass":
         return None
-    match = _MOVE_RE.match(text)
+    match = _MOVE_RE.fullmatch(text)
     if not match:
         raise NotationError(
             f"bad move {text!r}: expected 'c10-c7', 'c10-f7>f9' (displacement) or 'pass'")
@@ -105,16 +112,18 @@ def parse_spn(text: str) -> np.ndarray:
     state = empty_state()
     _parse_rows(rows_text, state)
     if to_move not in ("r", "b"):
-        raise NotationError(f"SPN to_move field is {to_move!r}; expected 'r' or 'b'")
+        raise NotationError(f"SPN field 'to_move' is {to_move!r}; expected 'r' or 'b'")
     state[TO_MOVE] = RED if to_move == "r" else BLUE
-    if grace != "-" and grace not in ("0", "1", "2", "3"):
-        raise NotationError(f"SPN grace field is {grace!r}; expected '-' or 0-3")
+    if grace not in ("-", "0", "1", "2", "3"):
+        raise NotationError(f"SPN field 'grace' is {grace!r}; expected '-' or 0-3")
     state[GRACE] = NO_GRACE if grace == "-" else int(grace)
     if passes not in ("0", "1", "2"):
-        raise NotationError(f"SPN passes field is {passes!r}; expected 0, 1 or 2")
+        raise NotationError(f"SPN field 'passes' is {passes!r}; expected 0, 1 or 2")
     state[PASSES] = int(passes)
-    if not moves.isdigit():
-        raise NotationError(f"SPN moves field is {moves!r}; expected a whole number >= 0")
+    # ASCII digits only: str.isdigit() and int() also take '１２' or '²'.
+    if not _ASCII_DIGITS.fullmatch(moves) or int(moves) > MAX_SPN_MOVES:
+        raise NotationError(f"SPN field 'moves' must be a non-negative integer of ASCII digits "
+                            f"up to {MAX_SPN_MOVES}, got {moves!r}")
     state[MOVES] = int(moves)
     _check_consistent(state)
     return state

@@ -217,16 +217,24 @@ def test_spn_wrong_value_counts():
 
 
 @pytest.mark.parametrize("fields, match", [
-    ("x - 0 0", "to_move field is 'x'; expected 'r' or 'b'"),
-    ("R - 0 0", "to_move field is 'R'"),
-    ("r 4 0 0", "grace field is '4'; expected '-' or 0-3"),
-    ("r x 0 0", "grace field is 'x'"),
-    ("r -1 0 0", "grace field is '-1'"),
-    ("r - 3 0", "passes field is '3'; expected 0, 1 or 2"),
-    ("r - x 0", "passes field is 'x'"),
-    ("r - 0 -1", "moves field is '-1'; expected a whole number"),
-    ("r - 0 x", "moves field is 'x'"),
-    ("r - 0 1.5", "moves field is '1.5'"),
+    ("x - 0 0", "SPN field 'to_move' is 'x'; expected 'r' or 'b'"),
+    ("R - 0 0", "field 'to_move' is 'R'"),
+    ("r 4 0 0", "SPN field 'grace' is '4'; expected '-' or 0-3"),
+    ("r x 0 0", "field 'grace' is 'x'"),
+    ("r -1 0 0", "field 'grace' is '-1'"),
+    ("r ３ 0 0", "field 'grace' is '３'"),
+    ("r - 3 0", "SPN field 'passes' is '3'; expected 0, 1 or 2"),
+    ("r - x 0", "field 'passes' is 'x'"),
+    ("r - １ 0", "field 'passes' is '１'"),
+    ("r - 0 -1", "SPN field 'moves' must be a non-negative integer .*, got '-1'"),
+    ("r - 0 x", "field 'moves' must be a non-negative integer .*, got 'x'"),
+    ("r - 0 1.5", "field 'moves' .* got '1.5'"),
+    ("r - 0 +1", "field 'moves' .* got '\\+1'"),
+    # Only ASCII digits: int() would read these as 12, 2 and 5.
+    ("r - 0 １２", "field 'moves' .* got '１２'"),
+    ("r - 0 ²", "field 'moves' .* got '²'"),
+    ("r - 0 ٥", "field 'moves' .* got '٥'"),
+    ("r - 0 99999999999999999999", "field 'moves' .* up to 2147483647"),
 ])
 def test_spn_bad_fields(fields, match):
     with pytest.raises(NotationError, match=match):
@@ -443,3 +451,30 @@ def test_push_action_without_displacement_is_illegal():
         assert game.legal_mask()[push] == 0
     with pytest.raises(IllegalActionError, match="illegal action 3200"):
         game.play(PUSH_BASE)
+
+
+# =============================================================================== strictness
+
+
+@pytest.mark.parametrize("text", ["c10\n", "c1\n", "a1 ", "ｃ10", "c１0", "c٣"])
+def test_square_is_exact_ascii(text):
+    with pytest.raises(NotationError, match="bad square"):
+        parse_square(text)
+
+
+@pytest.mark.parametrize("value", [None, 12, 1.5, b"c10", ["c10"]])
+def test_square_and_move_must_be_strings(value):
+    from satellites_env.core.notation import parse_move_text
+
+    with pytest.raises(NotationError, match="must be a string"):
+        parse_square(value)
+    with pytest.raises(NotationError, match="must be a string"):
+        parse_move_text(value)
+
+
+@pytest.mark.parametrize("text", ["c10-c7\nx", "c10-ｃ7", "c10-c7>", "c10-c7>f9>f8", "PASS"])
+def test_move_text_is_exact(text):
+    from satellites_env.core.notation import parse_move_text
+
+    with pytest.raises(NotationError, match="bad move"):
+        parse_move_text(text)

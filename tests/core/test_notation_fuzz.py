@@ -1,0 +1,139 @@
+"""Fuzzing the text formats (RULES.md section 7): whatever the input, `parse_spn`,
+`parse_square` and `parse_move_text` either answer or raise `NotationError`, never another
+exception; what `parse_spn` accepts writes back to the same SPN."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from satellites_env.core import Game, NotationError, parse_spn, to_spn
+from satellites_env.core.notation import parse_move_text, parse_square
+
+FUZZ = settings(max_examples=400, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow])
+
+
+def _valid_spns() -> list[str]:
+    """Positions between moves from a few random games (set-ups, middles, ends)."""
+    rng = np.random.default_rng(5)
+    found = []
+    for g in range(4):
+        game = Game.new(seed=300 + g)
+        while not game.is_over:
+            if game.pending_push is None and rng.random() < 0.15:
+                found.append(game.to_spn())
+            game.play(int(rng.choice(game.legal_actions())))
+        found.append(game.to_spn())
+    return found
+
+
+VALID = _valid_spns()
+SPN_ALPHABET = "ABCDabcd./ rb-0123456789\t\n"
+ODD = st.sampled_from(["１", "²", "٣", "\u3000", "\x00", "é", "-", "+", " ", "/", ".", "e", "9" * 30])
+
+
+def check_spn(text) -> None:
+    try:
+        state = parse_spn(text)
+    except NotationError:
+        return
+    assert to_spn(state) == " ".join(text.split())
+
+
+@FUZZ
+@given(st.text(max_size=200))
+def test_random_text_as_spn(text):
+    check_spn(text)
+
+
+@FUZZ
+@given(st.text(alphabet=SPN_ALPHABET, max_size=140))
+def test_spn_alphabet_soup(text):
+    check_spn(text)
+
+
+@st.composite
+def mutated_spn(draw) -> str:
+    """A valid SPN with a few characters replaced, inserted or deleted, or a field swapped."""
+    text = list(draw(st.sampled_from(VALID)))
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["replace", "insert", "delete"]))
+        at = draw(st.integers(0, len(text)))
+        piece = draw(st.one_of(st.sampled_from(list(SPN_ALPHABET)), ODD))
+        if kind == "replace" and at < len(text):
+            text[at] = piece
+        elif kind == "insert":
+            text.insert(at, piece)
+        elif text and at < len(text):
+            del text[at]
+    return "".join(text)
+
+
+@FUZZ
+@given(mutated_spn())
+def test_mutated_spn(text):
+    check_spn(text)
+
+
+@FUZZ
+@given(st.sampled_from(VALID), st.integers(0, 4), st.one_of(st.text(max_size=12), ODD))
+def test_spn_with_one_field_replaced(text, field, value):
+    fields = text.split()
+    fields[field] = value
+    check_spn(" ".join(fields))
+
+
+@FUZZ
+@given(st.one_of(st.none(), st.integers(), st.floats(), st.binary(max_size=20),
+                 st.lists(st.text(max_size=5), max_size=3)))
+def test_non_strings(value):
+    for parse in (parse_spn, parse_square, parse_move_text):
+        try:
+            parse(value)
+        except NotationError:
+            pass
+        else:
+            raise AssertionError(f"{parse.__name__} accepted {value!r}")
+
+
+MOVE_ALPHABET = "abcdefghijk0123456789->pas ｃ１\n"
+
+
+@FUZZ
+@given(st.one_of(st.text(max_size=30), st.text(alphabet=MOVE_ALPHABET, max_size=12)))
+def test_move_text(text):
+    try:
+        parsed = parse_move_text(text)
+    except NotationError:
+        return
+    if parsed is None:
+        assert text.strip() == "pass"
+    else:
+        source, target, landing = parsed
+        assert all(0 <= c < 100 for c in (source, target) + ((landing,) if landing else ()))
+
+
+@FUZZ
+@given(st.text(max_size=6))
+def test_square_text(text):
+    try:
+        cell = parse_square(text)
+    except NotationError:
+        return
+    assert 0 <= cell < 100 and text.isascii()
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.sampled_from(VALID), st.text(alphabet=MOVE_ALPHABET, max_size=12))
+def test_play_move_text_in_a_position(text, move):
+    """Game.play_move: NotationError or IllegalActionError (both ValueError), and an illegal
+    move leaves the position unchanged."""
+    game = Game.from_spn(text)
+    before = game.to_spn()
+    try:
+        game.play_move(move)
+    except ValueError as error:
+        assert type(error).__name__ in ("NotationError", "IllegalActionError")
+        assert game.to_spn() == before and not game.history
