@@ -1,0 +1,27 @@
+"""A tournament with fixed seeds replays move for move as it did before the engine API.
+
+`data/tournament_seed7.json` was written by the code of commit 6a36c25 (before the engine
+API, the batched engine and the search seam) with
+`run_tournament(["random", "greedy", "mcts:8"], 2, seed=7, workers=1, max_moves=200)`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from satellites_env.arena import run_tournament
+
+REFERENCE = Path(__file__).with_name("data") / "tournament_seed7.json"
+
+
+def test_fixed_seed_tournament_replays_move_for_move():
+    reference = json.loads(REFERENCE.read_text())
+    result = run_tournament(["random", "greedy", "mcts:8"], 2, 7, 1, 200)
+    assert len(result.records) == len(reference)
+    for record, before in zip(result.records, reference):
+        assert record.players == before["players"]
+        assert record.start_spn == before["start_spn"]
+        assert record.moves == before["moves"]
+        assert record.result["final_spn"] == before["result"]["final_spn"]
+        assert record.result["reason"] == before["result"]["reason"]

@@ -1,0 +1,35 @@
+"""Test-session set-up shared by every test folder.
+
+numba's on-disk cache (`cache=True`) is keyed on each kernel's own source file, but a cached
+kernel also holds the compiled code of the kernels it calls and the module constants it reads.
+After an edit to one module (say the work-buffer rows in `core/rules.py`), kernels cached from
+other modules would run stale code. So: when any package source changed since the cache was
+written, drop the whole cache before the tests import anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = [ROOT / "satellites_env", ROOT / "training"]
+
+
+def _drop_stale_numba_cache() -> None:
+    sources = sorted(p for package in PACKAGES for p in package.rglob("*.py"))
+    digest = hashlib.sha256()
+    for path in sources:
+        digest.update(str(path.relative_to(ROOT)).encode())
+        digest.update(path.read_bytes())
+    stamp = ROOT / "satellites_env" / "__pycache__" / "numba_sources.sha256"
+    if stamp.exists() and stamp.read_text() == digest.hexdigest():
+        return
+    for package in PACKAGES:
+        for cached in [*package.rglob("*.nbi"), *package.rglob("*.nbc")]:
+            cached.unlink(missing_ok=True)
+    stamp.parent.mkdir(exist_ok=True)
+    stamp.write_text(digest.hexdigest())
+
+
+_drop_stale_numba_cache()
