@@ -20,7 +20,7 @@ import numpy as np
 
 from satellites_env.core.board import (
     BLUE,
-    COLOUR_NAMES,
+    COLOR_NAMES,
     END_CONNECTED,
     N_CELLS,
     PASS_ACTION,
@@ -145,7 +145,7 @@ def _result_text(game: Game, score: Score) -> str:
     if score.winner is None:
         verdict = "draw"
     else:
-        verdict = f"{COLOUR_NAMES[score.winner]} wins"
+        verdict = f"{COLOR_NAMES[score.winner]} wins"
     how = "stopped at the move cap (truncated)" if game.truncated else "game over"
     return f"{how}: {verdict} - {score.reason}"
 
@@ -153,7 +153,7 @@ def _result_text(game: Game, score: Score) -> str:
 def _turn_text(game: Game) -> str:
     if game.is_over:
         return f"after {game.moves} moves"
-    return f"move {game.moves + 1}, {COLOUR_NAMES[game.to_move]} to move"
+    return f"move {game.moves + 1}, {COLOR_NAMES[game.to_move]} to move"
 
 
 # --------------------------------------------------------------------------- text
@@ -180,13 +180,13 @@ def render_text(game: Game, last_move: str | None = None, color: bool = False) -
     header = (f"Satellites - {_turn_text(game)} | passes {game.passes} | "
               f"connected: red {red_c}, blue {blue_c} ({red_c + blue_c}/{END_CONNECTED})")
     if game.grace is not None:
-        done = COLOUR_NAMES[1 - game.to_move]
+        done = COLOR_NAMES[1 - game.to_move]
         header += f" | grace {GRACE_SYMBOL} {game.grace} ({done} is done)"
     lines.append(header)
     lines.append(_colonies_summary(f.score))
     if f.pending is not None:
         waiting = _piece_name(f.pending_piece)
-        owner = COLOUR_NAMES[RED if f.pending_piece > 0 else BLUE]
+        owner = COLOR_NAMES[RED if f.pending_piece > 0 else BLUE]
         came = f" (by {square_name(f.pending_from)}-{square_name(f.pending)})" \
             if f.pending_from is not None else ""
         pushes = ", ".join(square_name(c) for c in f.push_cells) or "none"
@@ -556,7 +556,7 @@ def _header(surf, game: Game, f: _Facts, S: int, header: int, margin: int, s: in
         else:
             colour = RED_DISC if winner == RED else BLUE_DISC
             pygame.draw.circle(surf, colour, (left + big * 0.35, y1), big * 0.32)
-            _text(surf, f"{COLOUR_NAMES[winner].capitalize()} wins", big, TEXT,
+            _text(surf, f"{COLOR_NAMES[winner].capitalize()} wins", big, TEXT,
                   (left + big * 0.8, y1), "midleft")
         cap = " (move cap)" if game.truncated else ""
         _text(surf, f"after {game.moves} moves{cap}", small, TEXT_DIM,
@@ -564,7 +564,7 @@ def _header(surf, game: Game, f: _Facts, S: int, header: int, margin: int, s: in
     else:
         colour = RED_DISC if f.to_move == RED else BLUE_DISC
         pygame.draw.circle(surf, colour, (left + big * 0.35, y1), big * 0.32)
-        rect = _text(surf, f"{COLOUR_NAMES[f.to_move].capitalize()} to move", big, TEXT,
+        rect = _text(surf, f"{COLOR_NAMES[f.to_move].capitalize()} to move", big, TEXT,
                      (left + big * 0.8, y1), "midleft")
         _text(surf, f"  move {game.moves + 1}", small, TEXT_DIM, (rect.right, y1), "midleft")
         # Right, from the edge inwards: the grace counter, then a displacement in progress.
@@ -606,7 +606,7 @@ def _footer(surf, game: Game, f: _Facts, S: int, footer: int, margin: int, s: in
         moved = f"{square_name(f.pending_from)}-{square_name(f.pending)}" \
             if f.pending_from is not None else square_name(f.pending)
         text = (f"displacement {moved}: choose an orange cell for "
-                f"{COLOUR_NAMES[RED if f.pending_piece > 0 else BLUE]} "
+                f"{COLOR_NAMES[RED if f.pending_piece > 0 else BLUE]} "
                 f"{abs(f.pending_piece)}")
     elif f.last_text:
         text = f"last move: {f.last_text}"

@@ -17,7 +17,7 @@ def purposeful_action(game: Game, rng: np.random.Generator) -> int:
     legal = game.legal_actions()
     if legal[0] >= PUSH_BASE:
         return int(rng.choice(legal))
-    displacements = [a for a in legal if a < N_MOVE_ACTIONS and game._is_displacement(int(a))]
+    displacements = [a for a in legal if a < N_MOVE_ACTIONS and game.is_displacement(int(a))]
     if displacements and rng.random() < 0.8:
         return int(rng.choice(displacements))
     before = sum(game.connected_counts)

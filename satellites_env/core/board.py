@@ -6,6 +6,8 @@ rules kernels never compute geometry on the hot path.
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 import numpy as np
 
 SIZE = 10
@@ -19,8 +21,47 @@ END_CONNECTED = 23  # R16
 GRACE_MOVES = 3  # R18
 DEFAULT_MAX_MOVES = 400  # R20
 
-RED, BLUE = 0, 1
-COLOUR_NAMES = ("red", "blue")
+RED, BLUE = 0, 1  # plain ints for the kernels; `Player` is the friendly type
+COLOR_NAMES = ("red", "blue")
+COLOUR_NAMES = COLOR_NAMES  # old spelling, removed once no module uses it
+
+
+class Player(IntEnum):
+    """A player (a color): RED moves first (`player_0`), BLUE second (`player_1`)."""
+
+    RED = 0
+    BLUE = 1
+
+    @property
+    def sign(self) -> int:
+        """+1 for red, -1 for blue: the sign of this player's satellites on the board."""
+        return 1 - 2 * int(self)
+
+    @property
+    def other(self) -> "Player":
+        return Player(1 - int(self))
+
+    @property
+    def color(self) -> str:
+        """"red" or "blue"."""
+        return COLOR_NAMES[self]
+
+    @property
+    def agent(self) -> str:
+        """The PettingZoo agent name: "player_0" or "player_1"."""
+        return f"player_{int(self)}"
+
+    @classmethod
+    def parse(cls, value) -> "Player":
+        """A Player from 0/1, "red"/"blue" or a Player; ValueError otherwise."""
+        if isinstance(value, str) and value.lower() in COLOR_NAMES:
+            return cls(COLOR_NAMES.index(value.lower()))
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value in (0, 1):
+            return cls(int(value))
+        raise ValueError(f"a player is 0/1 or 'red'/'blue', got {value!r}")
+
+    def __str__(self) -> str:
+        return self.color
 
 # Directions 0-7 = N, NE, E, SE, S, SW, W, NW as (d_row, d_col); N is row - 1.
 DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1))

@@ -10,6 +10,7 @@ import numpy as np
 
 from .board import (
     DEFAULT_MAX_MOVES,
+    END_CONNECTED,
     N_ACTIONS,
     N_CELLS,
     N_MOVE_ACTIONS,
@@ -21,15 +22,19 @@ from .board import (
     direction_between,
     move_action,
     push_action,
+    Player,
 )
+from .explain import explain_illegal
 from .notation import (
     SQUARE_NAMES,
     move_text,
     parse_move_text,
     parse_spn,
+    NotationError,
     square_name,
     to_spn,
 )
+from .outcome import Outcome, Termination
 from .rules import (
     ONGOING,
     TERMINATED,
@@ -65,11 +70,10 @@ class Game:
     """
 
     def __init__(self, state: np.ndarray, max_moves: int = DEFAULT_MAX_MOVES):
-        if max_moves < 1:
-            raise ValueError(f"max_moves must be >= 1, got {max_moves}")
         self.state = state
-        self.max_moves = int(max_moves)
-        self.history: list[str] = []
+        self.max_moves = check_max_moves(max_moves)
+        self.history: list[str] = []  # completed moves in notation
+        self.actions: list[int] = []  # every action id played (a displacement is two)
         self._scratch = new_scratch()
         self._mask = np.zeros(N_ACTIONS, dtype=np.int8)
         self._mask_fresh = False
@@ -95,11 +99,23 @@ class Game:
         other.state = self.state.copy()
         other.max_moves = self.max_moves
         other.history = list(self.history)
+        other.actions = list(self.actions)
         other._scratch = new_scratch()
         other._mask = self._mask.copy()
         other._mask_fresh = self._mask_fresh
         other._status = self._status
         return other
+
+    def __repr__(self) -> str:
+        return f"Game({self.to_spn()!r}, max_moves={self.max_moves})"
+
+    def __eq__(self, other: object) -> bool:
+        """Same position (board, counters, a pending push) and the same move cap."""
+        if not isinstance(other, Game):
+            return NotImplemented
+        return self.max_moves == other.max_moves and np.array_equal(self.state, other.state)
+
+    __hash__ = None  # a game changes as it is played
 
     # ------------------------------------------------------------------ state
 
@@ -107,6 +123,11 @@ class Game:
     def to_move(self) -> int:
         """0 red, 1 blue: the player whose action comes next."""
         return int(self.state[TO_MOVE])
+
+    @property
+    def turn(self) -> Player:
+        """The player whose action comes next, as a `Player`."""
+        return Player(int(self.state[TO_MOVE]))
 
     @property
     def moves(self) -> int:
@@ -169,6 +190,22 @@ class Game:
         """R21-R23 on the current board (meaningful at any time, final at the end)."""
         return score(self.state[:N_CELLS])
 
+    def outcome(self) -> Outcome | None:
+        """How the game ended (rule, winner, score), or None while it goes on."""
+        if not self.is_over:
+            return None
+        red, blue = self.connected_counts
+        if red + blue >= END_CONNECTED:
+            termination = Termination.CONNECTED
+        elif self.grace == 0:
+            termination = Termination.GRACE
+        elif self.passes >= 2:
+            termination = Termination.PASSES
+        else:
+            termination = Termination.MOVE_CAP
+        final = self.score()
+        return Outcome(termination, None if final.winner is None else Player(final.winner), final)
+
     # ------------------------------------------------------------------ legal moves
 
     def legal_mask(self) -> np.ndarray:
@@ -192,7 +229,7 @@ class Game:
             return [self.describe(a) for a in self.legal_actions()]
         texts = []
         for action in self.legal_actions():
-            if action < N_MOVE_ACTIONS and self._is_displacement(action):
+            if action < N_MOVE_ACTIONS and self.is_displacement(action):
                 child = self.clone()
                 child.play(int(action))
                 texts.extend(self.describe(int(action)) + child.describe(int(push))
@@ -214,6 +251,7 @@ class Game:
             source = int(self.state[PENDING_FROM])
             target = int(self.state[PENDING_TARGET])
         apply_unchecked(self.state, action, self._scratch)
+        self.actions.append(action)
         self._mask_fresh = False
         if action == PASS_ACTION:
             self.history.append("pass")
@@ -237,6 +275,8 @@ class Game:
 
     def actions_of(self, text: str) -> list[int]:
         """The action ids of a move in notation, checked against this position."""
+        if not isinstance(text, str):
+            raise NotationError(f"a move is a string in notation (e.g. 'c10-c7'), got {text!r}")
         parsed = parse_move_text(text)
         if parsed is None:
             return [PASS_ACTION]
@@ -252,7 +292,7 @@ class Game:
                 f"line of 1-4 cells in one of the 8 directions")
         action = move_action(source, line[0], line[1])
         if landing is None:
-            if self._is_displacement(action):
+            if self.is_displacement(action):
                 raise IllegalActionError(
                     f"{text!r} lands on an opponent satellite: a displacement needs its push, "
                     f"e.g. '{text}>{self._example_landing(action)}'")
@@ -262,7 +302,7 @@ class Game:
             raise IllegalActionError(
                 f"{text!r}: the push {square_name(target)} to {square_name(landing)} is not a "
                 f"straight line of 1-2 cells")
-        if not self._is_displacement(action):
+        if not self.is_displacement(action):
             raise IllegalActionError(
                 f"{text!r}: {square_name(target)} does not hold an opponent satellite, so there "
                 f"is nothing to push")
@@ -290,7 +330,10 @@ class Game:
 
     # ------------------------------------------------------------------ helpers
 
-    def _is_displacement(self, action: int) -> bool:
+    def is_displacement(self, action: int) -> bool:
+        """True when move action `action` lands on an opponent's satellite (R15)."""
+        if not 0 <= int(action) < N_MOVE_ACTIONS:
+            return False
         source, direction, k = decode_move_action(action)
         target = int(RAY[source, direction, k - 1])
         return target >= 0 and self.state[source] * self.state[target] < 0
@@ -316,6 +359,13 @@ class Game:
         return action
 
     def _why_illegal(self, action: int) -> str:
-        where = f"in position {self.to_spn()}" if self.pending_push is None else \
-            f"while the push from {square_name(self.pending_push)} is pending"
-        return f"illegal action {action} ({self.describe(action)}) {where}"
+        return (f"illegal action {action} ({self.describe(action)}): "
+                f"{explain_illegal(self.state, action)}")
+
+
+def check_max_moves(max_moves) -> int:
+    """`max_moves` as an int >= 1 (R20); ValueError naming it otherwise (bools are refused)."""
+    if isinstance(max_moves, (bool, np.bool_)) or not isinstance(max_moves, (int, np.integer)) \
+            or max_moves < 1:
+        raise ValueError(f"max_moves must be an integer >= 1, got {max_moves!r}")
+    return int(max_moves)

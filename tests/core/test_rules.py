@@ -250,7 +250,7 @@ def test_r6_only_own_satellites_move():
     blue = make(R6_PICTURE, region=R6_REGION, to_move="b")
     assert sources(blue) and all(blue.board[c] < 0 for c in sources(blue))
     assert cell("g5") in sources(blue)
-    with pytest.raises(IllegalActionError):
+    with pytest.raises(IllegalActionError, match=r"red moves only its own satellites \(R6\)"):
         game.play(act("g5", S, 1))  # red may not move the blue b
 
 
@@ -351,7 +351,7 @@ def test_r9_first_connection_needs_a_free_edge():
     assert game.connected_counts == (0, 0)
     assert not is_legal(game, act("d5", E, 2))
     assert is_legal(game, act("d5", E, 1))
-    with pytest.raises(IllegalActionError):
+    with pytest.raises(IllegalActionError, match=r"no connection may be made yet.*\(R9\)"):
         game.play_move("d5-f5")
 
 
@@ -646,7 +646,7 @@ def test_r15_displacement_exact_push_set():
                 push_action(N, 2)):
         with pytest.raises(IllegalActionError):
             game.play(bad)
-    with pytest.raises(IllegalActionError):
+    with pytest.raises(IllegalActionError, match="only a push is legal now"):
         game.play(act("e8", N, 1))  # only pushes are legal while a push is pending
     game.play(push_action(E, 2))
     assert game.pending_push is None
@@ -959,7 +959,7 @@ def test_r19_pass_only_without_legal_move_and_a_move_resets_passes():
     game = make(STUCK_PICTURE.replace("adB.....BA 1", "adB.....B. 1")
                 .replace(".......... 5", "....A..... 5"), fill=False, moves=10)
     assert game.legal_mask()[PASS_ACTION] == 0
-    with pytest.raises(IllegalActionError):
+    with pytest.raises(IllegalActionError, match=r"legal only when no other move is \(R19\)"):
         game.play(PASS_ACTION)
     game.play_move("e5-e6")
     assert list(game.legal_actions()) == [PASS_ACTION]

@@ -135,12 +135,12 @@ def test_reset_rejects_bad_spn_and_unknown_options():
 
 def test_displacement_is_two_steps_of_the_same_agent():
     pending = find_game(lambda g: g.pending_push is None and any(
-        a < PUSH_BASE and g._is_displacement(int(a)) for a in g.legal_actions()))
+        a < PUSH_BASE and g.is_displacement(int(a)) for a in g.legal_actions()))
     env = satellites_v0.env()
     env.reset(options={"spn": pending.to_spn()})
     agent = env.agent_selection
     move = next(int(a) for a in np.flatnonzero(env.observe(agent)["action_mask"])
-                if env.unwrapped.game._is_displacement(int(a)))
+                if env.unwrapped.game.is_displacement(int(a)))
     moves_before = env.unwrapped.game.moves
     env.step(move)
     assert env.agent_selection == agent

@@ -11,8 +11,9 @@ import satellites_env
 from satellites_env import satellites_v0
 from satellites_env.agents import AgentSpecError, RandomAgent
 from satellites_env.core import Game, IllegalActionError
-from satellites_env.core.board import N_ACTIONS, N_MOVE_ACTIONS, PASS_ACTION, PUSH_BASE
-from satellites_env.gym_env import SatellitesGymEnv
+from satellites_env.core.board import COLOUR_NAMES, N_ACTIONS, N_MOVE_ACTIONS, PASS_ACTION, PUSH_BASE
+from satellites_env.env import ResetNeededError
+from satellites_env.gym_env import GameOverError, SatellitesGymEnv
 from satellites_env.observation import PLANE_INDEX
 
 from play_helpers import find_game, purposeful_action
@@ -41,23 +42,32 @@ def play_out(env: SatellitesGymEnv, rng: np.random.Generator, policy=None, limit
 
 
 def test_check_env_passes():
-    # check_env steps with unmasked random actions: they must end the episode, not raise.
-    check_env(SatellitesGymEnv(illegal_action="lose"), skip_render_check=True)
-    check_env(SatellitesGymEnv(opponent="greedy", agent_color="blue", illegal_action="lose"),
-              skip_render_check=True)
+    # check_env steps with unmasked random actions: by default they end the episode (-1).
+    check_env(SatellitesGymEnv(), skip_render_check=True)
+    check_env(SatellitesGymEnv(opponent="greedy", agent_color="blue"), skip_render_check=True)
+
+
+def test_check_env_on_the_default_made_env(monkeypatch):
+    """The ecosystem's default: gymnasium.make with no arguments, checked unwrapped and as
+    made (with Gymnasium's own wrappers)."""
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
+    check_env(gymnasium.make(satellites_env.ENV_ID).unwrapped)
+    with pytest.warns(UserWarning, match="different from the unwrapped"):
+        check_env(gymnasium.make(satellites_env.ENV_ID))
 
 
 @pytest.mark.filterwarnings("ignore:.*not having a spec")  # the next test covers gymnasium.make
 @pytest.mark.parametrize("render_mode", ["ansi", "rgb_array"])
 def test_check_env_with_render_mode(render_mode):
-    check_env(SatellitesGymEnv(render_mode=render_mode, illegal_action="lose", screen_size=160))
+    check_env(SatellitesGymEnv(render_mode=render_mode, screen_size=160))
 
 
 def test_check_env_through_gymnasium_make_all_render_modes(monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
     env = gymnasium.make(satellites_env.ENV_ID, opponent="random", agent_color="random",
-                         illegal_action="lose", screen_size=160)
+                         screen_size=160)
     check_env(env.unwrapped)  # with a spec: also makes one env per render mode, human included
 
 
@@ -99,8 +109,9 @@ def test_bad_arguments_are_clear_errors():
         SatellitesGymEnv(opponent=42)
     with pytest.raises(ValueError, match="agent_color"):
         SatellitesGymEnv(agent_color="green")
-    with pytest.raises(ValueError, match="max_moves"):
-        SatellitesGymEnv(max_moves=0)
+    for bad in (0, -3, True, np.True_, 2.0, "400", None):
+        with pytest.raises(ValueError, match="max_moves"):
+            SatellitesGymEnv(max_moves=bad)
     with pytest.raises(ValueError, match="render_mode"):
         SatellitesGymEnv(render_mode="video")
     with pytest.raises(ValueError, match="illegal_action"):
@@ -108,8 +119,9 @@ def test_bad_arguments_are_clear_errors():
     with pytest.raises(AgentSpecError, match="unknown agent spec"):
         gymnasium.make(satellites_env.ENV_ID, opponent="stockfish")
     env = SatellitesGymEnv()
-    with pytest.raises(gymnasium.error.ResetNeeded):
+    with pytest.raises(ResetNeededError, match=r"reset\(\)"):
         env.step(0)
+    assert issubclass(ResetNeededError, gymnasium.error.ResetNeeded)
 
 
 # --------------------------------------------------------------------------- opponents, colours
@@ -239,7 +251,7 @@ def test_opponent_grace_moves_happen_inside_step():
         if g.connected_counts[g.to_move] < 11:
             return False
         for action in map(int, g.legal_actions()):
-            if action >= N_MOVE_ACTIONS or g._is_displacement(action):
+            if action >= N_MOVE_ACTIONS or g.is_displacement(action):
                 continue
             child = g.clone()
             child.play(action)
@@ -297,7 +309,8 @@ def test_rewards_and_termination():
         assert reward == result.reward(env.player) and reward in (-1.0, 0.0, 1.0)
         assert terminated == env.game.terminated and truncated == env.game.truncated
         assert terminated != truncated
-        assert info["winner"] == result.winner and info["reason"] == result.reason
+        assert info["winner"] == (None if result.winner is None else COLOUR_NAMES[result.winner])
+        assert info["winner"] in ("red", "blue", None) and info["reason"] == result.reason
         assert not obs["action_mask"].any() and not env.action_masks().any()
         seen.add(reward)
         with pytest.raises(gymnasium.error.ResetNeeded):
@@ -313,22 +326,23 @@ def test_truncation_at_max_moves():
     assert truncated and not terminated
     assert env.game.moves == 10
     assert reward == env.game.score().reward(0)
-    assert info["winner"] == env.game.score().winner
+    assert info["winner"] == {0: "red", 1: "blue", None: None}[env.game.score().winner]
     assert obs["observation"][..., PLANE_INDEX["progress"]].min() == 1.0
 
 
 def test_finished_position_cannot_be_reset_into():
     game = find_game(lambda g: g.is_over)
     env = SatellitesGymEnv()
-    with pytest.raises(ValueError, match="already over"):
+    with pytest.raises(GameOverError, match="already over"):
         env.reset(options={"spn": game.to_spn()})
+    assert issubclass(GameOverError, ValueError)
 
 
 # --------------------------------------------------------------------------- illegal actions
 
 
 def test_illegal_action_raises_a_clear_error():
-    env = SatellitesGymEnv(agent_color="red")
+    env = SatellitesGymEnv(agent_color="red", illegal_action="raise")
     obs, _ = env.reset(seed=0)
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
     n_legal = int(obs["action_mask"].sum())
@@ -345,16 +359,33 @@ def test_illegal_action_raises_a_clear_error():
     env.step(np.array(np.flatnonzero(env.action_masks())[0]))
 
 
-def test_illegal_action_lose_mode():
-    env = SatellitesGymEnv(agent_color="blue", illegal_action="lose")
+@pytest.mark.parametrize("mode", [None, "terminate", "lose"])  # None: the default
+def test_illegal_action_terminates_by_default(mode):
+    kwargs = {} if mode is None else {"illegal_action": mode}
+    env = SatellitesGymEnv(agent_color="blue", **kwargs)
+    assert env.illegal_action == "terminate"
     obs, _ = env.reset(seed=0)
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
     obs, reward, terminated, truncated, info = env.step(illegal)
     assert reward == -1.0 and terminated and not truncated
-    assert info["illegal_action"] and info["winner"] == 0 and "illegal action" in info["reason"]
-    assert not obs["action_mask"].any()
-    with pytest.raises(gymnasium.error.ResetNeeded):
+    assert info["illegal_action"].startswith(f"illegal action {illegal} ")
+    assert info["winner"] == "red" and "illegal action by the learner (blue)" in info["reason"]
+    assert not obs["action_mask"].any() and not env.action_masks().any()
+    with pytest.raises(ResetNeededError, match="episode is over"):
         env.step(0)
+
+
+def test_actions_outside_the_space_raise_in_both_modes():
+    for mode in ("terminate", "raise"):
+        env = SatellitesGymEnv(agent_color="red", illegal_action=mode)
+        obs, _ = env.reset(seed=0)
+        spn, history = env.game.to_spn(), list(env.game.history)
+        legal = int(np.flatnonzero(obs["action_mask"])[0])
+        for bad in (N_ACTIONS, -1, True, 1.5, "c10-c7", None, np.array([legal, legal])):
+            with pytest.raises(IllegalActionError, match="action"):
+                env.step(bad)
+        assert env.game.to_spn() == spn and env.game.history == history
+        env.step(np.array([legal]))  # one integer in an array is an action
 
 
 # --------------------------------------------------------------------------- seeding, options
