@@ -3,12 +3,19 @@
 Each pairing plays `games` games with fixed seeds, each agent red in half of them. Game `i`
 of a pairing uses set-up seed `seed + i`, so every pairing sees the same set-ups, and the
 agents' seeds are derived from the same numbers: a tournament is reproducible exactly.
+
+Winners use the game records' vocabulary: `"red"`, `"blue"`, or None (JSON null) for a draw.
+With `workers` > 1, each worker process runs its agents on one thread (`OMP_NUM_THREADS=1`
+and friends, `torch.set_num_threads(1)`): the processes are the parallelism, and a torch
+policy using every core in every process would only make them fight over the cores.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import os
+import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
@@ -64,7 +71,7 @@ class PairResult:
         self.games += 1
         self.a_as_red += a_is_red
         winner = record.result["winner"]
-        if winner == "draw":
+        if winner is None or winner == "draw":  # "draw": records written before null
             self.draws += 1
         elif (winner == "red") == a_is_red:
             self.a_wins += 1
@@ -100,10 +107,27 @@ class TournamentResult:
     pairs: list[PairResult]
     elo: dict[str, float] = field(default_factory=dict)
     records: list[GameRecord] = field(default_factory=list)
+    elo_anchor: str = ""  # the agent whose Elo is fixed at 0
+    seed: int = 0
+    games_per_pairing: int = 0
+    max_moves: int = DEFAULT_MAX_MOVES
+
+    def game_summaries(self) -> list[dict]:
+        """One line per game, in schedule order: pairing, game index, set-up seed, who played
+        which color, winner ("red", "blue" or None for a draw), how it ended, moves."""
+        jobs = schedule(self.agents, self.games_per_pairing, self.seed) if self.records else []
+        return [{"pair": pair, "game": i, "setup_seed": self.seed + i // 2,
+                 "red": record.players.get("red"), "blue": record.players.get("blue"),
+                 "winner": record.result.get("winner"), "end": record.result.get("end"),
+                 "reason": record.result.get("reason"), "moves": len(record.moves)}
+                for (pair, i, _, _), record in zip(jobs, self.records)]
 
     def as_dict(self) -> dict:
-        return {"agents": self.agents, "pairs": [p.as_dict() for p in self.pairs],
-                "elo": self.elo}
+        return {"agents": self.agents, "games_per_pairing": self.games_per_pairing,
+                "seed": self.seed, "max_moves": self.max_moves,
+                "pairs": [p.as_dict() for p in self.pairs],
+                "elo": self.elo, "elo_anchor": self.elo_anchor,
+                "games": self.game_summaries()}
 
 
 def schedule(agents: list[str], games: int, seed: int) -> list[tuple[int, int, str, str]]:
@@ -114,30 +138,57 @@ def schedule(agents: list[str], games: int, seed: int) -> list[tuple[int, int, s
             for i in range(games)]
 
 
-def _run_job(job: tuple[int, int, str, str], seed: int, max_moves: int
-             ) -> tuple[int, bool, GameRecord]:
+WORKER_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                           "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+_agents: dict[str, Agent] = {}  # this worker process's agents, one per spec
+
+
+def _init_worker() -> None:
+    """Worker processes compute on one thread each (set before anything imports torch; if
+    torch came with the fork, tell it directly), and build their own agents."""
+    for name in WORKER_THREAD_VARIABLES:
+        os.environ[name] = "1"
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    _agents.clear()
+
+
+def _run_job(job: tuple[int, int, str, str], seed: int, max_moves: int,
+             agents: dict[str, Agent] | None = None) -> tuple[int, bool, GameRecord]:
+    """Play one scheduled game. Agents are built once per spec and process (a checkpoint is
+    loaded once, not per game); every game reseeds them, so results do not depend on which
+    process played which game."""
+    agents = _agents if agents is None else agents
     pair, i, a, b = job
-    record = play_pairing_game(make_agent(a), make_agent(b), i, seed, max_moves)
+    for spec in (a, b):
+        if spec not in agents:
+            agents[spec] = make_agent(spec)
+    record = play_pairing_game(agents[a], agents[b], i, seed, max_moves)
     return pair, i % 2 == 0, record
 
 
 def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 1,
                    max_moves: int = DEFAULT_MAX_MOVES, progress=None) -> TournamentResult:
-    """Round robin: every pair of `agents` plays `games` games (colours balanced).
+    """Round robin: every pair of `agents` plays `games` games (colors balanced).
 
-    `progress(done, total)` is called after each game; `workers` > 1 uses processes.
+    `progress(done, total)` is called after each game; `workers` > 1 uses processes, each
+    on one thread.
     """
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {agents}")
     if len(set(agents)) != len(agents):
         raise ValueError(f"agent specs must be distinct, got {agents}")
-    for spec in agents:  # fail fast on a bad spec, before any game
-        make_agent(spec, seed=0)
-    pairs = [PairResult(a, b) for a, b in itertools.combinations(agents, 2)]
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
     jobs = schedule(agents, games, seed)
+    built = {spec: make_agent(spec, seed=0) for spec in agents}  # fail fast, before any game
+    pairs = [PairResult(a, b) for a, b in itertools.combinations(agents, 2)]
     results: list[tuple[int, bool, GameRecord] | None] = [None] * len(jobs)
     if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
+                                 initializer=_init_worker) as pool:
             futures = {pool.submit(_run_job, job, seed, max_moves): k
                        for k, job in enumerate(jobs)}
             for done, future in enumerate(as_completed(futures), start=1):
@@ -146,14 +197,21 @@ def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 
                     progress(done, len(jobs))
     else:
         for done, job in enumerate(jobs, start=1):
-            results[done - 1] = _run_job(job, seed, max_moves)
+            results[done - 1] = _run_job(job, seed, max_moves, built)
             if progress:
                 progress(done, len(jobs))
     records = []
     for pair, a_is_red, record in results:
         pairs[pair].add(record, a_is_red)
         records.append(record)
-    return TournamentResult(list(agents), pairs, fit_elo(agents, pairs), records)
+    return TournamentResult(list(agents), pairs, fit_elo(agents, pairs), records,
+                            elo_anchor=elo_anchor(agents), seed=seed, games_per_pairing=games,
+                            max_moves=max_moves)
+
+
+def elo_anchor(agents: list[str], anchor: str = "random") -> str:
+    """The agent `fit_elo` fixes at 0: `anchor` when it played, else the first agent."""
+    return anchor if anchor in agents else agents[0]
 
 
 def fit_elo(agents: list[str], pairs: list[PairResult], anchor: str = "random",
@@ -181,5 +239,5 @@ def fit_elo(agents: list[str], pairs: list[PairResult], anchor: str = "random",
             strength = updated
             break
         strength = updated
-    base = strength[index[anchor]] if anchor in index else strength[0]
+    base = strength[index[elo_anchor(agents, anchor)]]
     return {a: float(400 * np.log10(strength[index[a]] / base)) for a in agents}

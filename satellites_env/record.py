@@ -1,20 +1,57 @@
 """Game records: the start position (SPN) and the moves in notation, saved as JSON.
 
-Every game played by the tools can be saved and replayed into boards or a GIF.
+Every game played by the tools can be saved and replayed into boards or a GIF. A record file
+is one JSON object:
+
+- `start_spn` (string, required): the start position in SPN (RULES.md section 7);
+- `moves` (list of strings, required): the whole moves in notation (`c10-c7`, `c10-f7>f9`,
+  `pass`);
+- `max_moves` (integer >= 1, default 400): the move cap (R20);
+- `players` (object): `{"red": spec, "blue": spec}`;
+- `result` (object): `winner` (`"red"`, `"blue"` or `null` for a draw or no result),
+  `reason` (text), `end` (`"terminated"`, `"truncated"`, `"resigned"` or `"ongoing"` for a
+  game stopped before its end) and `final_spn` (the last position).
+
+`GameRecord.load` / `from_dict` check every field and raise :class:`RecordError` naming the
+field and what was expected; `replay()` raises it when a move does not apply or the result
+does not match the moves.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
+from .core.notation import NotationError, parse_move_text, parse_spn
+
+COLORS = ("red", "blue")
+WINNERS = ("red", "blue", None)  # None: a draw, or no result (a game stopped before its end)
+ENDS = ("terminated", "truncated", "resigned", "ongoing")
+MAX_MOVES_LIMIT = 2**31 - 1  # the move counter is an int32 in the state
+KEYS = ("start_spn", "moves", "max_moves", "players", "result")
+RESULT_KEYS = ("winner", "reason", "end", "final_spn")
 
 
 class RecordError(ValueError):
     """A game record file that is missing, malformed or does not replay."""
+
+
+def _kind(value) -> str:
+    """`int 5`, `null`, `list`...: a JSON value's type (and a short value) for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {json.dumps(value)}"
+    if isinstance(value, (int, float)):
+        return f"{type(value).__name__} {value!r}"
+    if isinstance(value, str):
+        return f"string {value[:40]!r}"
+    return {dict: "object", list: "list"}.get(type(value), type(value).__name__)
 
 
 @dataclass
@@ -25,46 +62,185 @@ class GameRecord:
     moves: list[str]
     max_moves: int = DEFAULT_MAX_MOVES
     players: dict[str, str] = field(default_factory=dict)  # {"red": spec, "blue": spec}
-    result: dict = field(default_factory=dict)  # winner, reason, final SPN, end
+    result: dict = field(default_factory=dict)  # winner, reason, end, final_spn
 
     @classmethod
-    def of(cls, start_spn: str, game: Game, players: dict[str, str] | None = None) -> "GameRecord":
-        """The record of `game`, which started from `start_spn`."""
-        score = game.score()
-        winner = {0: "red", 1: "blue", None: "draw"}[score.winner]
-        end = "truncated" if game.truncated else "terminated" if game.terminated else "ongoing"
-        return cls(start_spn, list(game.history), game.max_moves, dict(players or {}),
-                   {"winner": winner, "reason": score.reason, "end": end,
-                    "final_spn": game.to_spn() if game.pending_push is None else None})
+    def of(cls, start_spn: str, game: Game, players: dict[str, str] | None = None, *,
+           resigned: str | None = None) -> "GameRecord":
+        """The record of `game`, which started from `start_spn`.
 
-    def replay(self) -> list[Game]:
-        """The game after each move: [start, after move 1, ...]; raises RecordError if a move
-        does not apply."""
+        A finished game gets its winner (`"red"`, `"blue"`, or None for a draw); a game
+        stopped before its end has `end` `"resigned"` (`resigned` is the color that gave
+        up; the other one wins) or `"ongoing"` (no winner)."""
+        final_spn = game.to_spn() if game.pending_push is None else None
+        if game.is_over:
+            score = game.score()
+            return cls(start_spn, list(game.history), game.max_moves, dict(players or {}),
+                       {"winner": None if score.winner is None else COLORS[score.winner],
+                        "reason": score.reason,
+                        "end": "truncated" if game.truncated else "terminated",
+                        "final_spn": final_spn})
+        if resigned is not None:
+            if resigned not in COLORS:
+                raise ValueError(f"resigned must be 'red' or 'blue', got {resigned!r}")
+            winner = COLORS[1 - COLORS.index(resigned)]
+            result = {"winner": winner, "reason": f"{resigned} resigned", "end": "resigned",
+                      "final_spn": final_spn}
+        else:
+            result = {"winner": None, "reason": "stopped before the end: no result",
+                      "end": "ongoing", "final_spn": final_spn}
+        return cls(start_spn, list(game.history), game.max_moves, dict(players or {}), result)
+
+    # ------------------------------------------------------------------ checks
+
+    def validate(self, source: str = "game record") -> None:
+        """Check every field's type and value; raise RecordError naming the field."""
+
+        def fail(message: str) -> RecordError:
+            return RecordError(f"{source}: {message}")
+
+        if not isinstance(self.start_spn, str):
+            raise fail(f"field 'start_spn' must be a string (an SPN position), "
+                       f"got {_kind(self.start_spn)}")
+        try:
+            parse_spn(self.start_spn)
+        except NotationError as error:
+            raise fail(f"field 'start_spn' is not a valid SPN position: {error}") from None
+        if not isinstance(self.moves, list):
+            raise fail(f"field 'moves' must be a list of moves in notation such as "
+                       f"[\"c10-c7\", \"pass\"], got {_kind(self.moves)}")
+        for number, move in enumerate(self.moves, start=1):
+            if not isinstance(move, str):
+                raise fail(f"field 'moves': move {number} must be a string such as 'c10-c7', "
+                           f"'c10-f7>f9' or 'pass', got {_kind(move)}")
+            try:
+                parse_move_text(move)
+            except NotationError as error:
+                raise fail(f"field 'moves': move {number}: {error}") from None
+        if (not isinstance(self.max_moves, int) or isinstance(self.max_moves, bool)
+                or not 1 <= self.max_moves <= MAX_MOVES_LIMIT):
+            raise fail(f"field 'max_moves' must be an integer from 1 to {MAX_MOVES_LIMIT}, "
+                       f"got {_kind(self.max_moves)}")
+        if not isinstance(self.players, dict):
+            raise fail(f"field 'players' must be an object like "
+                       f"{{\"red\": \"greedy\", \"blue\": \"random\"}}, got {_kind(self.players)}")
+        for color, spec in self.players.items():
+            if color not in COLORS:
+                raise fail(f"field 'players' has the key {color!r}; expected 'red' or 'blue'")
+            if not isinstance(spec, str):
+                raise fail(f"field 'players': {color!r} must be a string (an agent spec or "
+                           f"'human'), got {_kind(spec)}")
+        if not isinstance(self.result, dict):
+            raise fail(f"field 'result' must be an object with {', '.join(RESULT_KEYS)}, "
+                       f"got {_kind(self.result)}")
+        unknown = sorted(set(self.result) - set(RESULT_KEYS))
+        if unknown:
+            raise fail(f"field 'result' has unknown keys {unknown}; expected some of "
+                       f"{list(RESULT_KEYS)}")
+        if "winner" in self.result and self.result["winner"] not in WINNERS:
+            raise fail(f"field 'result.winner' must be 'red', 'blue' or null (a draw or no "
+                       f"result), got {_kind(self.result['winner'])}")
+        for key in ("reason", "final_spn"):
+            if key in self.result and not isinstance(self.result[key], (str, type(None))):
+                raise fail(f"field 'result.{key}' must be a string or null, "
+                           f"got {_kind(self.result[key])}")
+        if "end" in self.result and self.result["end"] not in ENDS:
+            raise fail(f"field 'result.end' must be one of {', '.join(ENDS)}, "
+                       f"got {_kind(self.result['end'])}")
+
+    def replay(self, source: str = "game record") -> list[Game]:
+        """The game after each move: [start, after move 1, ...]; raises RecordError if a field
+        is malformed, a move does not apply, or the result does not match the moves."""
+        self.validate(source)
         game = Game.from_spn(self.start_spn, self.max_moves)
         positions = [game.clone()]
         for number, move in enumerate(self.moves, start=1):
             try:
                 game.play_move(move)
             except ValueError as error:
-                raise RecordError(f"move {number} {move!r} does not apply: {error}") from error
+                raise RecordError(f"{source}: move {number} {move!r} does not apply: "
+                                  f"{error}") from None
             positions.append(game.clone())
+        final_spn = self.result.get("final_spn")
+        if final_spn is not None and final_spn != game.to_spn():
+            raise RecordError(f"{source}: field 'result.final_spn' {final_spn!r} is not the "
+                              f"position after the moves, {game.to_spn()!r}")
+        if game.is_over and self.result.get("end") in ("terminated", "truncated"):
+            score = game.score()
+            winner = COLORS[score.winner] if score.winner is not None else None
+            if "winner" in self.result and self.result["winner"] != winner:
+                raise RecordError(f"{source}: field 'result.winner' is "
+                                  f"{_kind(self.result['winner'])} but the moves end with "
+                                  f"{winner or 'a draw'} ({score.reason})")
         return positions
 
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(asdict(self), indent=1) + "\n")
+    # ------------------------------------------------------------------ files
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data, source: str = "game record") -> "GameRecord":
+        """A record from its JSON object, every field checked (RecordError otherwise).
+        Older records wrote a drawn winner as "draw": read as null."""
+        if not isinstance(data, dict):
+            raise RecordError(f"{source} must be a JSON object with the keys 'start_spn' and "
+                              f"'moves', got {_kind(data)}")
+        missing = [key for key in ("start_spn", "moves") if key not in data]
+        if missing:
+            raise RecordError(f"{source} needs the keys 'start_spn' and 'moves'; "
+                              f"missing {missing}")
+        unknown = sorted(set(data) - set(KEYS), key=str)
+        if unknown:
+            raise RecordError(f"{source} has unknown keys {unknown}; expected some of "
+                              f"{list(KEYS)}")
+        data = dict(data)
+        if isinstance(data.get("result"), dict) and data["result"].get("winner") == "draw":
+            data["result"] = {**data["result"], "winner": None}
+        record = cls(**data)
+        record.validate(source)
+        return record
+
+    def save(self, path: str | Path) -> Path:
+        """Write the record as JSON, atomically: a reader never sees half a file, and a
+        failed write leaves any previous file at `path` as it was. The folder must exist."""
+        path = Path(path)
+        text = json.dumps(self.as_dict(), indent=1) + "\n"
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                             dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        return path
 
     @classmethod
     def load(cls, path: str | Path) -> "GameRecord":
         path = Path(path)
-        if not path.is_file():
-            raise RecordError(f"game record {str(path)!r} does not exist")
+        source = f"game record {str(path)!r}"
+        if path.is_dir():
+            raise RecordError(f"{source} is a directory, not a record file (a .json file)")
+        if not path.exists():
+            raise RecordError(f"{source} does not exist")
         try:
-            data = json.loads(path.read_text())
-        except json.JSONDecodeError as error:
-            raise RecordError(f"game record {str(path)!r} is not valid JSON: {error}") from error
-        if not isinstance(data, dict) or not {"start_spn", "moves"} <= set(data):
-            raise RecordError(f"game record {str(path)!r} needs the keys 'start_spn' and 'moves'")
-        unknown = set(data) - {"start_spn", "moves", "max_moves", "players", "result"}
-        if unknown:
-            raise RecordError(f"game record {str(path)!r} has unknown keys {sorted(unknown)}")
-        return cls(**data)
+            raw = path.read_bytes()
+        except OSError as error:
+            raise RecordError(f"{source} cannot be read: {error.strerror or error}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise RecordError(f"{source} is not UTF-8 text: {error}") from None
+
+        def no_constants(name: str):
+            raise ValueError(f"{name} is not a JSON number")
+
+        try:
+            data = json.loads(text, parse_constant=no_constants)
+        except (ValueError, RecursionError) as error:
+            detail = "nested too deeply" if isinstance(error, RecursionError) else error
+            raise RecordError(f"{source} is not valid JSON: {detail}") from None
+        return cls.from_dict(data, source)
+

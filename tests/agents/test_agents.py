@@ -143,7 +143,16 @@ def test_tournament_accounting():
     reds = [r.players["red"] for r in result.records]
     assert reds.count("random") == reds.count("greedy") == 3
     assert result.elo["random"] == 0.0
-    assert set(result.as_dict()) == {"agents", "pairs", "elo"}
+    data = result.as_dict()
+    assert set(data) == {"agents", "games_per_pairing", "seed", "max_moves", "pairs", "elo",
+                         "elo_anchor", "games"}
+    assert data["elo_anchor"] == "random" and data["games_per_pairing"] == 6
+    # One vocabulary with the game records: "red", "blue", or None (null) for a draw.
+    assert [g["winner"] for g in data["games"]] == [r.result["winner"] for r in result.records]
+    assert {g["winner"] for g in data["games"]} <= {"red", "blue", None}
+    assert [(g["red"], g["blue"]) for g in data["games"]][:2] == [("random", "greedy"),
+                                                                  ("greedy", "random")]
+    assert [g["setup_seed"] for g in data["games"]] == [1, 1, 2, 2, 3, 3]
     # Games 2j and 2j+1 share a set-up with colours swapped.
     assert result.records[0].start_spn == result.records[1].start_spn
 
@@ -153,6 +162,51 @@ def test_tournament_is_reproducible_and_parallel_matches_serial():
     parallel = run_tournament(["random", "greedy"], games=4, seed=2, max_moves=100, workers=2)
     assert [r.moves for r in serial.records] == [r.moves for r in parallel.records]
     assert serial.as_dict() == parallel.as_dict()
+
+
+def test_pair_result_counts_null_and_legacy_draw_as_draws():
+    from satellites_env.core import Game
+    from satellites_env.record import GameRecord
+
+    record = GameRecord(Game.new(seed=0).to_spn(), [])
+    pair = PairResult("a", "b")
+    for winner, a_is_red in ((None, True), ("draw", False), ("red", True), ("red", False),
+                             ("blue", True)):
+        record.result = {"winner": winner}
+        pair.add(record, a_is_red)
+    assert (pair.a_wins, pair.draws, pair.b_wins) == (1, 2, 2)
+
+
+def test_elo_anchor_is_random_only_when_it_played():
+    from satellites_env.arena import elo_anchor
+
+    assert elo_anchor(["greedy", "random"]) == "random"
+    assert elo_anchor(["greedy", "mcts:2"]) == "greedy"
+    result = run_tournament(["greedy", "mcts:2"], games=2, seed=0, max_moves=30)
+    assert result.elo_anchor == "greedy" and result.elo["greedy"] == 0.0
+
+
+def test_worker_processes_use_one_thread(monkeypatch):
+    """--workers N: each worker computes on one thread (variables set before torch is
+    imported; torch told directly if it came with the fork)."""
+    import os
+    import sys
+    import types
+
+    from satellites_env import arena
+
+    for name in arena.WORKER_THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    with arena.ProcessPoolExecutor(max_workers=1, initializer=arena._init_worker) as pool:
+        seen = [pool.submit(os.getenv, name).result() for name in arena.WORKER_THREAD_VARIABLES]
+    assert seen == ["1"] * len(arena.WORKER_THREAD_VARIABLES)
+    assert os.getenv("OMP_NUM_THREADS") is None  # the parent process is left alone
+
+    threads = []
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(set_num_threads=threads.append))
+    monkeypatch.setitem(arena._agents, "stale", None)
+    arena._init_worker()
+    assert threads == [1] and not arena._agents
 
 
 def test_tournament_rejects_bad_agent_lists():
