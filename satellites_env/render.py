@@ -34,7 +34,7 @@ from satellites_env.core.board import (
 from satellites_env.core.engine import CONNECTED, analyse_groups, links, new_work
 from satellites_env.core.game import Game
 from satellites_env.core.notation import FILES, NotationError, parse_move_text, square_name
-from satellites_env.core.scoring import Score
+from satellites_env.core.engine import Score
 from satellites_env.core.state import PENDING_FROM
 
 __all__ = [

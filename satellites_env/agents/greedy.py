@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.game import Game
-from ..core.rules import new_scratch
+from ..core.engine import new_work
 from .base import Agent
 from .lookahead import action_values, new_child_buffer
 
@@ -23,7 +23,7 @@ class GreedyAgent(Agent):
 
     def __init__(self, seed: int | None = None):
         super().__init__(seed)
-        self._scratch = new_scratch()
+        self._scratch = new_work()
         self._child = new_child_buffer()
 
     def act(self, game: Game) -> int:

@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from ..core.board import N_ACTIONS, N_CELLS, N_PUSH_ACTIONS, PUSH_BASE
-from ..core.rules import ONGOING, apply_unchecked, fill_legal_mask, game_status
+from ..core.engine import ONGOING, apply_unchecked, fill_legal_mask, game_status
 from ..core.state import PENDING_PUSHES, PENDING_TARGET, STATE_LEN
 from .heuristic import final_result, heuristic_value
 

@@ -51,7 +51,7 @@ from .rules import (
     is_connected,
 )
 from .rules import new_scratch as new_work
-from .scoring import (DRAW, NO_COLONY, Group, analyse_groups, group_controller, groups_of,
+from .scoring import (DRAW, NO_COLONY, Group, Score, analyse_groups, group_controller, groups_of,
                       tally, verdict, winner_code)
 from .state import STATE_LEN, TO_MOVE, empty_state, initial_state
 
@@ -142,7 +142,7 @@ def groups(board: np.ndarray) -> tuple[Group, ...]:
 
 
 __all__ = [
-    "BLUE", "BLUE_SUM", "CONNECTED", "DRAW", "GROUP_OF", "GROUP_SIZE", "Group",
+    "BLUE", "BLUE_SUM", "CONNECTED", "DRAW", "GROUP_OF", "GROUP_SIZE", "Group", "Score",
     "IllegalActionError", "NO_COLONY", "ONGOING", "RED", "RED_SUM", "STATE_LEN", "TERMINATED",
     "TRUNCATED", "analyse_groups", "apply_unchecked", "connections_allowed", "count_connected",
     "current_player", "empty_state", "fill_legal_mask", "game_status", "group_controller",

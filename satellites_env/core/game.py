@@ -35,7 +35,7 @@ from .notation import (
     to_spn,
 )
 from .outcome import Outcome, Termination
-from .rules import (
+from .engine import (
     ONGOING,
     TERMINATED,
     TRUNCATED,
@@ -44,9 +44,10 @@ from .rules import (
     count_connected,
     fill_legal_mask,
     game_status,
-    new_scratch,
+    Score,
+    new_work,
 )
-from .scoring import Score, score
+from .scoring import score
 from .state import (
     GRACE,
     MOVES,
@@ -74,7 +75,7 @@ class Game:
         self.max_moves = check_max_moves(max_moves)
         self.history: list[str] = []  # completed moves in notation
         self.actions: list[int] = []  # every action id played (a displacement is two)
-        self._scratch = new_scratch()
+        self._scratch = new_work()
         self._mask = np.zeros(N_ACTIONS, dtype=np.int8)
         self._mask_fresh = False
         self._status = int(game_status(state, self.max_moves))
@@ -100,7 +101,7 @@ class Game:
         other.max_moves = self.max_moves
         other.history = list(self.history)
         other.actions = list(self.actions)
-        other._scratch = new_scratch()
+        other._scratch = new_work()
         other._mask = self._mask.copy()
         other._mask_fresh = self._mask_fresh
         other._status = self._status
