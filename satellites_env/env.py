@@ -1,4 +1,21 @@
-"""The PettingZoo AEC environment `satellites_v0` (a thin adapter over the core `Game`)."""
+"""The PettingZoo AEC environment `satellites_v0` (a thin adapter over the core `Game`).
+
+`raw_env` is the env itself; `env()` wraps it like PettingZoo's classic games (an illegal
+action ends the game with -1 for the offender, the call order is enforced) in one layer,
+`ClassicWrapper`, instead of PettingZoo's three (same behaviour, without three levels of
+attribute forwarding on every `last()` and `step()`).
+
+Errors (all of the project's own types):
+
+* `IllegalActionError` (a ValueError): an action that is not an integer in 0..3216 (bools,
+  floats, strings, None for an agent that is not done, arrays other than one integer), an
+  illegal action on the raw env, or a non-None action for an agent that is done. Nothing
+  changes when it is raised.
+* `ResetNeededError` (a `gymnasium.error.ResetNeeded`): `step`, `observe`, `last` or `render`
+  before `reset()`; on the raw env also `step` once both agents have stepped out of a
+  finished game (the wrapped env warns and ignores it, as PettingZoo's wrapper does).
+* `NotationError` (a ValueError): `reset(options={"spn": ...})` with a malformed SPN.
+"""
 
 from __future__ import annotations
 
@@ -9,25 +26,52 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS
-from .core.game import Game
-from .core.rules import IllegalActionError, new_scratch
+from .core.board import COLOUR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
+from .core.game import Game, check_max_moves
+from .core.rules import IllegalActionError
 from .core.state import initial_state
+from .observation import Observer
 from .render import EnvRenderer
-from .observation import N_PLANES, OBSERVATION_SHAPE, observation_dict
 
 AGENTS = ("player_0", "player_1")  # red, blue
+_AGENT_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
+
+
+class ResetNeededError(gymnasium.error.ResetNeeded, RuntimeError):
+    """The env was used before `reset()`, or after its episode ended (call `reset()`)."""
+
+
+def as_action(action) -> int:
+    """`action` as a Python int, or IllegalActionError: an int or numpy integer (not a bool),
+    or a numpy array holding one integer (vector envs and policies pass those). The range and
+    the legality are the Game's to check."""
+    if type(action) is int:  # the common case, first
+        return action
+    if isinstance(action, np.ndarray) and action.size == 1 and action.ndim <= 1 \
+            and np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise IllegalActionError(
+            f"action must be an integer in 0..{N_ACTIONS - 1}, got {_describe(action)}")
+    return int(action)
+
+
+def _describe(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
 
 
 def env(**kwargs) -> AECEnv:
-    """`raw_env` wrapped like PettingZoo's classic games: an illegal action ends the game with
-    -1 for the offender, out-of-range actions assert, and the call order is enforced."""
-    wrapped = raw_env(**kwargs)
-    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    """`raw_env(**kwargs)` wrapped like PettingZoo's classic games: an illegal action ends the
+    game with -1 for the offender, and the call order is enforced (`ClassicWrapper`)."""
+    return ClassicWrapper(raw_env(**kwargs))
 
 
 class raw_env(AECEnv, EzPickle):
@@ -35,7 +79,8 @@ class raw_env(AECEnv, EzPickle):
 
     A displacement takes two consecutive steps of the same agent (move, then push).
     `reset(seed=..., options={"spn": ...})` starts from the R4 set-up or from any SPN.
-    An illegal or out-of-range action raises `IllegalActionError` on the unwrapped env.
+    An illegal or malformed action raises `IllegalActionError` on the unwrapped env.
+    At the end, `infos[agent]` holds `winner` ("red", "blue" or None for a draw) and `reason`.
     """
 
     metadata = {
@@ -52,22 +97,16 @@ class raw_env(AECEnv, EzPickle):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} is not one of "
                              f"{self.metadata['render_modes']} or None")
-        if not isinstance(max_moves, (int, np.integer)) or max_moves < 1:
-            raise ValueError(f"max_moves must be a positive integer, got {max_moves!r}")
+        self.max_moves = check_max_moves(max_moves)
         self.render_mode = render_mode
-        self.max_moves = int(max_moves)
         self.screen_size = screen_size
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        obs_space = spaces.Dict({
-            "observation": spaces.Box(0.0, 1.0, OBSERVATION_SHAPE, dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
-        })
+        self.observer = Observer(self.max_moves)
+        obs_space = self.observer.space
         self.observation_spaces = {agent: obs_space for agent in AGENTS}
         self.action_spaces = {agent: spaces.Discrete(N_ACTIONS) for agent in AGENTS}
         self._rng = np.random.default_rng()
-        self._scratch = new_scratch()
-        self._planes = np.empty((N_CELLS, N_PLANES), dtype=np.float32)
         self._renderer = EnvRenderer(render_mode, screen_size, self.metadata["render_fps"])
         self.game: Game | None = None
 
@@ -88,38 +127,76 @@ class raw_env(AECEnv, EzPickle):
             gymnasium.logger.warn(f"ignoring unknown reset option(s) {sorted(options)}; "
                                   f"the only option is 'spn'")
         if spn is None:
-            self.game = Game(initial_state(self._rng), self.max_moves)
+            game = Game(initial_state(self._rng), self.max_moves)
         else:
-            self.game = Game.from_spn(spn, self.max_moves)
+            game = Game.from_spn(spn, self.max_moves)  # NotationError before anything changes
+        self.game = game
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0)
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {agent: {} for agent in AGENTS}
-        self.agent_selection = AGENTS[self.game.to_move]
-        if self.game.is_over:  # a finished position was given: report it at once
+        self._skip_agent_selection = None
+        self.agent_selection = AGENTS[game.to_move]
+        if game.is_over:  # a finished position was given: report it at once
             self._end_episode()
         if self.render_mode == "human":
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        return observation_dict(self.game, AGENTS.index(agent), agent == self.agent_selection,
-                                self._planes, self._scratch)
+        """Fresh planes for `agent`, with the legal mask if it is the one to act."""
+        game = self.game
+        if game is None:
+            raise ResetNeededError("call reset() before observe()")
+        player = _AGENT_INDEX.get(agent)
+        if player is None:
+            raise ValueError(f"agent must be one of {list(AGENTS)}, got {agent!r}")
+        return self.observer.observe(game, player, agent == self.agent_selection)
 
-    def step(self, action: int) -> None:
+    def last(self, observe: bool = True):
+        if self.game is None:
+            raise ResetNeededError("call reset() before last()")
+        return super().last(observe)
+
+    def step(self, action: int | None) -> None:
+        self._step(action, terminate_illegal=False)
+
+    def _step(self, action, terminate_illegal: bool) -> None:
+        """One step. An illegal action of the action space raises IllegalActionError, or with
+        `terminate_illegal` ends the game with -1 for the offender (PettingZoo's classic
+        TerminateIllegalWrapper). Anything outside the action space raises."""
+        game = self.game
+        if game is None:
+            raise ResetNeededError("call reset() before step()")
+        if not self.agents:
+            raise ResetNeededError("the game is over and both agents have stepped out of it "
+                                   "(with step(None)): call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise IllegalActionError(
+                    f"{agent} is done (the game is over): the only valid action is None, got "
+                    f"{_describe(action)}")
             self._was_dead_step(action)
             return
-        self.game.play(action)  # raises IllegalActionError with the reason
+        if action is None:
+            raise IllegalActionError(f"action must be an integer in 0..{N_ACTIONS - 1}, got "
+                                     f"None ({agent} is not done)")
+        action = as_action(action)
+        try:
+            game.play(action)  # raises IllegalActionError with the reason; nothing changes then
+        except IllegalActionError as error:
+            if not terminate_illegal or not 0 <= action < N_ACTIONS:
+                raise
+            self._end_by_illegal_action(agent, str(error))
+            return
         self._cumulative_rewards[agent] = 0
-        self.rewards = dict.fromkeys(AGENTS, 0)
-        if self.game.is_over:
+        if game.is_over:
             self._end_episode()
+            self._accumulate_rewards()
         else:
-            self.agent_selection = AGENTS[self.game.to_move]
-        self._accumulate_rewards()
+            self.agent_selection = AGENTS[game.to_move]
         if self.render_mode == "human":
             self.render()
 
@@ -131,28 +208,48 @@ class raw_env(AECEnv, EzPickle):
             self.truncations = done
         else:
             self.terminations = done
+        winner = None if result.winner is None else COLOUR_NAMES[result.winner]
         for agent in AGENTS:
-            self.infos[agent] = {"winner": result.winner, "reason": result.reason}
+            self.infos[agent] = {"winner": winner, "reason": result.reason}
+
+    def _end_by_illegal_action(self, agent: str, why: str) -> None:
+        EnvLogger.warn_on_illegal_move()
+        offender = _AGENT_INDEX[agent]
+        self.rewards = dict.fromkeys(AGENTS, 0)
+        self.rewards[agent] = -1
+        self._cumulative_rewards[agent] = 0
+        self._accumulate_rewards()
+        self.terminations = dict.fromkeys(AGENTS, True)
+        info = {"winner": COLOUR_NAMES[1 - offender],
+                "reason": f"illegal action by {COLOUR_NAMES[offender]} ({agent}): it loses",
+                "illegal_action": why}
+        for other in AGENTS:
+            self.infos[other] = dict(info)
 
     # ------------------------------------------------------------------ public helpers
 
     def to_spn(self) -> str:
         """SPN of the current position (between moves only)."""
-        return self.game.to_spn()
+        return self._game().to_spn()
 
     @property
     def history(self) -> list[str]:
         """Completed moves in notation (`c10-c7`, `c10-f7>f9`, `pass`)."""
-        return list(self.game.history)
+        return list(self._game().history)
 
     def action_to_notation(self, action: int) -> str:
         """Notation of one action in the current position (`>f9` for a push)."""
-        return self.game.describe(action)
+        return self._game().describe(as_action(action))
 
     def notation_to_actions(self, text: str) -> list[int]:
         """Action ids of a move in notation (two ids for a displacement), checked for legality
         of the shape against the current position."""
-        return self.game.actions_of(text)
+        return self._game().actions_of(text)
+
+    def _game(self) -> Game:
+        if self.game is None:
+            raise ResetNeededError("call reset() first: there is no game yet")
+        return self.game
 
     # ------------------------------------------------------------------ rendering
 
@@ -160,10 +257,113 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render without specifying a render_mode.")
             return None
-        return self._renderer.render(self.game)
+        return self._renderer.render(self._game())
 
     def close(self) -> None:
         self._renderer.close()
 
 
-__all__ = ["env", "raw_env", "IllegalActionError", "AGENTS"]
+class ClassicWrapper(OrderEnforcingWrapper):
+    """PettingZoo's classic wrapper stack over `raw_env` in one layer: what
+    `TerminateIllegalWrapper(illegal_reward=-1)`, `AssertOutOfBoundsWrapper` and
+    `OrderEnforcingWrapper` do together, with the project's error types.
+
+    * An action of the action space that is illegal in the position ends the game: -1 for the
+      offender, 0 for the other, both terminated; `infos[agent]["illegal_action"]` says why.
+    * Anything else that is not an action of the space (bools, floats, strings, arrays, out of
+      range, None while the agent is not done) raises `IllegalActionError`; nothing changes.
+    * `step`, `observe`, `last` and `render` before `reset()` raise `ResetNeededError`; the
+      env's attributes (`agents`, `rewards`, ...) raise AttributeError before `reset()`; a
+      `step` after every agent has stepped out warns and does nothing.
+
+    The attributes read on every step are forwarded by properties (one level), not by
+    `__getattr__`.
+    """
+
+    def __init__(self, env: raw_env):
+        if not isinstance(env, raw_env):
+            raise TypeError(f"ClassicWrapper wraps a satellites raw_env, got {type(env).__name__}")
+        super().__init__(env)
+
+    def _raw(self, name: str) -> raw_env:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return self.env
+
+    @property
+    def agent_selection(self) -> str:
+        return self._raw("agent_selection").agent_selection
+
+    @property
+    def agents(self) -> list[str]:
+        return self._raw("agents").agents
+
+    @property
+    def rewards(self) -> dict[str, float]:
+        return self._raw("rewards").rewards
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        return self._raw("terminations").terminations
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        return self._raw("truncations").truncations
+
+    @property
+    def infos(self) -> dict[str, dict]:
+        return self._raw("infos").infos
+
+    @property
+    def _cumulative_rewards(self) -> dict[str, float]:
+        return self._raw("_cumulative_rewards")._cumulative_rewards
+
+    @property
+    def possible_agents(self) -> list[str]:
+        return self.env.possible_agents
+
+    @property
+    def metadata(self) -> dict:
+        return self.env.metadata
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self.env.reset(seed=seed, options=options)
+        self._has_reset = True
+        self._has_updated = True
+
+    def observe(self, agent: str):
+        if not self._has_reset:
+            raise ResetNeededError("call reset() before observe()")
+        return self.env.observe(agent)
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            raise ResetNeededError("call reset() before last()")
+        env = self.env
+        agent = env.agent_selection
+        return (env.observe(agent) if observe else None, env._cumulative_rewards[agent],
+                env.terminations[agent], env.truncations[agent], env.infos[agent])
+
+    def step(self, action) -> None:
+        if not self._has_reset:
+            raise ResetNeededError("call reset() before step()")
+        if not self.env.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        self.env._step(action, terminate_illegal=True)
+        self._has_updated = True
+
+    def render(self):
+        if not self._has_reset:
+            raise ResetNeededError("call reset() before render()")
+        return self.env.render()
+
+    def state(self) -> np.ndarray:
+        if not self._has_reset:
+            raise ResetNeededError("call reset() before state()")
+        return self.env.state()
+
+
+__all__ = ["AGENTS", "ClassicWrapper", "IllegalActionError", "ResetNeededError", "as_action",
+           "env", "raw_env"]

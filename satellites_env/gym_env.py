@@ -14,10 +14,18 @@ grace moves) are played before the learner sees the next observation.
   array, as sb3-contrib's ``MaskablePPO`` expects.
 - Reward (R24): +1 win, -1 loss, 0 draw, from the learner's side, at the end only. An end by the
   rules is ``terminated``; reaching ``max_moves`` is ``truncated`` (still scored).
-- Illegal action: raises :class:`~satellites_env.core.IllegalActionError` (default,
-  ``illegal_action="raise"``), or with ``illegal_action="lose"`` ends the episode with -1 like
-  ``satellites_v0.env()`` does (``info["illegal_action"]`` is then True). Gymnasium's
-  ``check_env`` steps with unmasked random actions, so it needs ``illegal_action="lose"``.
+- Illegal action (an action of the space that is not legal here): by default
+  (``illegal_action="terminate"``, like PettingZoo's classic envs and ``satellites_v0.env()``)
+  it ends the episode: ``terminated=True``, reward -1, ``info["illegal_action"]`` says why. With
+  ``illegal_action="raise"`` it raises :class:`~satellites_env.core.IllegalActionError` and
+  nothing changes. Anything that is not an action of the space (a bool, a float, a string,
+  None, an array other than one integer, an integer out of 0..3216) raises
+  ``IllegalActionError`` in both modes and changes nothing. Gymnasium's ``check_env`` steps
+  with unmasked random actions, which the default mode turns into lost episodes.
+- ``step`` before ``reset`` or after the episode ended raises
+  :class:`~satellites_env.env.ResetNeededError` (a ``gymnasium.error.ResetNeeded``); a
+  position given to ``reset`` that is over before the learner can act raises
+  :class:`GameOverError` (a ValueError), a malformed SPN ``NotationError`` (a ValueError).
 
 Registered as ``satellites/Satellites-v0`` when :mod:`satellites_env` is imported::
 
@@ -34,15 +42,20 @@ import numpy as np
 from gymnasium import spaces
 
 from .agents import Agent, AgentSpecError, make_agent
-from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS
-from .core.game import Game
-from .core.rules import IllegalActionError, new_scratch
+from .core.board import COLOUR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
+from .core.game import Game, check_max_moves
+from .core.rules import IllegalActionError
 from .core.state import initial_state
+from .env import ResetNeededError, as_action
+from .observation import Observer
 from .render import EnvRenderer
-from .observation import N_PLANES, OBSERVATION_SHAPE, observation_dict
 
-COLORS = ("red", "blue")  # player 0 (moves first), player 1
-ILLEGAL_ACTION_MODES = ("raise", "lose")
+COLORS = COLOUR_NAMES  # ("red", "blue"): player 0 (moves first), player 1
+ILLEGAL_ACTION_MODES = ("terminate", "raise")
+
+
+class GameOverError(ValueError):
+    """`reset` was given a position that is over before the learner can act."""
 
 Opponent = Union[str, Agent, Callable[[Game], int]]
 
@@ -58,7 +71,9 @@ class SatellitesGymEnv(gymnasium.Env):
         agent_color: ``"red"`` (moves first), ``"blue"`` or ``"random"`` (drawn at each reset).
         max_moves: the move cap (R20); reaching it truncates the episode.
         render_mode: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
-        illegal_action: ``"raise"`` (default) or ``"lose"``.
+        illegal_action: ``"terminate"`` (default: an illegal action ends the episode with
+            -1) or ``"raise"`` (it raises IllegalActionError). ``"lose"`` is an old name of
+            ``"terminate"``.
         screen_size: frame size in pixels for ``"rgb_array"`` and ``"human"``.
     """
 
@@ -66,34 +81,30 @@ class SatellitesGymEnv(gymnasium.Env):
 
     def __init__(self, opponent: Opponent = "random", agent_color: str = "red",
                  max_moves: int = DEFAULT_MAX_MOVES, render_mode: str | None = None,
-                 illegal_action: str = "raise", screen_size: int = 640):
+                 illegal_action: str = "terminate", screen_size: int = 640):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} is not one of "
                              f"{self.metadata['render_modes']} or None")
         if agent_color not in (*COLORS, "random"):
             raise ValueError(f"agent_color must be 'red', 'blue' or 'random', got {agent_color!r}")
-        if (isinstance(max_moves, (bool, np.bool_)) or not isinstance(max_moves, (int, np.integer))
-                or max_moves < 1):
-            raise ValueError(f"max_moves must be a positive integer, got {max_moves!r}")
+        self.max_moves = check_max_moves(max_moves)
+        if illegal_action == "lose":  # the name before "terminate"
+            illegal_action = "terminate"
         if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be 'raise' or 'lose', got {illegal_action!r}")
+            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got "
+                             f"{illegal_action!r}")
         self.render_mode = render_mode
         self.agent_color = agent_color
-        self.max_moves = int(max_moves)
         self.illegal_action = illegal_action
         self.screen_size = screen_size
         self.opponent_spec = opponent
         self._opponent_agent, self._opponent_act = _build_opponent(opponent)
 
-        self.observation_space = spaces.Dict({
-            "observation": spaces.Box(0.0, 1.0, OBSERVATION_SHAPE, dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
-        })
+        self.observer = Observer(self.max_moves)
+        self.observation_space = self.observer.space
         self.action_space = spaces.Discrete(N_ACTIONS)
 
-        self._scratch = new_scratch()
-        self._planes = np.empty((N_CELLS, N_PLANES), dtype=np.float32)
         self._renderer = EnvRenderer(render_mode, screen_size, self.metadata["render_fps"])
         self.game: Game | None = None
         self.player = 0  # the learner: 0 red, 1 blue
@@ -126,8 +137,12 @@ class SatellitesGymEnv(gymnasium.Env):
         drawn_color = int(self.np_random.integers(2))
         opponent_seed = int(self.np_random.integers(2**63 - 1))
         if spn is not None:
-            state = Game.from_spn(spn).state
-        self.game = Game(state, self.max_moves)
+            state = Game.from_spn(spn, self.max_moves).state  # NotationError: nothing changed
+        game = Game(state, self.max_moves)
+        if game.is_over:
+            raise GameOverError(f"reset: the position is already over ({game.score().reason}); "
+                                f"there is nothing for the learner to play")
+        self.game = game
         if self.agent_color == "random":
             self.player = drawn_color
         else:
@@ -135,12 +150,10 @@ class SatellitesGymEnv(gymnasium.Env):
         if self._opponent_agent is not None:
             self._opponent_agent.reset(seed=opponent_seed)
         self._done = False
-        if self.game.is_over:
-            raise ValueError(f"reset: the position is already over ({self.game.score().reason}); "
-                             f"there is nothing for the learner to play")
         opponent_actions = self._play_opponent()
         if self.game.is_over:
-            raise ValueError(
+            self._done = True
+            raise GameOverError(
                 f"reset: the opponent ended the game ({self.game.score().reason}) before the "
                 f"learner ({self.learner_color}) could move; start from another position")
         if self.render_mode == "human":
@@ -149,13 +162,15 @@ class SatellitesGymEnv(gymnasium.Env):
 
     def step(self, action):
         if self.game is None:
-            raise gymnasium.error.ResetNeeded("call reset() before step()")
+            raise ResetNeededError("call reset() before step()")
         if self._done:
-            raise gymnasium.error.ResetNeeded("the episode is over: call reset() before step()")
-        action = _as_int(action)
+            raise ResetNeededError("the episode is over: call reset() before step()")
+        action = as_action(action)  # IllegalActionError for anything but one integer
         try:
             self.game.play(action)
         except IllegalActionError as error:
+            if not 0 <= action < N_ACTIONS:
+                raise  # not an action of the space: nothing changed, in both modes
             n_legal = int(self.game.legal_mask().sum())
             message = (f"{error}; the learner ({self.learner_color}) has {n_legal} legal "
                        f"action{'s' if n_legal != 1 else ''} here (env.action_masks() lists them)")
@@ -163,7 +178,8 @@ class SatellitesGymEnv(gymnasium.Env):
                 raise IllegalActionError(message) from None
             self._done = True
             info = self._info([])
-            info.update(illegal_action=True, winner=1 - self.player, reason=message)
+            info.update(winner=COLORS[1 - self.player], illegal_action=message,
+                        reason=f"illegal action by the learner ({self.learner_color}): it loses")
             return self._observation(), -1.0, True, False, info
         opponent_actions = self._play_opponent()
         reward, terminated, truncated = 0.0, False, False
@@ -189,25 +205,25 @@ class SatellitesGymEnv(gymnasium.Env):
         actions = []
         game = self.game
         while not game.is_over and game.to_move != self.player:
-            action = self._opponent_act(game)
             try:
-                game.play(_as_int(action))
+                action = as_action(self._opponent_act(game))
+                game.play(action)
             except IllegalActionError as error:
                 raise IllegalActionError(
                     f"the opponent {self.opponent!r} played an illegal action: {error}") from None
-            actions.append(int(action))
+            actions.append(action)
         return actions
 
     def _observation(self) -> dict[str, np.ndarray]:
-        return observation_dict(self.game, self.player, not self._done, self._planes,
-                                self._scratch)
+        return self.observer.observe(self.game, self.player, not self._done)
 
     def _info(self, opponent_actions: list[int]) -> dict[str, Any]:
         info: dict[str, Any] = {"learner_color": self.learner_color,
                                 "opponent_actions": list(opponent_actions)}
         if self.game.is_over:
             result = self.game.score()
-            info.update(winner=result.winner, reason=result.reason)
+            info.update(winner=None if result.winner is None else COLORS[result.winner],
+                        reason=result.reason)
         return info
 
     # ------------------------------------------------------------------ rendering
@@ -217,7 +233,7 @@ class SatellitesGymEnv(gymnasium.Env):
             gymnasium.logger.warn("You are calling render without specifying a render_mode.")
             return None
         if self.game is None:
-            raise gymnasium.error.ResetNeeded("call reset() before render()")
+            raise ResetNeededError("call reset() before render()")
         return self._renderer.render(self.game)
 
     def close(self) -> None:
@@ -240,12 +256,4 @@ def _build_opponent(opponent: Opponent) -> tuple[Agent | None, Callable[[Game], 
         f"Agent or a callable (game) -> action; got {type(opponent).__name__}")
 
 
-def _as_int(action) -> int:
-    """A scalar action as int (numpy scalars and 0-d arrays, as vector envs pass them)."""
-    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and \
-            np.issubdtype(action.dtype, np.integer):
-        return int(action.reshape(()))
-    return action  # Game.play checks the type and the range, with a clear error
-
-
-__all__ = ["COLORS", "SatellitesGymEnv"]
+__all__ = ["COLORS", "GameOverError", "ILLEGAL_ACTION_MODES", "SatellitesGymEnv"]

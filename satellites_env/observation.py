@@ -3,16 +3,23 @@
 `PLANES` is the single source of truth for the layout: the README table is checked
 against it by the tests. Planes are channels-last, (10, 10, N_PLANES) float32 in [0, 1],
 like PettingZoo's classic board games.
+
+`Observer` is what both envs (`satellites_v0` and the Gymnasium env) observe with: it owns its
+buffers and its observation space. `fill_observation` is the numba kernel behind it (the
+batched vector env calls it per game).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from gymnasium import spaces
 from numba import njit
 
-from .core.board import COLONY_MIN, GRACE_MOVES, MAX_GROUP, N_ACTIONS, N_CELLS, SIZE
+from .core.board import (COLONY_MIN, DEFAULT_MAX_MOVES, GRACE_MOVES, MAX_GROUP, N_ACTIONS,
+                         N_CELLS, SIZE)
 from .core.engine import (BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM, analyse_groups,
-                          connections_allowed)
+                          connections_allowed, new_work)
+from .core.game import check_max_moves
 from .core.state import (
     GRACE,
     MOVES,
@@ -111,16 +118,62 @@ def fill_observation(state, player, max_moves, planes, work):
             planes[c, _IS_RED] = 1.0
 
 
-def observation_dict(game, player: int, to_act: bool, planes: np.ndarray,
-                     scratch: np.ndarray) -> dict[str, np.ndarray]:
-    """The env observation of `game` (a core Game) for `player`: fresh planes, and the legal
-    mask when `to_act` (all zeros otherwise). `planes` is a reused (100, N_PLANES) buffer."""
-    fill_observation(game.state, player, game.max_moves, planes, scratch)
-    if to_act and not game.is_over:
-        mask = game.legal_mask().copy()
-    else:
-        mask = np.zeros(N_ACTIONS, dtype=np.int8)
-    return {"observation": planes.reshape(OBSERVATION_SHAPE).copy(), "action_mask": mask}
+def observation_space() -> spaces.Dict:
+    """A new observation space: ``{"observation": Box(0, 1, (10, 10, 22), float32),
+    "action_mask": Box(0, 1, (3217,), int8)}``."""
+    return spaces.Dict({
+        "observation": spaces.Box(0.0, 1.0, OBSERVATION_SHAPE, dtype=np.float32),
+        "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
+    })
+
+
+class Observer:
+    """The observations of the envs: planes for a player plus the legal-action mask.
+
+    One Observer per env (or per thread of play): it owns its engine work buffer, its
+    output buffers and its ``space`` (the Dict observation space above).
+
+    >>> from satellites_env.core import Game
+    >>> observer = Observer(max_moves=400)
+    >>> obs = observer.observe(Game.new(seed=0), player=0, to_act=True)
+    >>> obs["observation"].shape, obs["action_mask"].dtype, observer.space.contains(obs)
+    ((10, 10, 22), dtype('int8'), True)
+
+    ``observe(..., copy=True)`` (the default) returns fresh arrays the caller may keep;
+    ``copy=False`` returns the Observer's own buffers (``planes``, ``mask``), overwritten by
+    the next call. The mask is the Game's cached one (computed once per position) when the
+    player is to act, all zeros otherwise.
+    """
+
+    def __init__(self, max_moves: int = DEFAULT_MAX_MOVES):
+        self.max_moves = check_max_moves(max_moves)
+        self.space = observation_space()
+        self.work = new_work()
+        self.planes = np.zeros(OBSERVATION_SHAPE, dtype=np.float32)
+        self.mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        self._planes_flat = self.planes.reshape(N_CELLS, N_PLANES)  # a view: the kernel's shape
+        self._buffers = {"observation": self.planes, "action_mask": self.mask}
+
+    def observe(self, game, player: int, to_act: bool, copy: bool = True) -> dict[str, np.ndarray]:
+        """The observation of `game` (a core Game) for `player` (0 red, 1 blue); the legal
+        mask when `to_act` and the game is not over, zeros otherwise."""
+        if game.max_moves != self.max_moves:
+            raise ValueError(f"this Observer is for max_moves={self.max_moves}; the game has "
+                             f"max_moves={game.max_moves}")
+        if not copy:
+            fill_observation(game.state, player, self.max_moves, self._planes_flat, self.work)
+            if to_act and not game.is_over:
+                self.mask[:] = game.legal_mask()
+            else:
+                self.mask[:] = 0
+            return self._buffers
+        planes = np.empty((N_CELLS, N_PLANES), dtype=np.float32)
+        fill_observation(game.state, player, self.max_moves, planes, self.work)
+        if to_act and not game.is_over:
+            mask = game.legal_mask().copy()
+        else:
+            mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        return {"observation": planes.reshape(OBSERVATION_SHAPE), "action_mask": mask}
 
 
 def observe(state: np.ndarray, player: int, max_moves: int, scratch: np.ndarray) -> np.ndarray:

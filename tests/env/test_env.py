@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import gymnasium
 import numpy as np
 import pettingzoo
 import pytest
@@ -13,7 +14,8 @@ from pettingzoo.test import api_test, seed_test
 import satellites_env
 from satellites_env import satellites_v0
 from satellites_env.core import Game, IllegalActionError, NotationError
-from satellites_env.core.board import N_ACTIONS, PASS_ACTION, PUSH_BASE
+from satellites_env.core.board import COLOUR_NAMES, N_ACTIONS, PASS_ACTION, PUSH_BASE
+from satellites_env.env import ClassicWrapper, ResetNeededError
 from satellites_env.observation import N_PLANES, PLANE_INDEX, PLANES
 
 from play_helpers import find_game, purposeful_action
@@ -171,13 +173,103 @@ def test_raw_env_raises_on_illegal_and_out_of_range_actions():
         env.step("c10-c7")
 
 
-def test_wrapped_env_illegal_action_ends_game_with_penalty():
+def test_wrapped_env_illegal_action_ends_game_with_penalty(caplog):
     env = satellites_v0.env()
     env.reset(seed=0)
     env.last()
     env.step(PASS_ACTION)  # pass is illegal when moves exist
-    assert all(env.terminations.values()) or all(env.truncations.values())
+    assert all(env.terminations.values()) and not any(env.truncations.values())
     assert env.rewards["player_0"] == -1 and env.rewards["player_1"] == 0
+    _, reward, terminated, _, info = env.last()
+    assert terminated and reward == -1 and env.agent_selection == "player_0"
+    assert info["winner"] == "blue" and "illegal action by red" in info["reason"]
+    assert info["illegal_action"].startswith(f"illegal action {PASS_ACTION} (pass)")
+    env.step(None)
+    _, reward, terminated, _, info = env.last()
+    assert env.agent_selection == "player_1" and terminated and reward == 0
+    env.step(None)
+    assert env.agents == []
+    env.step(None)  # PettingZoo's wrapper behaviour: a logged warning, nothing else
+    assert "step() called after all agents" in caplog.text
+    assert "Illegal move made" in caplog.text
+
+
+def test_wrapped_env_is_one_order_enforcing_layer():
+    env = satellites_v0.env()
+    assert isinstance(env, ClassicWrapper) and isinstance(env.env, satellites_v0.raw_env)
+    assert isinstance(env, pettingzoo.utils.wrappers.OrderEnforcingWrapper)
+    with pytest.raises(AttributeError, match="before reset"):
+        env.agent_selection
+    with pytest.raises(AttributeError, match="before reset"):
+        env.num_agents
+    assert env.possible_agents == ["player_0", "player_1"]
+
+
+@pytest.mark.parametrize("make", [satellites_v0.env, satellites_v0.raw_env])
+def test_use_before_reset_is_a_clear_error(make):
+    env = make()
+    for call in (lambda: env.step(0), lambda: env.observe("player_0"), lambda: env.last()):
+        with pytest.raises(ResetNeededError, match=r"reset\(\)"):
+            call()
+    assert issubclass(ResetNeededError, gymnasium.error.ResetNeeded)
+
+
+@pytest.mark.parametrize("make", [satellites_v0.env, satellites_v0.raw_env])
+def test_actions_that_are_not_integers_are_rejected_clearly(make):
+    env = make()
+    env.reset(seed=0)
+    spn, history = env.unwrapped.to_spn(), env.unwrapped.history
+    for bad in (True, np.bool_(False), 1.0, "12", None, np.array([1, 2]), np.zeros((2, 2)),
+                [5], np.float32(3)):
+        with pytest.raises(IllegalActionError, match=r"action must be an integer in 0..3216"):
+            env.step(bad)
+    for bad in (N_ACTIONS, -1, np.int64(10**12)):
+        with pytest.raises(IllegalActionError, match="out of range 0..3216"):
+            env.step(bad)
+    assert env.unwrapped.to_spn() == spn and env.unwrapped.history == history
+    assert not any(env.terminations.values()) and env.agent_selection == "player_0"
+    legal = np.flatnonzero(env.observe("player_0")["action_mask"])
+    env.step(np.array([legal[0]]))  # one integer in an array, or a 0-d array, is an action
+    assert env.unwrapped.game.moves == 1
+
+
+def test_raw_env_past_the_end_is_a_clear_error():
+    env = satellites_v0.raw_env(max_moves=2)
+    env.reset(seed=0)
+    play_out(env, np.random.default_rng(0))
+    assert env.agents == []
+    with pytest.raises(ResetNeededError, match="call reset"):
+        env.step(None)
+    with pytest.raises(ResetNeededError, match="call reset"):
+        env.step(0)
+    env.reset(seed=0)
+    assert env.agents == ["player_0", "player_1"]
+
+
+def test_done_agent_must_step_with_none():
+    env = satellites_v0.raw_env(max_moves=1)
+    env.reset(seed=0)
+    env.step(int(np.flatnonzero(env.observe("player_0")["action_mask"])[0]))
+    assert all(env.truncations.values())
+    agent = env.agent_selection
+    with pytest.raises(IllegalActionError, match="only valid action is None"):
+        env.step(0)
+    assert env.agent_selection == agent and env.agents == ["player_0", "player_1"]
+    env.step(None)
+    assert env.agents == [a for a in ("player_0", "player_1") if a != agent]
+
+
+def test_winner_uses_the_colour_names_of_game_records():
+    for make in (satellites_v0.env, satellites_v0.raw_env):
+        env = make(max_moves=6)
+        env.reset(seed=0)
+        play_out(env, np.random.default_rng(0))
+        result = env.unwrapped.game.score()
+        expected = None if result.winner is None else COLOUR_NAMES[result.winner]
+        assert COLOUR_NAMES == ("red", "blue")
+        for agent in env.possible_agents:
+            assert env.infos.get(agent, env.unwrapped.infos.get(agent)) in (None, {
+                "winner": expected, "reason": result.reason})
 
 
 def test_rewards_at_the_end_match_the_score():
@@ -208,8 +300,12 @@ def test_move_cap_is_a_truncation():
 
 
 def test_bad_constructor_arguments():
-    with pytest.raises(ValueError, match="max_moves"):
-        satellites_v0.env(max_moves=0)
+    for bad in (0, -1, True, False, np.True_, 2.5, "400", None, np.float64(400)):
+        with pytest.raises(ValueError, match="max_moves"):
+            satellites_v0.env(max_moves=bad)
+        with pytest.raises(ValueError, match="max_moves"):
+            satellites_v0.raw_env(max_moves=bad)
+    assert satellites_v0.raw_env(max_moves=np.int16(7)).max_moves == 7
     with pytest.raises(ValueError, match="render_mode"):
         satellites_v0.env(render_mode="svg")
 
