@@ -1,18 +1,31 @@
 """The `satellites` command line: train, evaluate, play, replay, demo.
 
 `train` and `checkpoint:` agents load the trainer (PyTorch) lazily; everything else is torch-free.
+
+Errors and guarantees: a bad argument, agent spec, record, position, config, checkpoint or
+output path ends with one `error: ...` line and exit status 2 (never a traceback); Ctrl-C
+ends with status 130. Output paths are checked before any game is played, and a finished
+game or tournament is never lost: if writing it still fails at the end, it goes to a fresh
+file in the current folder (or the temp folder) and the message says where.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
+import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TextColumn
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .agents import make_agent
 from .core.board import DEFAULT_MAX_MOVES
@@ -25,6 +38,147 @@ from .arena import TournamentResult, rate_with_interval, run_tournament
 
 # Long messages stay on one line (greppable); tables keep their columns when piped to a file.
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+errors = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def say(message: str) -> None:
+    """Print a plain line: text from users, files or errors is never read as rich markup."""
+    console.print(message, markup=False, highlight=False)
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+class CliError(ValueError):
+    """A user error found by the command line itself (an output path, a refused folder...)."""
+
+
+# --------------------------------------------------------------------------- argument types
+
+
+def int_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer from `low` to `high` (argparse names the option)."""
+
+    def parse(text: str) -> int:
+        value = None
+        if text.strip().lstrip("+-").isascii() and text.strip().lstrip("+-").isdigit():
+            value = int(text)
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer from {low} to {high}, got {text!r}")
+        return value
+
+    return parse
+
+
+def float_in(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a finite number with low < value <= high."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and low < value <= high):
+            raise argparse.ArgumentTypeError(
+                f"expected a number greater than {low:g} and at most {high:g}, got {text!r}")
+        return value
+
+    return parse
+
+
+GAMES = int_in(1, 1_000_000)
+SEED = int_in(0, 2**32 - 1)
+WORKERS = int_in(1, 256)
+MAX_MOVES = int_in(1, 1_000_000)
+FRAME_SIZE = int_in(64, 4096)
+FPS = float_in(0, 100)  # a GIF frame lasts at least 10 ms
+
+
+# --------------------------------------------------------------------------- output paths
+
+
+def _show(path: Path) -> str:
+    return repr(str(path))
+
+
+def _nearest_existing(folder: Path) -> Path:
+    folder = folder.absolute()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def _probe_folder(folder: Path) -> None:
+    """Raise OSError unless a file can be created in `folder` (checked by creating one)."""
+    with tempfile.TemporaryFile(dir=folder):
+        pass
+
+
+def check_output_file(path: Path, option: str, example: str) -> None:
+    """Refuse, before any work, an output file that is a folder or cannot be written."""
+    if path.is_dir():
+        raise CliError(f"{option} {_show(path)} is a directory; give a file path such as "
+                       f"{_show(path / example)}")
+    ancestor = _nearest_existing(path.parent)
+    if not ancestor.is_dir():
+        raise CliError(f"{option} {_show(path)}: {_show(ancestor)} is a file, not a folder")
+    try:
+        if path.exists():
+            with open(path, "a"):  # opening to append changes nothing
+                pass
+        else:
+            _probe_folder(ancestor)
+    except OSError as error:
+        raise CliError(f"{option} {_show(path)} cannot be written: "
+                       f"{error.strerror or error}") from None
+
+
+def check_records_folder(path: Path) -> None:
+    """`--records`: a new or empty folder, so every record in it belongs to one tournament."""
+    if path.exists() and not path.is_dir():
+        raise CliError(f"--records {_show(path)} is a file; give a new or empty folder")
+    if path.is_dir() and any(path.iterdir()):
+        raise CliError(f"--records folder {_show(path)} is not empty; give a new or empty "
+                       f"folder, so that the records in it all belong to one tournament")
+    ancestor = _nearest_existing(path)
+    if not ancestor.is_dir():
+        raise CliError(f"--records {_show(path)}: {_show(ancestor)} is a file, not a folder")
+    try:
+        _probe_folder(ancestor)
+    except OSError as error:
+        raise CliError(f"--records {_show(path)} cannot be written: "
+                       f"{error.strerror or error}") from None
+
+
+def _fallback_folders() -> list[Path]:
+    return [Path.cwd(), Path(tempfile.gettempdir())]
+
+
+def _stamp() -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+
+
+def write_or_fallback(write: Callable[[Path], object], path: Path, option: str) -> Path:
+    """Write an output with `write(path)`; if that fails, write it to a new file in the
+    current folder (else the temp folder) and raise CliError saying where it went."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write(path)
+        return path
+    except OSError as error:
+        problem = f"could not write {option} {_show(path)}: {error.strerror or error}"
+    for folder in _fallback_folders():
+        try:
+            handle, name = tempfile.mkstemp(prefix=f"satellites-{path.stem or 'output'}-"
+                                                   f"{_stamp()}-", suffix=path.suffix,
+                                            dir=folder)
+            os.close(handle)
+            write(Path(name))
+        except OSError:
+            continue
+        raise CliError(f"{problem}; saved it to {_show(Path(name))} instead")
+    raise CliError(f"{problem}; the current and temp folders cannot be written either")
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -36,23 +190,53 @@ def results_table(result: TournamentResult, title: str) -> Table:
                    "b win rate (95% CI)"):
         table.add_column(column, justify="left" if column in ("a", "b") else "right")
     for pair in result.pairs:
-        table.add_row(pair.a, pair.b, str(pair.games), str(pair.a_wins), str(pair.draws),
+        table.add_row(Text(pair.a), Text(pair.b), str(pair.games), str(pair.a_wins), str(pair.draws),
                       str(pair.b_wins), rate_with_interval(pair.a_wins, pair.games),
                       rate_with_interval(pair.b_wins, pair.games))
     return table
 
 
+def elo_title(result: TournamentResult) -> str:
+    """Names the agent fixed at 0: random when it played, else the first agent."""
+    anchor = result.elo_anchor or result.agents[0]
+    if anchor == "random":
+        return "Elo, random = 0"
+    return f"Elo, {anchor} = 0 (the first agent; random did not play)"
+
+
 def elo_table(result: TournamentResult) -> Table:
-    table = Table(title="Elo, random = 0")
+    table = Table(title=Text(elo_title(result)))
     table.add_column("agent")
     table.add_column("Elo", justify="right")
     for agent, elo in sorted(result.elo.items(), key=lambda item: -item[1]):
-        table.add_row(agent, f"{elo:+.0f}")
+        table.add_row(Text(agent), f"{elo:+.0f}")
     return table
+
+
+MANIFEST = "tournament.json"
+
+
+def record_name(k: int) -> str:
+    return f"game_{k:04d}.json"
+
+
+def write_records(result: TournamentResult, folder: Path) -> None:
+    """Every game record, and `tournament.json`: the results and which record is which game."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for k, record in enumerate(result.records):
+        record.save(folder / record_name(k))
+    manifest = result.as_dict()
+    for k, game in enumerate(manifest["games"]):
+        game["record"] = record_name(k)
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
 
 
 def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | None,
              records: Path | None, max_moves: int) -> TournamentResult:
+    if out:
+        check_output_file(out, "--out", "results.json")
+    if records:
+        check_records_folder(records)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
@@ -62,32 +246,59 @@ def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | 
                                     task, completed=done, total=total))
     console.print(results_table(result, f"{games} games per pairing, seed {seed}"))
     console.print(elo_table(result))
+    problems = []
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result.as_dict(), indent=1) + "\n")
-        console.print(f"wrote {out}")
+        try:
+            write_or_fallback(lambda path: path.write_text(
+                json.dumps(result.as_dict(), indent=1) + "\n"), out, "--out")
+            say(f"wrote {out}")
+        except CliError as error:
+            problems.append(str(error))
     if records:
-        records.mkdir(parents=True, exist_ok=True)
-        for k, record in enumerate(result.records):
-            record.save(records / f"game_{k:04d}.json")
-        console.print(f"wrote {len(result.records)} game records to {records}/")
+        try:
+            write_records(result, records)
+            say(f"wrote {len(result.records)} game records and {MANIFEST} to "
+                          f"{records}/")
+        except OSError as error:
+            problems.append(_records_fallback(result, records, error))
+    if problems:
+        raise CliError("; ".join(problems))
     return result
+
+
+def _records_fallback(result: TournamentResult, records: Path, error: OSError) -> str:
+    problem = f"could not write --records {_show(records)}: {error.strerror or error}"
+    for folder in _fallback_folders():
+        try:
+            fresh = Path(tempfile.mkdtemp(prefix=f"satellites-records-{_stamp()}-", dir=folder))
+            write_records(result, fresh)
+        except OSError:
+            continue
+        return f"{problem}; saved the records to {_show(fresh)} instead"
+    return f"{problem}; the current and temp folders cannot be written either"
 
 
 # --------------------------------------------------------------------------- play
 
 
-def play(opponent: str, colour: str, seed: int, render: str, max_moves: int,
-         save: Path | None, input_fn=input) -> GameRecord:
-    """Play a game against `opponent` in the terminal, moves typed in notation."""
+def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
+         save: Path | None, input_fn: Callable[[str], str] | None = None) -> GameRecord:
+    """Play a game against `opponent` in the terminal, moves typed in notation.
+
+    An illegal or malformed move changes nothing. However the game stops (its end, 'quit',
+    end of input, Ctrl-C, an error), the record is saved to `save` when given."""
     from .render import HumanWindow, render_rgb, render_text
 
+    if save:
+        check_output_file(save, "--save", "game.json")
+    input_fn = input_fn or input  # looked up now, so a patched builtins.input is used
     agent = make_agent(opponent, seed=seed)
     game = Game.new(seed=seed, max_moves=max_moves)
     start = game.to_spn()
-    you = 0 if colour == "red" else 1
+    you = 0 if color == "red" else 1
     window = HumanWindow() if render == "human" else None
-    console.print(f"You are {colour}. Type moves like c10-c7, c10-f7>f9 (displacement) or "
+    players = {"red": "human" if you == 0 else opponent, "blue": "human" if you == 1 else opponent}
+    say(f"You are {color}. Type moves like c10-c7, c10-f7>f9 (displacement) or "
                   f"pass; 'moves' lists your legal moves, 'quit' resigns.")
 
     def show() -> None:
@@ -96,41 +307,52 @@ def play(opponent: str, colour: str, seed: int, render: str, max_moves: int,
         if window:
             window.show(render_rgb(game, last_move=last))
 
-    show()
-    while not game.is_over:
-        if game.to_move != you:
-            before = len(game.history)
-            while game.to_move != you and not game.is_over and len(game.history) == before:
-                game.play(agent.act(game))
-            console.print(f"{opponent} plays {game.history[-1]}")
+    resigned = None
+    try:
+        if window:
+            try:
+                show()
+            except Exception as error:  # no display, no video driver...
+                raise CliError(f"--render human cannot open a window: {error}") from None
+        else:
             show()
-            continue
-        try:
-            text = input_fn(f"move {game.moves + 1} ({colour})> ").strip()
-        except EOFError:
-            console.print("input closed: game abandoned")
-            break
-        if text in ("quit", "exit", "resign"):
-            console.print("you resigned")
-            break
-        if text in ("moves", "help", "?"):
-            console.print(", ".join(game.legal_moves()))
-            continue
-        try:
-            game.play_move(text)
-        except (NotationError, IllegalActionError) as error:
-            console.print(f"[red]not played:[/red] {error}")
-            continue
-        show()
-    record = GameRecord.of(start, game, {"red": "human" if you == 0 else opponent,
-                                         "blue": "human" if you == 1 else opponent})
-    if game.is_over:
-        console.print(f"result: {record.result['winner']} — {record.result['reason']}")
-    if save:
-        record.save(save)
-        console.print(f"saved the game to {save}")
-    if window:
-        window.close()
+        while not game.is_over:
+            if game.to_move != you:
+                before = len(game.history)
+                while game.to_move != you and not game.is_over and len(game.history) == before:
+                    game.play(agent.act(game))
+                say(f"{opponent} plays {game.history[-1]}")
+                show()
+                continue
+            try:
+                text = input_fn(f"move {game.moves + 1} ({color})> ").strip()
+            except EOFError:
+                say("input closed: game abandoned")
+                break
+            if text in ("quit", "exit", "resign"):
+                say("you resigned")
+                resigned = color
+                break
+            if text in ("moves", "help", "?"):
+                say(", ".join(game.legal_moves()))
+                continue
+            try:
+                game.play_move(text)
+            except (NotationError, IllegalActionError) as error:
+                console.print(f"[red]not played:[/red] {escape(str(error))}", highlight=False)
+                continue
+            show()
+    finally:  # the game so far is saved whatever stopped it
+        # history holds whole moves only, even if an agent was stopped mid-displacement
+        record = GameRecord.of(start, game, players, resigned=resigned)
+        if window:
+            window.close()
+        if save:
+            write_or_fallback(record.save, save, "--save")
+            say(f"saved the game to {save}")
+    result = record.result
+    if result["end"] != "ongoing":
+        say(f"result: {result['winner'] or 'draw'} — {result['reason']}")
     return record
 
 
@@ -140,8 +362,10 @@ def play(opponent: str, colour: str, seed: int, render: str, max_moves: int,
 def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: float) -> None:
     from .render import render_rgb, render_text, save_gif
 
+    if gif:
+        check_output_file(gif, "--gif", "game.gif")
     record = GameRecord.load(path)
-    positions = record.replay()
+    positions = record.replay(f"game record {str(path)!r}")
     lasts = [None] + record.moves
     if boards or not gif:
         for game, last in zip(positions, lasts):
@@ -150,7 +374,7 @@ def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: flo
         frames = [render_rgb(game, size=frame_size, last_move=last)
                   for game, last in zip(positions, lasts)]
         save_gif(frames, gif, fps=fps)
-        console.print(f"wrote {len(frames)} frames to {gif}")
+        say(f"wrote {len(frames)} frames to {gif}")
 
 
 # --------------------------------------------------------------------------- train
@@ -175,6 +399,8 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
     from . import satellites_v0
     from .render import render_rgb, render_text, save_gif
 
+    if gif:
+        check_output_file(gif, "--gif", "game.gif")
     env = satellites_v0.env(render_mode="ansi", max_moves=max_moves)
     env.reset(seed=seed)
     game = env.unwrapped.game
@@ -199,17 +425,18 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
     console.print(f"moves: {game.moves}  ended by: "
                   f"{'move cap (truncation)' if game.truncated else 'the rules'}  "
                   f"rewards: red {result.reward(0):+d}, blue {result.reward(1):+d}")
-    console.print(f"red = {red}, blue = {blue}; result: {result.reason}")
+    say(f"red = {red}, blue = {blue}; result: {result.reason}")
     if gif:
         save_gif(frames, gif)
-        console.print(f"saved {len(frames)} frames to {gif}")
+        say(f"saved {len(frames)} frames to {gif}")
 
 
 # --------------------------------------------------------------------------- main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="satellites", description=__doc__)
+    parser = argparse.ArgumentParser(prog="satellites", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     tr = sub.add_parser("train", help="train a policy by self-play (PPO)")
@@ -221,55 +448,95 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("evaluate", help="round-robin tournament between agents")
     ev.add_argument("--agents", nargs="+", required=True,
                     help="agent specs: random, greedy, mcts:N, checkpoint:PATH")
-    ev.add_argument("--games", type=int, default=100, help="games per pairing (colours balanced)")
-    ev.add_argument("--seed", type=int, default=0)
-    ev.add_argument("--workers", type=int, default=1, help="processes (2 uses both cores here)")
-    ev.add_argument("--max-moves", type=int, default=DEFAULT_MAX_MOVES)
-    ev.add_argument("--out", type=Path, help="write the results as JSON")
-    ev.add_argument("--records", type=Path, help="folder to save every game record in")
+    ev.add_argument("--games", type=GAMES, default=100,
+                    help="games per pairing, 1-1000000 (colors balanced; default 100)")
+    ev.add_argument("--seed", type=SEED, default=0, help="seed of the set-ups and agents, "
+                    "0-4294967295 (default 0)")
+    ev.add_argument("--workers", type=WORKERS, default=1,
+                    help="processes, 1-256, each on one thread (2 uses both cores here)")
+    ev.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
+                    help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
+    ev.add_argument("--out", type=Path, help="write the results as JSON to this file (checked "
+                    "before the first game; winners are \"red\", \"blue\" or null)")
+    ev.add_argument("--records", type=Path,
+                    help="save every game record in this folder, which must be new or empty "
+                    f"(a non-empty one is refused), with {MANIFEST}: the results and which "
+                    "record is which game")
 
     pl = sub.add_parser("play", help="play a game in the terminal against an agent")
-    pl.add_argument("--opponent", default="mcts:200")
-    pl.add_argument("--color", "--colour", dest="colour", choices=("red", "blue"), default="red")
-    pl.add_argument("--seed", type=int, default=0)
+    pl.add_argument("--opponent", default="mcts:200", help="agent spec (default mcts:200)")
+    pl.add_argument("--color", "--colour", dest="color", choices=("red", "blue"), default="red")
+    pl.add_argument("--seed", type=SEED, default=0, help="0-4294967295 (default 0)")
     pl.add_argument("--render", choices=("ansi", "human"), default="ansi")
-    pl.add_argument("--max-moves", type=int, default=DEFAULT_MAX_MOVES)
-    pl.add_argument("--save", type=Path, help="save the game record (JSON)")
+    pl.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
+                    help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
+    pl.add_argument("--save", type=Path, help="save the game record (JSON) to this file, "
+                    "however the game stops (checked before the game)")
 
     rp = sub.add_parser("replay", help="show a saved game as boards or a GIF")
-    rp.add_argument("record", type=Path)
+    rp.add_argument("record", type=Path, help="a game record (.json)")
     rp.add_argument("--gif", type=Path, help="write an animated GIF")
     rp.add_argument("--boards", action="store_true", help="print every board (default without --gif)")
-    rp.add_argument("--frame-size", type=int, default=480)
-    rp.add_argument("--fps", type=float, default=2.0)
+    rp.add_argument("--frame-size", type=FRAME_SIZE, default=480,
+                    help="GIF frame size in pixels, 64-4096 (default 480)")
+    rp.add_argument("--fps", type=FPS, default=2.0,
+                    help="GIF frames per second, more than 0 and at most 100 (default 2)")
 
     dm = sub.add_parser("demo", help="play and render one game between two agents")
-    dm.add_argument("--seed", type=int, default=0, help="seed of the set-up and the agents")
-    dm.add_argument("--max-moves", type=int, default=DEFAULT_MAX_MOVES, help="move cap (R20)")
+    dm.add_argument("--seed", type=SEED, default=0, help="seed of the set-up and the agents")
+    dm.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
+                    help="move cap (R20)")
     dm.add_argument("--gif", type=Path, default=None, help="save the game as an animated GIF")
-    dm.add_argument("--frame-size", type=int, default=400, help="GIF frame size in pixels")
+    dm.add_argument("--frame-size", type=FRAME_SIZE, default=400,
+                    help="GIF frame size in pixels, 64-4096")
     dm.add_argument("--red", default="greedy", help="agent spec playing red")
     dm.add_argument("--blue", default="random", help="agent spec playing blue")
     return parser
 
 
+def _describe(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        where = f": {error.filename!r}" if error.filename else ""
+        return f"{error.strerror}{where}"
+    return str(error) or type(error).__name__
+
+
+def run_command(args: argparse.Namespace) -> None:
+    if args.command == "train":
+        train(args.config, args.out, args.resume)
+    elif args.command == "evaluate":
+        evaluate(args.agents, args.games, args.seed, args.workers, args.out, args.records,
+                 args.max_moves)
+    elif args.command == "play":
+        play(args.opponent, args.color, args.seed, args.render, args.max_moves, args.save)
+    elif args.command == "replay":
+        replay(args.record, args.gif, args.boards, args.frame_size, args.fps)
+    elif args.command == "demo":
+        demo(args.seed, args.max_moves, args.gif, args.frame_size, args.red, args.blue)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command; the exit status: 0 done, 2 a user error (one `error: ...` line),
+    130 interrupted, 1 an internal error (a bug: set SATELLITES_TRACEBACK=1 to see it)."""
     try:
-        if args.command == "train":
-            train(args.config, args.out, args.resume)
-        elif args.command == "evaluate":
-            evaluate(args.agents, args.games, args.seed, args.workers, args.out, args.records,
-                     args.max_moves)
-        elif args.command == "play":
-            play(args.opponent, args.colour, args.seed, args.render, args.max_moves, args.save)
-        elif args.command == "replay":
-            replay(args.record, args.gif, args.boards, args.frame_size, args.fps)
-        elif args.command == "demo":
-            demo(args.seed, args.max_moves, args.gif, args.frame_size, args.red, args.blue)
-    except (ValueError, FileExistsError) as error:  # user errors: bad spec, record, config...
-        console.print(f"[red]error:[/red] {error}", highlight=False)
-        return 2
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit:  # --help, or argparse's usage error (it printed why)
+        return exit.code if isinstance(exit.code, int) else EXIT_ERROR if exit.code else 0
+    try:
+        run_command(args)
+    except KeyboardInterrupt:
+        errors.print("interrupted")
+        return EXIT_INTERRUPTED
+    except (ValueError, OSError) as error:  # user errors: spec, record, SPN, config, paths...
+        errors.print(f"[red]error:[/red] {escape(_describe(error))}")
+        return EXIT_ERROR
+    except Exception as error:  # noqa: BLE001 - a bug: still one line, unless asked
+        if os.environ.get("SATELLITES_TRACEBACK"):
+            raise
+        errors.print(f"[red]internal error:[/red] {type(error).__name__}: "
+                     f"{escape(str(error))} (please report it; SATELLITES_TRACEBACK=1 shows "
+                     f"the traceback)")
+        return 1
     return 0
 
 

@@ -31,8 +31,16 @@ def test_evaluate_writes_the_documented_json(tmp_path, capsys):
     (pair,) = data["pairs"]
     assert set(pair) == {"a", "b", "games", "a_wins", "b_wins", "draws"}
     assert pair["games"] == pair["a_wins"] + pair["b_wins"] + pair["draws"] == 2
-    assert data["elo"]["random"] == 0.0
-    assert len(list(records.glob("*.json"))) == 2
+    assert data["elo"]["random"] == 0.0 and data["elo_anchor"] == "random"
+    assert [game["winner"] in ("red", "blue", None) for game in data["games"]] == [True, True]
+    assert sorted(path.name for path in records.iterdir()) == [
+        "game_0000.json", "game_0001.json", "tournament.json"]
+    manifest = json.loads((records / "tournament.json").read_text())
+    assert [game["record"] for game in manifest["games"]] == ["game_0000.json", "game_0001.json"]
+    for game in manifest["games"]:
+        record = GameRecord.load(records / game["record"])
+        assert record.result["winner"] == game["winner"]
+        assert (record.players["red"], record.players["blue"]) == (game["red"], game["blue"])
 
 
 @pytest.mark.parametrize("agents, message", [
@@ -82,7 +90,7 @@ def test_replay_to_gif_and_boards(tmp_path, capsys):
     evaluate = tmp_path / "games"
     cli.main(["evaluate", "--agents", "random", "greedy", "--games", "1", "--max-moves", "30",
               "--records", str(evaluate)])
-    (path,) = evaluate.glob("*.json")
+    (path,) = evaluate.glob("game_*.json")
     gif = tmp_path / "game.gif"
     status, text = run(["replay", str(path), "--gif", str(gif), "--frame-size", "160"], capsys)
     assert status == 0 and "frames" in text
