@@ -4,10 +4,18 @@ The kernels work on the state array of :mod:`satellites_env.core.state` and a re
 scratch array (:func:`new_scratch`), so the hot path (mask generation + apply) allocates
 nothing. :class:`satellites_env.core.game.Game` is the checked, friendly entry point.
 
-Why the checks are local for ordinary moves: satellites that are connected never move and
-an unconnected satellite has no orthogonal neighbour of the other colour, so moving one
-changes connections only around its landing cell. A displacement moves two satellites, so
-its result is checked by re-analysing the whole board (it is rare and the board is tiny).
+Why the checks are local: satellites that are connected never move and an unconnected
+satellite has no orthogonal neighbour of the other colour, so moving one changes connections
+only around its landing cell; every connection that exists before a move still exists after
+it. A displacement moves two unconnected satellites (the mover and the displaced one), so
+every new connection touches one of their two landing cells: the check looks at those cells,
+their neighbours and the (at most two) groups that contain them, instead of re-analysing the
+whole board for every landing cell.
+
+Speed notes (why the code looks the way it does): one pass over the board before the move
+loop marks, per cell, "touches an opponent" and "next to an own connected satellite", so each
+candidate landing cell costs a couple of loads; the displacement check builds the board after
+the move once per candidate and only swaps the landing cell; nothing allocates.
 """
 
 from __future__ import annotations
@@ -56,8 +64,14 @@ class IllegalActionError(ValueError):
 # CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM and BLUE_SUM hold the analysis of the last board given
 # to `analyse_groups` (satellites_env.core.scoring): they are the engine's output, read through
 # satellites_env.core.engine; the other rows are private to this module.
-(CONNECTED, GROUP_OF, GROUP_SIZE, NEAR_OWN, AFTER, AFTER_CONNECTED, AFTER_GROUP_OF,
- AFTER_GROUP_SIZE, COLONY_BEFORE, OWNER, STACK, RED_SUM, BLUE_SUM, N_SCRATCH_ROWS) = range(14)
+# NEAR_OWN / TOUCH_OPP: per-cell flags for the mask's move loop; AFTER: the board after a
+# displacement; VISITED: BFS marks of the displacement check, all zero between calls.
+# The shared rows keep their numbers: numba's cache freezes these constants into the compiled
+# kernels of other modules (scoring, observation), which would go stale if they moved.
+CONNECTED, GROUP_OF, GROUP_SIZE = 0, 1, 2
+NEAR_OWN, TOUCH_OPP, AFTER, VISITED = 3, 4, 5, 6  # rows 7-9 are free
+STACK, RED_SUM, BLUE_SUM = 10, 11, 12
+N_SCRATCH_ROWS = 13
 
 
 def new_scratch() -> np.ndarray:
@@ -145,16 +159,6 @@ def has_free_edge(board):
     return False
 
 
-@njit(cache=True)
-def _touches_colour(board, cell, sign):
-    """True when `cell` has an orthogonal neighbour whose sign is `sign`."""
-    for i in range(4):
-        n = ORTHO[cell, i]
-        if n >= 0 and board[n] * sign > 0:
-            return True
-    return False
-
-
 # --------------------------------------------------------------------------- move checks
 
 
@@ -208,36 +212,96 @@ def _connection_move_ok(board, source, target, sign, scratch):
 
 
 @njit(cache=True)
-def _after_ok(scratch):
-    """R11, R12 and R13 on the whole board in scratch[AFTER] (analysed into the AFTER_* rows)."""
-    after = scratch[AFTER]
-    connected = scratch[AFTER_CONNECTED]
-    group_of = scratch[AFTER_GROUP_OF]
-    group_size = scratch[AFTER_GROUP_SIZE]
-    colony_before = scratch[COLONY_BEFORE]
-    owner = scratch[OWNER]
-    analyse(after, connected, group_of, group_size, scratch[STACK])
-    for c in range(N_CELLS):
-        if connected[c] == 0:
-            continue
-        if group_size[group_of[c]] > MAX_GROUP:  # R11
-            return False
-        piece = after[c]
+def _newly_connected_clash(after, connected, cell):
+    """R13 around `cell` on the board `after`: True when the satellite there became connected
+    by the move and touches a connected satellite of its own colour.
+
+    Only cells whose neighbourhood changed are asked, and connections are never lost, so a
+    satellite connected before the move (connected[cell]) had no clash then and has none now
+    unless a neighbour became connected, which that neighbour's own check finds.
+    """
+    piece = after[cell]
+    if piece == 0 or connected[cell] or not is_connected(after, cell):
+        return False
+    for i in range(4):
+        n = ORTHO[cell, i]
+        if n >= 0 and after[n] * piece > 0 and is_connected(after, n):
+            return True
+    return False
+
+
+@njit(cache=True)
+def _grow_component(after, start, tail, group_of, group_size, visited, queue):
+    """Breadth-first search of the connection graph of `after` from `start`, appending its
+    cells to queue[tail:] and marking them in `visited`; return (new tail, ok), where ok is
+    False as soon as the component breaks R11 (more than six satellites) or R12 (it holds
+    cells of two colonies that existed before the move). The caller clears the marks.
+    """
+    first = tail
+    visited[start] = 1
+    queue[tail] = start
+    tail += 1
+    head = first
+    colony = -1
+    while head < tail:
+        x = queue[head]
+        head += 1
+        g = group_of[x]  # the group of this satellite before the move (-1: none)
+        if g >= 0 and group_size[g] >= COLONY_MIN:
+            if colony < 0:
+                colony = g
+            elif colony != g:  # R12: two colonies in one group
+                return tail, False
+        px = after[x]
         for i in range(4):
-            n = ORTHO[c, i]
-            if n >= 0 and connected[n] and after[n] * piece > 0:  # R13
-                return False
-    owner[:] = -1
-    for c in range(N_CELLS):
-        b = colony_before[c]
-        if b < 0:
-            continue
-        g = group_of[c]
-        if owner[g] == -1:
-            owner[g] = b
-        elif owner[g] != b:  # R12: two colonies in one group
+            n = ORTHO[x, i]
+            if n >= 0 and visited[n] == 0 and after[n] * px < 0:
+                visited[n] = 1
+                queue[tail] = n
+                tail += 1
+                if tail - first > MAX_GROUP:  # R11: a group of 7 or more
+                    return tail, False
+    return tail, True
+
+
+@njit(cache=True)
+def _push_ok(after, target, landing, scratch):
+    """R11-R13 and R15.2-R15.3 for the board `after` of a displacement whose mover stands on
+    `target` and whose displaced satellite stands on `landing`.
+
+    scratch[CONNECTED/GROUP_OF/GROUP_SIZE] hold the analysis of the board before the move.
+    Every new connection touches `target` or `landing` (module docstring), so only those two
+    cells, their neighbours and the groups of the two moved satellites need checking.
+    """
+    connected = scratch[CONNECTED]
+    if not is_connected(after, target):  # R15.2: the mover is connected after the move
+        return False
+    # R13 for every satellite that may have become connected (the two moved ones and their
+    # orthogonal neighbours; the others' neighbourhoods did not change).
+    if _newly_connected_clash(after, connected, target):
+        return False
+    if _newly_connected_clash(after, connected, landing):
+        return False
+    for i in range(4):
+        n = ORTHO[target, i]
+        if n >= 0 and _newly_connected_clash(after, connected, n):
             return False
-    return True
+        n = ORTHO[landing, i]
+        if n >= 0 and _newly_connected_clash(after, connected, n):
+            return False
+    # R11, R12 and R15.3 on the groups of the mover and of the displaced satellite (every
+    # other group is unchanged by the move).
+    group_of = scratch[GROUP_OF]
+    group_size = scratch[GROUP_SIZE]
+    visited = scratch[VISITED]
+    queue = scratch[STACK]
+    tail, ok = _grow_component(after, target, 0, group_of, group_size, visited, queue)
+    ok = ok and tail >= COLONY_MIN  # R15.3: the move forms or extends a colony
+    if ok and visited[landing] == 0 and is_connected(after, landing):
+        tail, ok = _grow_component(after, landing, tail, group_of, group_size, visited, queue)
+    for i in range(tail):  # leave VISITED all zero for the next landing cell
+        visited[queue[i]] = 0
+    return ok
 
 
 @njit(cache=True)
@@ -246,44 +310,47 @@ def _displacement_pushes(board, source, target, scratch):
 
     scratch[CONNECTED/GROUP_OF/GROUP_SIZE] must hold the analysis of `board`.
     """
-    group_of = scratch[GROUP_OF]
-    group_size = scratch[GROUP_SIZE]
-    colony_before = scratch[COLONY_BEFORE]
-    for c in range(N_CELLS):
-        g = group_of[c]
-        colony_before[c] = g if g >= 0 and group_size[g] >= COLONY_MIN else -1
     after = scratch[AFTER]
-    mover = board[source]
+    visited = scratch[VISITED]
+    for c in range(N_CELLS):  # the board after the move, before the push; no BFS marks
+        after[c] = board[c]
+        visited[c] = 0
     displaced = board[target]
+    after[target] = board[source]
+    after[source] = 0
     pushes = 0
     for d in range(8):
         for j in range(MAX_PUSH):
             landing = RAY[target, d, j]
             if landing < 0:
                 break
-            if board[landing] != 0 and landing != source:
+            if after[landing] != 0:  # the cell the mover left counts as empty (R15.4)
                 continue
-            after[:] = board
-            after[source] = 0
-            after[target] = mover
             after[landing] = displaced
-            if not _after_ok(scratch):
-                continue
-            if scratch[AFTER_CONNECTED, target] == 0:  # R15.2: mover connected after the move
-                continue
-            if scratch[AFTER_GROUP_SIZE, scratch[AFTER_GROUP_OF, target]] < COLONY_MIN:  # R15.3
-                continue
-            pushes |= 1 << (d * MAX_PUSH + j)
+            if _push_ok(after, target, landing, scratch):
+                pushes |= 1 << (d * MAX_PUSH + j)
+            after[landing] = 0
     return pushes
 
 
 @njit(cache=True)
-def _mark_near_own_connected(board, sign, scratch):
+def _mark_cells(board, sign, scratch):
+    """NEAR_OWN: cells next to (8 neighbours) an own connected satellite (R15.1);
+    TOUCH_OPP: cells orthogonally next to an opponent satellite (a move there connects)."""
     connected = scratch[CONNECTED]
     near = scratch[NEAR_OWN]
-    near[:] = 0
+    touch = scratch[TOUCH_OPP]
     for c in range(N_CELLS):
-        if connected[c] and board[c] * sign > 0:
+        near[c] = 0
+        touch[c] = 0
+    for c in range(N_CELLS):
+        p = board[c] * sign
+        if p < 0:
+            for i in range(4):
+                n = ORTHO[c, i]
+                if n >= 0:
+                    touch[n] = 1
+        elif p > 0 and connected[c]:
             for i in range(8):
                 n = KING[c, i]
                 if n >= 0:
@@ -311,14 +378,16 @@ def fill_legal_mask(state, mask, scratch):
     n_connected, _ = analyse(board, connected, scratch[GROUP_OF], scratch[GROUP_SIZE],
                              scratch[STACK])
     connections_allowed = n_connected > 0 or has_free_edge(board)  # R9
-    _mark_near_own_connected(board, sign, scratch)
+    _mark_cells(board, sign, scratch)
     near = scratch[NEAR_OWN]
+    touch = scratch[TOUCH_OPP]
     count = 0
     for source in range(N_CELLS):
         piece = board[source]
         if piece * sign <= 0 or connected[source]:
             continue
         value = piece * sign
+        base = source * 8 * MAX_VALUE
         for d in range(8):
             for k in range(1, value + 1):
                 target = RAY[source, d, k - 1]
@@ -327,7 +396,7 @@ def fill_legal_mask(state, mask, scratch):
                 occupant = board[target]
                 legal = False
                 if occupant == 0:
-                    if not _touches_colour(board, target, -sign):
+                    if touch[target] == 0:
                         legal = True  # makes no connection: any distance (R6, R7)
                     elif k == value and connections_allowed:
                         legal = _connection_move_ok(board, source, target, sign, scratch)
@@ -335,7 +404,7 @@ def fill_legal_mask(state, mask, scratch):
                       and near[target]):
                     legal = _displacement_pushes(board, source, target, scratch) != 0
                 if legal:
-                    mask[(source * 8 + d) * MAX_VALUE + k - 1] = 1
+                    mask[base + d * MAX_VALUE + k - 1] = 1
                     count += 1
     if count == 0:  # R19: pass only when nothing else is legal
         mask[PASS_ACTION] = 1
