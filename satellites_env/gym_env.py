@@ -57,6 +57,7 @@ ILLEGAL_ACTION_MODES = ("terminate", "raise")
 class GameOverError(ValueError):
     """`reset` was given a position that is over before the learner can act."""
 
+
 Opponent = Union[str, Agent, Callable[[Game], int]]
 
 

@@ -11,7 +11,8 @@ import satellites_env
 from satellites_env import satellites_v0
 from satellites_env.agents import AgentSpecError, RandomAgent
 from satellites_env.core import Game, IllegalActionError
-from satellites_env.core.board import COLOUR_NAMES, N_ACTIONS, N_MOVE_ACTIONS, PASS_ACTION, PUSH_BASE
+from satellites_env.core.board import (COLOUR_NAMES, N_ACTIONS, N_MOVE_ACTIONS, PASS_ACTION,
+                                       PUSH_BASE)
 from satellites_env.env import ResetNeededError
 from satellites_env.gym_env import GameOverError, SatellitesGymEnv
 from satellites_env.observation import PLANE_INDEX
