@@ -1,4 +1,19 @@
-"""`satellites train`: run the learner a config names (PPO today) into a run folder."""
+"""`satellites train`: run the learner a config names (PPO today) into a run folder.
+
+What the command does with the run folder (`--out`, default runs/<config name>):
+
+* no run there: start one;
+* a finished run with the same config: print its final table and stop (exit 0), so the
+  command can be run again at no cost (`make train` twice trains once);
+* an unfinished run: an error unless `--resume` is given (then it continues);
+* `--resume` with a changed config: only RESUMABLE_KEYS may differ (extend `total_steps`,
+  evaluation and checkpoint cadence, threads), each change recorded in the run folder; a
+  finished run resumed with a larger `total_steps` trains on and is evaluated again;
+* another `satellites train` holding the folder's run.lock: an error, nothing touched.
+
+Every refusal is a ValueError (ConfigError, CheckpointError, RunError, RunLockedError) with a
+message that says what to do; the CLI prints it as one `error:` line.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +22,34 @@ from pathlib import Path
 from rich.console import Console
 
 from .common.config import load_config
+from .common.runlock import RunLock
 from .ppo.trainer import Trainer
 
 
 def train(config_path: Path, out: Path | None, resume: bool, console: Console) -> None:
     """Train from the YAML config at `config_path` into `out` (default runs/<config name>)."""
-    config = load_config(config_path)
-    run_dir = out or Path("runs") / config_path.stem
-    console.print(f"training with {config_path} -> {run_dir}/")
-    try:
-        Trainer(config, run_dir, resume=resume, console=console).run()
-    except KeyboardInterrupt:
-        raise SystemExit(130) from None
+    config_path = Path(config_path)
+    config = load_config(config_path)  # everything checked before anything runs
+    run_dir = Path(out) if out else Path("runs") / config_path.stem
+    with RunLock(run_dir):
+        trainer = Trainer(config, run_dir, resume=resume, console=console)
+        if trainer.finished:
+            console.print(f"{run_dir} holds a finished run ({trainer.counters.steps:,} learner "
+                          f"steps): nothing to train. Its final evaluation:")
+            trainer.report()
+        else:
+            if trainer.resumed:
+                console.print(f"resuming {run_dir}/ at {trainer.counters.steps:,} of "
+                              f"{config.total_steps:,} learner steps")
+                if trainer.new_changes:
+                    console.print("config changes, recorded in config_changes.json: " + ", ".join(
+                        f"{key} {old!r} -> {new!r}"
+                        for key, (old, new) in trainer.new_changes.items()))
+            else:
+                console.print(f"training with {config_path} -> {run_dir}/")
+            try:
+                trainer.run()
+            except KeyboardInterrupt:
+                raise SystemExit(130) from None
     console.print(f"policy: {run_dir / 'final.pt'} (use it as checkpoint:{run_dir / 'final.pt'}); "
                   f"learning curve: {run_dir / 'learning_curve.png'}")

@@ -3,13 +3,23 @@
 A checkpoint is one `torch.save` file holding the network weights and shape, the optimizer,
 the run config, the step counters, the RNG states, the opponent pool and the evaluation
 history: everything to resume a run exactly, and to play with the policy.
+
+A checkpoint holds data only: dicts, lists, tuples, str, int, float, bool, None and tensors
+(RNG states are tensors or plain ints). It is read with `torch.load(weights_only=True)`,
+which refuses anything else, so opening a checkpoint never runs code from it (a pickle with
+a `__reduce__` payload is a CheckpointError, and its payload does not run). Every field the
+loader uses is checked for type and range: a damaged or hand-edited file is a
+CheckpointError naming the field, never a traceback from deep inside torch.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
-import zipfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +36,15 @@ from .network import PolicyValueNet, sample_masked
 
 FORMAT = "satellites-checkpoint"
 VERSION = 1
+#: environment variable: torch threads of a `checkpoint:PATH` agent (default 1)
+THREADS_VARIABLE = "SATELLITES_TORCH_THREADS"
+#: bounds on a checkpoint's network shape (the config allows no more)
+MAX_CHANNELS = 1024
+MAX_BLOCKS = 64
 
 
 class CheckpointError(ValueError):
-    """A checkpoint that is missing, corrupt or does not match this code."""
+    """A checkpoint that is missing, corrupt, unsafe or does not match this code."""
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
@@ -45,52 +60,157 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """Load and check a checkpoint; every failure is a CheckpointError naming the problem."""
+    """Load and check a checkpoint; every failure is a CheckpointError naming the problem.
+
+    Only data is read (`weights_only=True`): a file that would need to import or call
+    anything to unpickle is refused before any of it runs.
+    """
     path = Path(path)
+    name = repr(str(path))
+    if path.is_dir():
+        raise CheckpointError(f"checkpoint {name} is a directory, not a checkpoint file")
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {name} does not exist")
     if not path.is_file():
-        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+        raise CheckpointError(f"checkpoint {name} is not a regular file")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=False)
-    except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, OSError) as error:
-        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a torch file: "
-                              f"{error}") from error
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise CheckpointError(f"{str(path)!r} is not a satellites checkpoint (no "
-                              f"format={FORMAT!r} entry)")
-    if payload.get("version") != VERSION:
-        raise CheckpointError(f"checkpoint {str(path)!r} has format version "
-                              f"{payload.get('version')}; this code reads version {VERSION}")
-    if payload.get("planes") != N_PLANES or payload.get("actions") != N_ACTIONS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's notes on pickle protocols
+            payload = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        detail = [line.strip() for line in str(error).splitlines() if line.strip() and not
+                  line.startswith(("Weights only load failed", "Please file", "Check the doc"))]
         raise CheckpointError(
-            f"checkpoint {str(path)!r} was made for {payload.get('planes')} observation planes "
-            f"and {payload.get('actions')} actions; this code has {N_PLANES} and {N_ACTIONS}")
+            f"checkpoint {name} is refused: a checkpoint may hold only tensors and plain data, "
+            f"and this file is corrupt or would import or run code when loaded "
+            f"({' '.join(detail)[:200] or 'unpickling failed'})") from None
+    except Exception as error:  # noqa: BLE001 - any other decoding failure means a bad file
+        detail = str(error).strip().splitlines()
+        raise CheckpointError(f"checkpoint {name} is corrupt or not a torch file: "
+                              f"{(detail[0] if detail else type(error).__name__)[:200]}") from None
+    if not isinstance(payload, dict) or not _equal(payload.get("format"), FORMAT):
+        raise CheckpointError(f"{name} is not a satellites checkpoint (no "
+                              f"format={FORMAT!r} entry)")
+    if not _equal(payload.get("version"), VERSION):
+        raise CheckpointError(f"checkpoint {name} has format version "
+                              f"{payload.get('version')!r}; this code reads version {VERSION}")
+    if not (_equal(payload.get("planes"), N_PLANES) and _equal(payload.get("actions"), N_ACTIONS)):
+        raise CheckpointError(
+            f"checkpoint {name} was made for {payload.get('planes')!r} observation planes "
+            f"and {payload.get('actions')!r} actions; this code has {N_PLANES} and {N_ACTIONS}")
     for key in ("model", "model_shape"):
         if key not in payload:
-            raise CheckpointError(f"checkpoint {str(path)!r} has no {key!r} entry")
+            raise CheckpointError(f"checkpoint {name} has no {key!r} entry")
+    check_shape(payload["model_shape"], path)
+    check_weights(payload["model"], path, "model")
     return payload
 
 
+def _equal(value: Any, expected: str | int) -> bool:
+    """`value == expected` for a value of exactly the expected type (never a tensor compare)."""
+    return type(value) is type(expected) and value == expected
+
+
+def check_shape(shape: Any, path: str | Path = "?") -> dict:
+    """A `model_shape` entry with the right keys, types and ranges, or a CheckpointError."""
+    where = f"checkpoint {str(path)!r}: model_shape"
+    if not isinstance(shape, dict) or set(shape) - {"channels", "blocks", "lookahead"}:
+        raise CheckpointError(f"{where} must be a mapping of channels, blocks and lookahead, "
+                              f"got {shape!r}")
+    channels, blocks = shape.get("channels"), shape.get("blocks")
+    lookahead = shape.get("lookahead", 0.0)
+    for key, value in (("channels", channels), ("blocks", blocks)):
+        if type(value) is not int:
+            raise CheckpointError(f"{where}.{key} must be an int, got {value!r}")
+    if not (8 <= channels <= MAX_CHANNELS and channels % 8 == 0):
+        raise CheckpointError(f"{where}.channels must be a multiple of 8 in [8, {MAX_CHANNELS}],"
+                              f" got {channels}")
+    if not 1 <= blocks <= MAX_BLOCKS:
+        raise CheckpointError(f"{where}.blocks must be in [1, {MAX_BLOCKS}], got {blocks}")
+    if type(lookahead) not in (int, float) or not math.isfinite(lookahead) or lookahead < 0:
+        raise CheckpointError(f"{where}.lookahead must be a finite number >= 0, "
+                              f"got {lookahead!r}")
+    return {"channels": channels, "blocks": blocks, "lookahead": float(lookahead)}
+
+
+def check_weights(weights: Any, path: str | Path = "?", key: str = "model") -> None:
+    """A state dict: str keys and floating-point tensors with finite values."""
+    if not isinstance(weights, dict) or not all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()):
+        raise CheckpointError(f"checkpoint {str(path)!r}: {key} must map parameter names to "
+                              f"tensors")
+    for name, tensor in weights.items():
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            raise CheckpointError(f"checkpoint {str(path)!r}: {key}[{name!r}] holds NaN or "
+                                  f"infinite values")
+
+
 def network_from_checkpoint(payload: dict[str, Any], path: str | Path = "?") -> PolicyValueNet:
-    shape = payload["model_shape"]
-    net = PolicyValueNet(shape["channels"], shape["blocks"], shape.get("lookahead", 0.0))
+    """The checked network of a loaded checkpoint (its weights must fit its shape exactly)."""
+    shape = check_shape(payload.get("model_shape"), path)
+    check_weights(payload.get("model"), path)
+    return network_from_weights(shape, payload["model"], path)
+
+
+def network_from_weights(shape: dict, weights: dict, path: str | Path = "?",
+                         key: str = "model") -> PolicyValueNet:
+    net = PolicyValueNet(shape["channels"], shape["blocks"], shape["lookahead"])
     try:
-        net.load_state_dict(payload["model"])
-    except RuntimeError as error:
-        raise CheckpointError(f"checkpoint {str(path)!r} weights do not fit the network "
-                              f"{shape}: {error}") from error
+        net.load_state_dict(weights)
+    except (RuntimeError, ValueError, TypeError, KeyError) as error:
+        first = str(error).strip().splitlines()
+        raise CheckpointError(f"checkpoint {str(path)!r}: {key} weights do not fit the network "
+                              f"{shape}: {' '.join(first[:3])}") from None
     net.eval()
     return net
 
 
+def default_threads() -> int:
+    """Torch threads for playing: $SATELLITES_TORCH_THREADS, else 1."""
+    text = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not text:
+        return 1
+    try:
+        threads = int(text)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ValueError(f"{THREADS_VARIABLE} must be a positive integer, got {text!r}")
+    return threads
+
+
+@contextmanager
+def torch_threads(threads: int) -> Iterator[None]:
+    """Run the block with `threads` torch intra-op threads, then restore the previous count."""
+    previous = torch.get_num_threads()
+    if previous == threads:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 class PolicyAgent(Agent):
-    """Plays a network's policy: the most likely legal action, or a sample when `sample`."""
+    """Plays a network's policy: the most likely legal action, or a sample when `sample`.
+
+    One forward pass of batch 1 gains nothing from more torch threads, and extra threads that
+    spin-wait on a busy machine make every move many times slower, so each move runs with
+    `threads` torch threads (default: $SATELLITES_TORCH_THREADS, else 1); the process's own
+    setting is restored after the move.
+    """
 
     def __init__(self, net: PolicyValueNet, sample: bool = False, seed: int | None = None,
-                 spec: str = "policy"):
+                 spec: str = "policy", threads: int | None = None):
         super().__init__(seed)
         self.net = net.eval()
         self.sample = sample
         self.spec = spec
+        self.threads = default_threads() if threads is None else int(threads)
+        if self.threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
         self._scratch = new_scratch()
         self._features = LookaheadFeatures() if net.uses_lookahead else None
         self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**31)))
@@ -106,23 +226,29 @@ class PolicyAgent(Agent):
         legal = game.legal_mask()
         lookahead = (torch.from_numpy(self._features.of(game, legal))[None]
                      if self._features else None)
-        logits, _ = self.net.masked_forward(torch.from_numpy(obs)[None],
-                                            torch.from_numpy(legal.copy())[None], lookahead)
+        with torch_threads(self.threads):
+            logits, _ = self.net.masked_forward(torch.from_numpy(obs)[None],
+                                                torch.from_numpy(legal.copy())[None], lookahead)
         if self.sample:
             return int(sample_masked(logits, self._generator).item())
         return int(logits.argmax(-1).item())
+
+
+def split_spec_argument(argument: str) -> tuple[str, bool]:
+    """`PATH`, `PATH:sample` or `PATH:greedy` -> (PATH, sample)."""
+    for suffix, flag in ((":sample", True), (":greedy", False)):
+        if argument.endswith(suffix):
+            return argument[: -len(suffix)], flag
+    return argument, False
 
 
 class CheckpointAgent(PolicyAgent):
     """`checkpoint:PATH` (most likely action) or `checkpoint:PATH:sample` (sampled)."""
 
     @classmethod
-    def from_spec(cls, argument: str, seed: int | None = None) -> "CheckpointAgent":
-        path, sample = argument, False
-        for suffix, flag in ((":sample", True), (":greedy", False)):
-            if argument.endswith(suffix):
-                path, sample = argument[: -len(suffix)], flag
+    def from_spec(cls, argument: str, seed: int | None = None,
+                  threads: int | None = None) -> "CheckpointAgent":
+        path, sample = split_spec_argument(argument)
         payload = load_checkpoint(path)
         return cls(network_from_checkpoint(payload, path), sample=sample, seed=seed,
-                   spec=f"checkpoint:{argument}")
-
+                   spec=f"checkpoint:{argument}", threads=threads)

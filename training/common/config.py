@@ -1,11 +1,20 @@
 """Run configuration: a typed dataclass loaded from YAML, every key documented.
 
-An unknown key, a missing section or a value of the wrong type is an error that names it.
+Everything is checked before anything runs, and every problem is a ConfigError naming the file
+and the key: an unknown or duplicate key, a section that is not a mapping, a value of the
+wrong type, a number out of its range (NaN and infinities included), an agent spec that
+names no agent, or a `checkpoint:PATH` opponent that does not exist or does not load.
+
+Numbers are read as YAML 1.2 reads them: `5e-4` and `1e3` are floats (PyYAML's YAML 1.1
+rules would make them strings), and an int key accepts a float with an integral value
+(`total_steps: 2e5`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,15 +85,60 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
+# Bounds beyond "positive": a typo such as `envs: 12800000` would otherwise exhaust memory
+# when the trainer is built, long after the config was accepted.
+MAX_SEED = 2**32 - 1
+MAX_ENVS = 4096
+MAX_CHANNELS = 1024  # as training.common.checkpoint.MAX_CHANNELS
+MAX_BLOCKS = 64  # as training.common.checkpoint.MAX_BLOCKS
+MAX_THREADS = 256
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML that reads floats as YAML 1.2 does and refuses duplicate keys."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    if key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            "while constructing a mapping", node.start_mark,
+                            f"found duplicate key {key!r} (first at line "
+                            f"{seen[key].line + 1})", key_node.start_mark)
+                    seen[key] = key_node.start_mark
+                except TypeError:  # an unhashable key: SafeLoader reports it below
+                    pass
+        return super().construct_mapping(node, deep)
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: list(resolvers) for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)
+                |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                |[-+]?\.(?:inf|Inf|INF)
+                |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."))
+
+
 def _build(cls, data: typing.Any, where: str):
     if not isinstance(data, dict):
-        raise ConfigError(f"{where or 'config'} must be a mapping, got {type(data).__name__}")
+        raise ConfigError(f"{where or 'the config'} must be a mapping, got "
+                          f"{type(data).__name__}")
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - known)
+    unknown = sorted((k for k in data if k not in known), key=repr)
     if unknown:
-        raise ConfigError(f"unknown config key {where + '.' if where else ''}{unknown[0]}; "
-                          f"known keys{' in ' + where if where else ''}: {', '.join(sorted(known))}")
+        name = unknown[0] if isinstance(unknown[0], str) else repr(unknown[0])
+        raise ConfigError(f"unknown config key {where + '.' if where else ''}{name}; "
+                          f"known keys{' in ' + where if where else ''}: "
+                          f"{', '.join(sorted(known))}")
     values = {}
     for name, value in data.items():
         key = f"{where}.{name}" if where else name
@@ -101,64 +155,161 @@ def _check_type(key: str, value, expected):
     if origin is list:
         (item,) = typing.get_args(expected)
         if not isinstance(value, list) or not all(isinstance(v, item) for v in value):
-            raise ConfigError(f"config key {key} must be a list of {item.__name__}, got {value!r}")
-        return value
-    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            raise ConfigError(f"config key {key} must be a list of {item.__name__}, "
+                              f"got {_show(value)}")
+        return list(value)
+    if expected is float and type(value) is int:
         return float(value)
-    if isinstance(value, bool) and expected is not bool or not isinstance(value, expected):
-        raise ConfigError(f"config key {key} must be {expected.__name__}, got {value!r} "
+    if (expected is int and type(value) is float and math.isfinite(value)
+            and value.is_integer()):
+        return int(value)  # `total_steps: 2e5`
+    if type(value) is not expected:
+        raise ConfigError(f"config key {key} must be {expected.__name__}, got {_show(value)} "
                           f"({type(value).__name__})")
     return value
 
 
-def config_from_dict(data: dict) -> TrainConfig:
-    """Validated config from a plain dict (as read from YAML)."""
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def config_from_dict(data: dict, check_agents: bool = True) -> TrainConfig:
+    """Validated config from a plain dict (as read from YAML).
+
+    With `check_agents` the agent specs (evaluation opponents and the baseline opponent) are
+    checked too: known names and arguments, and `checkpoint:PATH` files that exist and load.
+    """
     config = _build(TrainConfig, data, "")
     _check_values(config)
+    if check_agents:
+        _check_agents(config)
     return config
 
 
-def load_config(path: str | Path) -> TrainConfig:
+def read_yaml(path: str | Path) -> typing.Any:
+    """The YAML document in `path` (floats as in YAML 1.2, duplicate keys refused)."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"config file {str(path)!r} is a directory")
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as error:
-        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {error}") from error
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"config file {str(path)!r} cannot be read as UTF-8 text: "
+                          f"{error}") from None
+    return parse_yaml(text, str(path))
+
+
+def parse_yaml(text: str, name: str = "<config>") -> typing.Any:
     try:
-        return config_from_dict(data)
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as error:
+        raise ConfigError(f"config file {name!r} is not valid YAML: {error}") from None
+    except (ValueError, TypeError, OverflowError, RecursionError) as error:
+        # e.g. a timestamp such as 2001-02-30, or nesting too deep to read
+        raise ConfigError(f"config file {name!r} is not valid YAML: "
+                          f"{type(error).__name__}: {str(error)[:200]}") from None
+    if data is None:
+        raise ConfigError(f"config file {name!r} is empty (no keys, only blanks or comments)")
+    return data
+
+
+def load_config(path: str | Path, check_agents: bool = True) -> TrainConfig:
+    """The validated config in the YAML file `path`; errors name the file and the key."""
+    path = Path(path)
+    data = read_yaml(path)
+    try:
+        return config_from_dict(data, check_agents)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
 
 
 def _check_values(config: TrainConfig) -> None:
-    positive = {"total_steps": config.total_steps, "threads": config.threads,
-                "checkpoint_every": config.checkpoint_every,
-                "model.channels": config.model.channels, "model.blocks": config.model.blocks,
-                "selfplay.envs": config.selfplay.envs, "selfplay.max_moves": config.selfplay.max_moves,
-                "selfplay.pool_size": config.selfplay.pool_size,
-                "selfplay.snapshot_every": config.selfplay.snapshot_every,
-                "ppo.steps_per_update": config.ppo.steps_per_update, "ppo.epochs": config.ppo.epochs,
-                "ppo.minibatch": config.ppo.minibatch, "eval.every": config.eval.every,
-                "eval.games": config.eval.games, "eval.final_games": config.eval.final_games,
-                "eval.max_moves": config.eval.max_moves}
-    for key, value in positive.items():
+    counts = {"total_steps": config.total_steps, "threads": config.threads,
+              "checkpoint_every": config.checkpoint_every,
+              "model.blocks": config.model.blocks,
+              "selfplay.envs": config.selfplay.envs,
+              "selfplay.max_moves": config.selfplay.max_moves,
+              "selfplay.pool_size": config.selfplay.pool_size,
+              "selfplay.snapshot_every": config.selfplay.snapshot_every,
+              "ppo.steps_per_update": config.ppo.steps_per_update, "ppo.epochs": config.ppo.epochs,
+              "ppo.minibatch": config.ppo.minibatch, "eval.every": config.eval.every,
+              "eval.games": config.eval.games, "eval.final_games": config.eval.final_games,
+              "eval.max_moves": config.eval.max_moves}
+    for key, value in counts.items():
         if value < 1:
-            raise ConfigError(f"config key {key} must be >= 1, got {value}")
-    fractions = {"selfplay.pool_fraction": config.selfplay.pool_fraction,
-                 "selfplay.baseline_fraction": config.selfplay.baseline_fraction}
-    for key, value in fractions.items():
-        if not 0.0 <= value <= 1.0:
-            raise ConfigError(f"config key {key} must be in [0, 1], got {value}")
-    if config.model.lookahead < 0:
-        raise ConfigError(f"config key model.lookahead must be >= 0 (0 = off), got "
-                          f"{config.model.lookahead}")
-    if config.ppo.target_kl < 0:
-        raise ConfigError(f"config key ppo.target_kl must be >= 0 (0 = off), got "
-                          f"{config.ppo.target_kl}")
-    if config.selfplay.pool_fraction + config.selfplay.baseline_fraction > 1.0:
-        raise ConfigError("selfplay.pool_fraction + selfplay.baseline_fraction must be <= 1")
-    if config.model.channels % 8:
-        raise ConfigError(f"config key model.channels must be a multiple of 8, got "
+            raise ConfigError(f"{key} must be >= 1, got {value}")
+    floats = {f"{section}.{f.name}": getattr(getattr(config, section), f.name)
+              for section in ("model", "selfplay", "ppo") for f in
+              dataclasses.fields(getattr(config, section)) if f.type in ("float", float)}
+    for key, value in floats.items():
+        if not math.isfinite(value):
+            raise ConfigError(f"{key} must be a finite number, got {value}")
+    upper = {"seed": (config.seed, MAX_SEED), "threads": (config.threads, MAX_THREADS),
+             "selfplay.envs": (config.selfplay.envs, MAX_ENVS),
+             "model.channels": (config.model.channels, MAX_CHANNELS),
+             "model.blocks": (config.model.blocks, MAX_BLOCKS)}
+    for key, (value, most) in upper.items():
+        if value > most:
+            raise ConfigError(f"{key} must be <= {most}, got {value}")
+    if config.seed < 0:
+        raise ConfigError(f"seed must be >= 0, got {config.seed}")
+    if config.model.channels < 8 or config.model.channels % 8:
+        raise ConfigError(f"model.channels must be a multiple of 8 (>= 8), got "
                           f"{config.model.channels}")
+    ranges = {  # key: (value, low, low inclusive, high, high inclusive)
+        "model.lookahead": (config.model.lookahead, 0.0, True, math.inf, False),
+        "selfplay.pool_fraction": (config.selfplay.pool_fraction, 0.0, True, 1.0, True),
+        "selfplay.baseline_fraction": (config.selfplay.baseline_fraction, 0.0, True, 1.0, True),
+        "selfplay.shaping": (config.selfplay.shaping, 0.0, True, math.inf, False),
+        "ppo.learning_rate": (config.ppo.learning_rate, 0.0, False, math.inf, False),
+        "ppo.gamma": (config.ppo.gamma, 0.0, True, 1.0, True),
+        "ppo.gae_lambda": (config.ppo.gae_lambda, 0.0, True, 1.0, True),
+        "ppo.clip": (config.ppo.clip, 0.0, False, 1.0, False),
+        "ppo.value_coef": (config.ppo.value_coef, 0.0, True, math.inf, False),
+        "ppo.entropy_coef": (config.ppo.entropy_coef, 0.0, True, math.inf, False),
+        "ppo.max_grad_norm": (config.ppo.max_grad_norm, 0.0, False, math.inf, False),
+        "ppo.target_kl": (config.ppo.target_kl, 0.0, True, math.inf, False),
+    }
+    for key, (value, low, low_in, high, high_in) in ranges.items():
+        above = value >= low if low_in else value > low
+        below = value <= high if high_in else value < high
+        if above and below:
+            continue
+        if high == math.inf:
+            rule = f"{'>=' if low_in else '>'} {low:g}"
+        else:
+            rule = f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
+        raise ConfigError(f"{key} must be {rule}, got {value:g}")
+    if config.selfplay.pool_fraction + config.selfplay.baseline_fraction > 1.0:
+        raise ConfigError("selfplay.pool_fraction + selfplay.baseline_fraction must be <= 1, "
+                          f"got {config.selfplay.pool_fraction} + "
+                          f"{config.selfplay.baseline_fraction}")
+    if not config.eval.opponents:
+        raise ConfigError("eval.opponents must name at least one agent spec")
+    if len(set(config.eval.opponents)) != len(config.eval.opponents):
+        raise ConfigError(f"eval.opponents lists an opponent twice: {config.eval.opponents}")
+
+
+def check_agent_spec(spec: str) -> None:
+    """Raise AgentSpecError/CheckpointError (ValueErrors) unless `make_agent(spec)` works.
+
+    Built once here through `make_agent` itself (the one grammar of specs): the baselines and
+    MCTS cost nothing to build, and a `checkpoint:PATH` is loaded and checked, so a missing or
+    bad file is found before training starts rather than at the first evaluation.
+    """
+    from satellites_env.agents import make_agent
+
+    make_agent(spec, seed=0)
+
+
+def _check_agents(config: TrainConfig) -> None:
+    specs = [("selfplay.baseline_opponent", config.selfplay.baseline_opponent)]
+    specs += [(f"eval.opponents[{i}]", spec) for i, spec in enumerate(config.eval.opponents)]
+    for key, spec in specs:
+        try:
+            check_agent_spec(spec)
+        except ValueError as error:
+            raise ConfigError(f"{key}: {error}") from None

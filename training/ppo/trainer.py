@@ -4,16 +4,31 @@ Everything a run writes lives in its folder:
 
     checkpoint.pt        latest state (weights, optimizer, config, counters, RNG, pool, history)
     final.pt             the policy at the end (loads as `checkpoint:PATH`)
+    config.json          the settings the run started with (never rewritten)
+    config_changes.json  settings changed by later `--resume` sessions (old -> new, at which step)
+    run.lock             held by the process training in the folder (one at a time)
     tensorboard/         losses, entropy, win rates, Elo, throughput
     learning_curve.png   win rates and Elo against the baselines over training
     summary.json         final evaluation and throughput
 
-Ctrl-C (or a crash after the last checkpoint) loses only the unfinished update: `--resume`
-continues from `checkpoint.pt` with the same counters and random streams.
+Guarantees:
+
+* Reproducible: the same config (same seed, same `threads`) gives the same weights, bit for
+  bit; the network is built after every random stream is seeded.
+* A checkpoint is always a consistent state: the state at the end of a completed update (and
+  its evaluation). Ctrl-C mid-update saves the last completed state, not the half-done one, so
+  it loses only the unfinished update; `--resume` continues from it with the same counters
+  and random streams (games in flight are not saved: fresh ones start).
+* `--resume` accepts only settings that are safe to change mid-run (RESUMABLE_KEYS: extend
+  `total_steps`, evaluation cadence and size, checkpoint cadence, threads) and records each
+  change; any other difference is an error listing the keys.
+* A finished run is not trained again: opening it reports its final evaluation.
 """
 
 from __future__ import annotations
 
+import copy
+import datetime
 import json
 import random
 import time
@@ -30,14 +45,29 @@ from rich.table import Table
 from satellites_env.agents import make_agent
 from satellites_env.arena import PairResult, fit_elo, match, rate_with_interval
 
-from ..common.checkpoint import (PolicyAgent, load_checkpoint, network_from_checkpoint,
-                         save_checkpoint)
-from ..common.config import TrainConfig, config_from_dict
+from ..common.checkpoint import (CheckpointError, PolicyAgent, check_weights, load_checkpoint,
+                                 network_from_checkpoint, network_from_weights, save_checkpoint)
+from ..common.config import ConfigError, TrainConfig, config_from_dict
 from ..common.network import PolicyValueNet
+from ..common.runlock import RunLock
 from .update import build_batch, ppo_update
 from .selfplay import SelfPlayGenerator
 
 LEARNER = "learner"
+#: settings `--resume` may change: they extend or re-pace a run without changing what it learns
+#: from so far (a longer `total_steps` also stretches an annealed learning rate from here on)
+RESUMABLE_KEYS = ("total_steps", "threads", "checkpoint_every", "eval.every", "eval.games",
+                  "eval.final_games")
+#: seconds between progress lines when the console is not a terminal (a log file)
+PROGRESS_SECONDS = 30.0
+
+
+class RunError(ValueError):
+    """A run folder that cannot be used as asked (wrong config, nothing to resume, ...)."""
+
+
+class RunExistsError(RunError, FileExistsError):
+    """The run folder holds an unfinished run and `--resume` was not given."""
 
 
 @dataclass
@@ -56,6 +86,7 @@ class Evaluation:
     step: int
     results: dict[str, dict] = field(default_factory=dict)  # opponent -> PairResult dict
     elo: float = 0.0
+    final: bool = False  # the end-of-run evaluation (final_games per opponent)
 
     def win_rate(self, opponent: str) -> float:
         r = self.results[opponent]
@@ -63,41 +94,71 @@ class Evaluation:
 
 
 class Trainer:
+    """One run in one folder. `Trainer(config, run_dir)` starts a new run (an error if the
+    folder holds an unfinished one); `resume=True` continues the folder's run. Opening a
+    finished run, with or without `resume`, restores it with `finished` set: `report()` shows
+    its result and `run()` returns it without training (unless `resume` raised total_steps)."""
+
     def __init__(self, config: TrainConfig, run_dir: str | Path, resume: bool = False,
                  console: Console | None = None):
         self.config = config
         self.run_dir = Path(run_dir)
         self.console = console or Console()
         torch.set_num_threads(config.threads)
+        # Every random stream is seeded before anything draws from it, the network's
+        # initial weights included: the same config gives the same run.
+        random.seed(config.seed)
+        torch.manual_seed(config.seed)
         self.counters = Counters()
         self.history: list[Evaluation] = []
+        self.finished = False
+        self.config_changes: list[dict] = []
+        self.new_changes: dict[str, list] = {}  # changes accepted when this session resumed
         self.net = PolicyValueNet(config.model.channels, config.model.blocks,
                                   config.model.lookahead)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.ppo.learning_rate)
         self.update_generator = torch.Generator().manual_seed(config.seed + 1)
         self.generator = SelfPlayGenerator(config.selfplay, self.net, config.seed)
-        random.seed(config.seed)
-        torch.manual_seed(config.seed)
-        if resume:
-            self._restore(self.checkpoint_path)
-        elif self.checkpoint_path.exists():
-            raise FileExistsError(f"{self.checkpoint_path} exists: pass --resume to continue "
-                                  f"that run, or choose another --out folder")
+        self.resumed = False
+        if self.checkpoint_path.exists() or resume:
+            if not self.checkpoint_path.exists():
+                raise RunError(f"--resume: there is no run to continue in {self.run_dir} (no "
+                               f"{self.checkpoint_path.name}); leave out --resume to start one")
+            payload = load_checkpoint(self.checkpoint_path)
+            finished = payload.get("finished") is True
+            if not resume and not finished:
+                raise RunExistsError(
+                    f"{self.run_dir} holds an unfinished run ({self._steps_of(payload)}): pass "
+                    f"--resume to continue it, or choose another --out folder")
+            self._restore(payload, self.checkpoint_path, resume)
+            self.resumed = True
+        self._consistent = self._snapshot()
 
     @property
     def checkpoint_path(self) -> Path:
         return self.run_dir / "checkpoint.pt"
 
+    @staticmethod
+    def _steps_of(payload: dict) -> str:
+        counters = payload.get("counters")
+        config = payload.get("config")
+        if isinstance(counters, dict) and isinstance(config, dict):
+            return f"{counters.get('steps')} of {config.get('total_steps')} learner steps"
+        return "unknown progress"
+
     # ------------------------------------------------------------------ checkpoints
 
     def state_payload(self) -> dict:
+        """The whole state of the run now: tensors and plain data only."""
         return {
             "model": self.net.state_dict(),
             "model_shape": self.net.shape,
             "optimizer": self.optimizer.state_dict(),
             "config": self.config.to_dict(),
+            "config_changes": copy.deepcopy(self.config_changes),
+            "finished": self.finished,
             "counters": vars(self.counters).copy(),
-            "history": [vars(e) for e in self.history],
+            "history": [copy.deepcopy(vars(e)) for e in self.history],
             "pool": [snapshot.state_dict() for snapshot in self.generator.pool],
             "rng": {"selfplay": self.generator.rng.bit_generator.state,
                     "selfplay_torch": self.generator.torch_generator.get_state(),
@@ -105,23 +166,74 @@ class Trainer:
                     "torch": torch.get_rng_state(), "python": random.getstate()},
         }
 
+    def _snapshot(self) -> dict:
+        """A frozen copy of `state_payload()`: later training does not change it."""
+        return _clone(self.state_payload())
+
     def save(self, path: Path | None = None) -> Path:
+        """Save the current state (call it between updates: it is not a snapshot)."""
         return save_checkpoint(path or self.checkpoint_path, self.state_payload())
 
-    def _restore(self, path: Path) -> None:
-        payload = load_checkpoint(path)
-        saved = config_from_dict(payload["config"])
-        if saved.model != self.config.model:
-            raise ValueError(f"--resume: the config's model {self.config.model} differs from "
-                             f"the checkpoint's {saved.model}")
+    def _restore(self, payload: dict, path: Path, resume: bool) -> None:
+        try:
+            saved = config_from_dict(payload["config"], check_agents=False)
+        except (ConfigError, KeyError, TypeError) as error:
+            raise CheckpointError(f"checkpoint {str(path)!r} holds no valid run config: "
+                                  f"{error}") from None
+        changes = config_differences(saved, self.config)
+        fixed = {key: change for key, change in changes.items() if key not in RESUMABLE_KEYS}
+        if fixed or (changes and not resume):
+            listed = "; ".join(f"{key}: {old!r} -> {new!r}" for key, (old, new) in
+                               (fixed or changes).items())
+            if fixed:
+                advice = (f"only {', '.join(RESUMABLE_KEYS)} may change when resuming; restore "
+                          f"the others or train into another --out folder")
+            else:
+                advice = "pass --resume to apply these changes to the run"
+            raise RunError(f"the config differs from the run in {self.run_dir} ({listed}); "
+                           f"{advice}")
+        try:
+            self._restore_state(payload, path)
+        except CheckpointError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError,
+                OverflowError) as error:
+            raise CheckpointError(f"checkpoint {str(path)!r} holds a damaged run state "
+                                  f"({type(error).__name__}: {str(error)[:200]})") from None
+        if changes:
+            self.new_changes = {key: list(change) for key, change in changes.items()}
+            self.config_changes.append({
+                "step": self.counters.steps, "updates": self.counters.updates,
+                "time": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                "changes": {key: list(change) for key, change in changes.items()}})
+        if self.finished and self.counters.steps < self.config.total_steps:
+            self.finished = False  # extended by --resume: train on, then evaluate again
+
+    def _restore_state(self, payload: dict, path: Path) -> None:
         self.net.load_state_dict(network_from_checkpoint(payload, path).state_dict())
         self.optimizer.load_state_dict(payload["optimizer"])
-        self.counters = Counters(**payload["counters"])
-        self.history = [Evaluation(**e) for e in payload["history"]]
+        for group in self.optimizer.param_groups:  # never the checkpoint's own idea of lr
+            if not (isinstance(group.get("lr"), float) and group["lr"] >= 0):
+                raise CheckpointError(f"checkpoint {str(path)!r}: optimizer lr is "
+                                      f"{group.get('lr')!r}")
+        counters = payload["counters"]
+        if not isinstance(counters, dict):
+            raise TypeError("counters must be a mapping")
+        self.counters = Counters(**counters)
+        for key, value in vars(self.counters).items():
+            if type(value) not in ((float, int) if key == "seconds" else (int,)) or value < 0:
+                raise CheckpointError(f"checkpoint {str(path)!r}: counters.{key} must be a "
+                                      f"number >= 0, got {value!r}")
+        self.history = [_evaluation_from(e) for e in payload["history"]]
+        self.finished = payload.get("finished", False) is True
+        changes = payload.get("config_changes", [])
+        if not isinstance(changes, list):
+            raise TypeError("config_changes must be a list")
+        self.config_changes = copy.deepcopy(changes)
         for weights in payload["pool"]:
-            snapshot = PolicyValueNet(**self.net.shape)
-            snapshot.load_state_dict(weights)
-            self.generator.add_snapshot(snapshot)
+            check_weights(weights, path, "pool")
+            self.generator.add_snapshot(network_from_weights(self.net.shape, weights, path,
+                                                             "pool"))
         rng = payload["rng"]
         self.generator.rng.bit_generator.state = rng["selfplay"]
         self.generator.torch_generator.set_state(rng["selfplay_torch"])
@@ -157,11 +269,11 @@ class Trainer:
             self.generator.add_snapshot(self.net)
         return losses
 
-    def evaluate(self, games: int) -> Evaluation:
+    def evaluate(self, games: int, final: bool = False) -> Evaluation:
         """The learner (most likely action) against each evaluation opponent."""
         self.net.eval()
         learner = PolicyAgent(self.net, spec=LEARNER)
-        evaluation = Evaluation(self.counters.steps)
+        evaluation = Evaluation(self.counters.steps, final=final)
         pairs = []
         for k, spec in enumerate(self.config.eval.opponents):
             opponent = make_agent(spec, seed=self.config.seed + k)
@@ -175,9 +287,21 @@ class Trainer:
         return evaluation
 
     def run(self) -> Evaluation:
+        """Train to total_steps, evaluate at the end and save everything; returns the final
+        evaluation. A finished run returns its final evaluation at once."""
+        with RunLock(self.run_dir):
+            if self.finished:
+                return self.final_evaluation()
+            return self._run()
+
+    def _run(self) -> Evaluation:
         config = self.config
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
+        if not self.resumed or not (self.run_dir / "config.json").exists():
+            (self.run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
+        if self.config_changes:
+            (self.run_dir / "config_changes.json").write_text(
+                json.dumps(self.config_changes, indent=1))
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(self.run_dir / "tensorboard", purge_step=self.counters.steps)
@@ -185,8 +309,11 @@ class Trainer:
                    TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn())
         session_start = time.perf_counter()
         session_steps = self.counters.steps
+        log_lines = not self.console.is_terminal  # a log file: plain lines, no progress bar
+        last_line = time.monotonic()
+        self._consistent = self._snapshot()
         try:
-            with Progress(*columns, console=self.console) as progress:
+            with Progress(*columns, console=self.console, disable=log_lines) as progress:
                 task = progress.add_task("train", total=config.total_steps,
                                          completed=self.counters.steps, status="")
                 while self.counters.steps < config.total_steps:
@@ -195,33 +322,80 @@ class Trainer:
                     self.counters.seconds += time.perf_counter() - tick
                     self._log(writer, losses)
                     status = f"entropy {losses['entropy']:.2f}"
-                    if self.counters.updates % config.eval.every == 0:
+                    evaluated = self.counters.updates % config.eval.every == 0
+                    if evaluated:
                         evaluation = self.evaluate(config.eval.games)
                         self.history.append(evaluation)
                         self._log_evaluation(writer, evaluation)
-                        status += "  " + "  ".join(
-                            f"{o} {evaluation.win_rate(o):.0%}" for o in evaluation.results)
+                        status += "  " + _rates(evaluation)
                     progress.update(task, completed=min(self.counters.steps, config.total_steps),
                                     status=status)
+                    # The update (and its evaluation) is complete: this is the state that a
+                    # checkpoint, or Ctrl-C from here to the end of the next update, saves.
+                    self._consistent = self._snapshot()
                     if self.counters.updates % config.checkpoint_every == 0:
-                        self.save()
+                        save_checkpoint(self.checkpoint_path, self._consistent)
+                    if log_lines and (evaluated or self.counters.steps >= config.total_steps
+                                      or time.monotonic() - last_line >= PROGRESS_SECONDS):
+                        self.console.print(self._progress_line(losses), highlight=False)
+                        last_line = time.monotonic()
         except KeyboardInterrupt:
-            self.save()
-            self.console.print(f"interrupted: saved {self.checkpoint_path}; continue with "
-                               f"--resume")
+            save_checkpoint(self.checkpoint_path, self._consistent)
+            done = self._consistent["counters"]
+            self.console.print(
+                f"interrupted: saved the state after update {done['updates']} ({done['steps']:,} "
+                f"learner steps) to {self.checkpoint_path}; continue with --resume")
             raise
         finally:
             writer.close()
-        self.save()
+        save_checkpoint(self.checkpoint_path, self._consistent)
         self.console.print("final evaluation ...")
-        final = self.evaluate(config.eval.final_games)
-        self.history.append(final)
-        self.save()
-        self.save(self.run_dir / "final.pt")
+        try:
+            final = self.evaluate(config.eval.final_games, final=True)
+            self.history.append(final)
+            self.finished = True
+            self._consistent = self._snapshot()
+            # final.pt first: a checkpoint marked finished always has its final.pt beside it
+            save_checkpoint(self.run_dir / "final.pt", self._consistent)
+            save_checkpoint(self.checkpoint_path, self._consistent)
+        except KeyboardInterrupt:
+            save_checkpoint(self.checkpoint_path, self._consistent)
+            self.console.print(f"interrupted: saved {self.checkpoint_path}; continue with "
+                               f"--resume")
+            raise
         session_seconds = time.perf_counter() - session_start
         self._write_summary(final, self.counters.steps - session_steps, session_seconds)
         self._plot()
         return final
+
+    def final_evaluation(self) -> Evaluation:
+        """The final evaluation of a finished run."""
+        finals = [e for e in self.history if e.final] or self.history[-1:]
+        if not self.finished or not finals:
+            raise RunError(f"the run in {self.run_dir} is not finished")
+        return finals[-1]
+
+    def report(self) -> Evaluation:
+        """Print a finished run's final table (writing final.pt, summary.json and the learning
+        curve again if they are missing) and return its final evaluation."""
+        final = self.final_evaluation()
+        if not (self.run_dir / "final.pt").is_file():
+            save_checkpoint(self.run_dir / "final.pt", self._consistent)
+        self._write_summary(final, 0, 0.0, write=not (self.run_dir / "summary.json").is_file())
+        if not (self.run_dir / "learning_curve.png").is_file():
+            self._plot()
+        return final
+
+    def _progress_line(self, losses: dict[str, float]) -> str:
+        c, total = self.counters, self.config.total_steps
+        rates = self.throughput()
+        line = (f"update {c.updates}: {c.steps:,}/{total:,} learner steps "
+                f"({min(c.steps / total, 1):.0%}), {c.games:,} games, "
+                f"{rates['env_steps_per_s']:.0f} env steps/s, {c.seconds / 60:.1f} min, "
+                f"entropy {losses['entropy']:.2f}")
+        if self.history:
+            line += f"; eval at {self.history[-1].step:,}: {_rates(self.history[-1])}"
+        return line
 
     # ------------------------------------------------------------------ reporting
 
@@ -248,8 +422,8 @@ class Trainer:
                               evaluation.step)
         writer.add_scalar("eval/elo", evaluation.elo, evaluation.step)
 
-    def _write_summary(self, final: Evaluation, session_steps: int, session_seconds: float
-                       ) -> None:
+    def _write_summary(self, final: Evaluation, session_steps: int, session_seconds: float,
+                       write: bool = True) -> None:
         table = Table(title=f"Final evaluation after {self.counters.steps:,} learner steps "
                             f"({self.counters.games:,} training games)")
         for column in ("opponent", "games", "wins", "draws", "losses", "win rate (95% CI)"):
@@ -263,9 +437,12 @@ class Trainer:
             f"Elo vs random = 0: {final.elo:+.0f}   self-play throughput: "
             f"{rates['env_steps_per_s']:.0f} env steps/s, {rates['games_per_s']:.2f} games/s "
             f"({self.counters.seconds / 60:.1f} min training)")
+        if not write:
+            return
         summary = {"final": vars(final), "counters": vars(self.counters),
                    "throughput": rates, "session": {"learner_steps": session_steps,
-                                                    "seconds": session_seconds}}
+                                                    "seconds": session_seconds},
+                   "config": self.config.to_dict(), "config_changes": self.config_changes}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
 
     def _plot(self) -> Path | None:
@@ -295,3 +472,50 @@ class Trainer:
         figure.savefig(path, dpi=110)
         plt.close(figure)
         return path
+
+
+def _evaluation_from(data) -> Evaluation:
+    """An Evaluation from its checkpoint dict, checked (TypeError/ValueError when damaged)."""
+    evaluation = Evaluation(**data)
+    if type(evaluation.step) is not int or type(evaluation.elo) not in (int, float):
+        raise TypeError(f"evaluation step/elo of the wrong type: {data!r}"[:200])
+    if not isinstance(evaluation.results, dict):
+        raise TypeError("evaluation results must be a mapping")
+    for opponent, result in evaluation.results.items():
+        if not (isinstance(opponent, str) and isinstance(result, dict)):
+            raise TypeError(f"evaluation result for {opponent!r} is not a mapping")
+        counts = [result.get(k) for k in ("games", "a_wins", "b_wins", "draws")]
+        if any(type(n) is not int or n < 0 for n in counts) or counts[0] < 1:
+            raise ValueError(f"evaluation result for {opponent!r} has bad counts: {counts}")
+    return evaluation
+
+
+def _rates(evaluation: Evaluation) -> str:
+    return "  ".join(f"{o} {evaluation.win_rate(o):.0%}" for o in evaluation.results)
+
+
+def _clone(value):
+    """A deep copy in which tensors are cloned (state dicts share storage with the model)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return type(value)((key, _clone(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_clone(item) for item in value)
+    return copy.deepcopy(value)
+
+
+def _flatten(data: dict, prefix: str = "") -> dict:
+    flat = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def config_differences(old: TrainConfig, new: TrainConfig) -> dict[str, tuple]:
+    """{dotted key: (old value, new value)} for every setting that differs."""
+    before, after = _flatten(old.to_dict()), _flatten(new.to_dict())
+    return {key: (before[key], after[key]) for key in before if before[key] != after[key]}

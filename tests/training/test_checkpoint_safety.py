@@ -1,0 +1,306 @@
+"""Checkpoints hold data only: nothing in a file runs when it is loaded, every bad file is a
+CheckpointError, and a `checkpoint:PATH` agent plays with one torch thread."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from satellites_env.agents import make_agent
+from satellites_env.core import Game
+from training.common.checkpoint import (THREADS_VARIABLE, CheckpointError, PolicyAgent,
+                                        load_checkpoint, network_from_checkpoint,
+                                        save_checkpoint)
+from training.common.config import ConfigError, config_from_dict
+from training.common.network import PolicyValueNet
+from training.ppo.trainer import Trainer
+
+from test_training import TINY, tiny_config
+
+
+class CreatesAFile:
+    """Unpickling this object opens (creates) `path`: what a malicious checkpoint would do."""
+
+    def __init__(self, path: Path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def small_net() -> PolicyValueNet:
+    torch.manual_seed(0)
+    return PolicyValueNet(8, 1)
+
+
+def net_payload(net: PolicyValueNet | None = None) -> dict:
+    net = net or small_net()
+    return {"model": net.state_dict(), "model_shape": net.shape}
+
+
+def malicious_files(folder: Path, marker: Path) -> dict[str, Path]:
+    """A real checkpoint with a code payload inside, a bare pickle, and a legacy torch file."""
+    files = {}
+    files["checkpoint with payload"] = save_checkpoint(
+        folder / "payload.pt", {**net_payload(), "notes": CreatesAFile(marker)})
+    bare = folder / "bare.pt"
+    bare.write_bytes(pickle.dumps(CreatesAFile(marker)))
+    files["bare pickle"] = bare
+    legacy = folder / "legacy.pt"
+    torch.save({"format": "satellites-checkpoint", "x": CreatesAFile(marker)}, legacy,
+               _use_new_zipfile_serialization=False)
+    files["legacy torch file"] = legacy
+    return files
+
+
+def test_a_checkpoint_that_would_run_code_is_refused_and_nothing_runs(tmp_path):
+    marker = tmp_path / "created-by-the-payload"
+    for what, path in malicious_files(tmp_path, marker).items():
+        # Unsafe loading would really create the file: the test payload is live.
+        with pytest.raises(CheckpointError, match="refused|corrupt"):
+            load_checkpoint(path)
+        assert not marker.exists(), what
+        with pytest.raises(CheckpointError):
+            make_agent(f"checkpoint:{path}")  # the agent spec (CLI, gym opponent, arena)
+        assert not marker.exists(), what
+    # Proof that the payload is live: the unsafe loader would have run it.
+    torch.load(tmp_path / "payload.pt", weights_only=False)
+    assert marker.exists()
+
+
+def test_resume_and_config_opponents_use_the_safe_loader(tmp_path):
+    marker = tmp_path / "created-by-the-payload"
+    evil = malicious_files(tmp_path, marker)["checkpoint with payload"]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "checkpoint.pt").write_bytes(evil.read_bytes())
+    with pytest.raises(CheckpointError, match="refused"):
+        Trainer(tiny_config(), run, resume=True)
+    with pytest.raises(ConfigError, match=r"eval.opponents\[1\].*refused"):
+        config_from_dict({**TINY, "eval": {"opponents": ["random", f"checkpoint:{evil}"]}})
+    with pytest.raises(ConfigError, match="selfplay.baseline_opponent.*refused"):
+        config_from_dict({**TINY, "selfplay": {"baseline_opponent": f"checkpoint:{evil}"}})
+    assert not marker.exists()
+
+
+def plain_types(value, where="payload"):
+    """Every leaf of a payload: the data types a checkpoint may hold."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            assert isinstance(key, (str, int)), f"{where} key {key!r}"
+            plain_types(item, f"{where}[{key!r}]")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            plain_types(item, f"{where}[{i}]")
+    else:
+        assert value is None or isinstance(value, (str, int, float, bool, torch.Tensor)), \
+            f"{where} is a {type(value).__name__}"
+
+
+def test_a_training_checkpoint_holds_only_tensors_and_plain_data(tmp_path):
+    trainer = Trainer(tiny_config(), tmp_path / "run")
+    trainer.train_update()
+    trainer.history.append(trainer.evaluate(2))
+    path = trainer.save()
+    plain_types(torch.load(path, weights_only=True))
+    resumed = Trainer(tiny_config(), tmp_path / "run", resume=True)
+    assert resumed.counters.updates == 1 and len(resumed.history) == 1
+
+
+@pytest.mark.parametrize("key, value, message", [
+    (("model_shape", "channels"), "x", "model_shape.channels must be an int"),
+    (("model_shape", "channels"), 12, "multiple of 8"),
+    (("model_shape", "blocks"), -1, r"model_shape.blocks must be in \[1"),
+    (("model_shape", "blocks"), 10**9, r"model_shape.blocks must be in \[1"),
+    (("model_shape", "lookahead"), float("nan"), "lookahead must be a finite number"),
+    (("model_shape",), [8, 1], "model_shape must be a mapping"),
+    (("model",), {"stem.0.weight": 3}, "model must map parameter names to tensors"),
+    (("model",), {}, "weights do not fit"),
+    (("version",), "1", "format version '1'"),
+    (("planes",), torch.tensor([22, 22]), "observation planes"),
+    (("format",), None, "not a satellites checkpoint"),
+])
+def test_metadata_of_the_wrong_type_or_range_is_a_checkpoint_error(tmp_path, key, value,
+                                                                  message):
+    payload = {"format": "satellites-checkpoint", "version": 1, "planes": 22,
+               "actions": 3217, **net_payload()}
+    target = payload
+    for part in key[:-1]:
+        target[part] = dict(target[part])
+        target = target[part]
+    target[key[-1]] = value
+    path = tmp_path / "edited.pt"
+    torch.save(payload, path)
+    with pytest.raises(CheckpointError, match=message):
+        network_from_checkpoint(load_checkpoint(path), path)
+    with pytest.raises(CheckpointError):
+        make_agent(f"checkpoint:{path}")
+
+
+def test_nan_weights_are_refused(tmp_path):
+    net = small_net()
+    with torch.no_grad():
+        next(net.parameters()).fill_(float("nan"))
+    path = save_checkpoint(tmp_path / "nan.pt", net_payload(net))
+    with pytest.raises(CheckpointError, match="NaN or infinite"):
+        load_checkpoint(path)
+
+
+def test_a_directory_or_a_missing_file_is_named_as_such(tmp_path):
+    with pytest.raises(CheckpointError, match="is a directory"):
+        load_checkpoint(tmp_path)
+    with pytest.raises(CheckpointError, match="is a directory"):
+        make_agent(f"checkpoint:{tmp_path}")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_checkpoint(tmp_path / "missing.pt")
+
+
+# --------------------------------------------------------------------------- threads
+
+
+def test_a_checkpoint_agent_plays_with_one_torch_thread_and_restores_the_setting(
+        tmp_path, monkeypatch):
+    path = save_checkpoint(tmp_path / "policy.pt", net_payload())
+    monkeypatch.delenv(THREADS_VARIABLE, raising=False)
+    agent = make_agent(f"checkpoint:{path}", seed=0)
+    assert agent.threads == 1
+    seen = []
+    forward = agent.net.masked_forward
+    monkeypatch.setattr(agent.net, "masked_forward",
+                        lambda *a: seen.append(torch.get_num_threads()) or forward(*a))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        game = Game.new(seed=0)
+        game.play(agent.act(game))
+        assert seen == [1] and torch.get_num_threads() == 2  # the process keeps its setting
+    finally:
+        torch.set_num_threads(before)
+    monkeypatch.setenv(THREADS_VARIABLE, "2")
+    assert make_agent(f"checkpoint:{path}").threads == 2
+    assert PolicyAgent(small_net(), threads=3).threads == 3
+    monkeypatch.setenv(THREADS_VARIABLE, "many")
+    with pytest.raises(ValueError, match=THREADS_VARIABLE):
+        make_agent(f"checkpoint:{path}")
+
+
+# --------------------------------------------------------------------------- fuzzing
+
+
+def _checked_load(data: bytes) -> None:
+    """Load bytes as a checkpoint file and build its network: only CheckpointError may escape."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fuzz.pt"
+        path.write_bytes(data)
+        try:
+            network_from_checkpoint(load_checkpoint(path), path)
+        except CheckpointError:
+            pass
+
+
+REAL = io.BytesIO()
+torch.save({"format": "satellites-checkpoint", "version": 1, "planes": 22, "actions": 3217,
+            **net_payload()}, REAL)
+REAL_BYTES = REAL.getvalue()
+FUZZ = settings(max_examples=300, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@FUZZ
+@given(st.binary(max_size=4096))
+def test_fuzz_random_bytes_are_checkpoint_errors(data):
+    _checked_load(data)
+
+
+@FUZZ
+@given(st.integers(0, len(REAL_BYTES) - 1), st.binary(max_size=64), st.booleans())
+def test_fuzz_truncated_or_overwritten_real_checkpoints_are_checkpoint_errors(cut, noise,
+                                                                            truncate):
+    if truncate:
+        data = REAL_BYTES[:cut]
+    else:
+        data = REAL_BYTES[:cut] + noise + REAL_BYTES[cut + len(noise):]
+    _checked_load(data)
+
+
+tensors = st.builds(lambda shape, dtype: torch.zeros(shape, dtype=dtype),
+                    st.lists(st.integers(0, 3), max_size=3),
+                    st.sampled_from([torch.float32, torch.int64, torch.uint8, torch.bool]))
+leaves = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
+                   st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8), tensors)
+values = st.recursive(leaves, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=6)
+PATHS = [("format",), ("version",), ("planes",), ("actions",), ("model",), ("model_shape",),
+         ("model_shape", "channels"), ("model_shape", "blocks"), ("model_shape", "lookahead"),
+         ("model", "stem.0.weight"), ("model", "value_head.2.bias")]
+
+
+def mutated(payload: dict, path: tuple, value, delete: bool) -> dict:
+    payload = dict(payload)
+    target = payload
+    for part in path[:-1]:
+        target[part] = dict(target[part]) if isinstance(target[part], dict) else {}
+        target = target[part]
+    if delete:
+        target.pop(path[-1], None)
+    else:
+        target[path[-1]] = value
+    return payload
+
+
+@FUZZ
+@given(st.sampled_from(PATHS), values, st.booleans())
+def test_fuzz_real_checkpoints_with_mutated_metadata_are_checkpoint_errors(path, value, delete):
+    payload = {"format": "satellites-checkpoint", "version": 1, "planes": 22, "actions": 3217,
+               **net_payload()}
+    buffer = io.BytesIO()
+    torch.save(mutated(payload, path, value, delete), buffer)
+    _checked_load(buffer.getvalue())
+
+
+_RUN = {}
+
+
+def _run_checkpoint() -> dict:
+    """A real training checkpoint (one update, one evaluation), made once."""
+    if not _RUN:
+        with tempfile.TemporaryDirectory() as folder:
+            trainer = Trainer(tiny_config(), Path(folder) / "run")
+            trainer.train_update()
+            trainer.history.append(trainer.evaluate(2))
+            _RUN["payload"] = torch.load(trainer.save(), weights_only=True)
+    return _RUN["payload"]
+
+
+RUN_PATHS = [("counters",), ("counters", "steps"), ("counters", "seconds"), ("history",),
+             ("pool",), ("optimizer",), ("optimizer", "state"), ("optimizer", "param_groups"),
+             ("rng",), ("rng", "selfplay"), ("rng", "torch"), ("rng", "python"),
+             ("rng", "update_torch"), ("config",), ("config", "seed"), ("finished",),
+             ("config_changes",), ("model_shape", "channels")]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(RUN_PATHS), values, st.booleans())
+def test_fuzz_resuming_from_a_mutated_run_checkpoint_is_a_checkpoint_error(path, value, delete):
+    payload = mutated(_run_checkpoint(), path, value, delete)
+    with tempfile.TemporaryDirectory() as folder:
+        run = Path(folder) / "run"
+        run.mkdir()
+        torch.save(payload, run / "checkpoint.pt")
+        try:
+            trainer = Trainer(tiny_config(), run, resume=True)
+        except CheckpointError:
+            return
+        except ValueError as error:  # a config mismatch: a RunError naming the keys
+            assert "config differs" in str(error), error
+            return
+        trainer.state_payload()  # a state that was accepted is whole
