@@ -19,6 +19,7 @@ Errors (all of the project's own types):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium
@@ -57,6 +58,21 @@ def as_action(action) -> int:
         raise IllegalActionError(
             f"action must be an integer in 0..{N_ACTIONS - 1}, got {_describe(action)}")
     return int(action)
+
+
+def spn_option(options) -> str | None:
+    """The "spn" entry of `reset`'s options (None without one); other keys are ignored with a
+    warning, like other PettingZoo envs do (api_test passes arbitrary ones)."""
+    if options is None:
+        return None
+    if not isinstance(options, Mapping):
+        raise ValueError(f"reset options must be a dict such as {{'spn': '<SPN>'}} or None, got "
+                         f"{_describe(options)}")
+    unknown = sorted(str(key) for key in options if key != "spn")
+    if unknown:
+        gymnasium.logger.warn(f"ignoring unknown reset option(s) {unknown}; "
+                              f"the only option is 'spn'")
+    return options.get("spn")
 
 
 def _describe(value) -> str:
@@ -119,17 +135,13 @@ class raw_env(AECEnv, EzPickle):
     # ------------------------------------------------------------------ episode
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        spn = spn_option(options)
+        if spn is not None:
+            game = Game.from_spn(spn, self.max_moves)  # NotationError before anything changes
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        options = dict(options or {})
-        spn = options.pop("spn", None)
-        if options:  # tolerated like other PettingZoo envs (api_test passes arbitrary ones)
-            gymnasium.logger.warn(f"ignoring unknown reset option(s) {sorted(options)}; "
-                                  f"the only option is 'spn'")
         if spn is None:
             game = Game(initial_state(self._rng), self.max_moves)
-        else:
-            game = Game.from_spn(spn, self.max_moves)  # NotationError before anything changes
         self.game = game
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0)
@@ -366,4 +378,4 @@ class ClassicWrapper(OrderEnforcingWrapper):
 
 
 __all__ = ["AGENTS", "ClassicWrapper", "IllegalActionError", "ResetNeededError", "as_action",
-           "env", "raw_env"]
+           "env", "raw_env", "spn_option"]

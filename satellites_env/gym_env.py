@@ -46,7 +46,7 @@ from .core.board import COLOUR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
 from .core.game import Game, check_max_moves
 from .core.rules import IllegalActionError
 from .core.state import initial_state
-from .env import ResetNeededError, as_action
+from .env import ResetNeededError, as_action, spn_option
 from .observation import Observer
 from .render import EnvRenderer
 
@@ -126,12 +126,8 @@ class SatellitesGymEnv(gymnasium.Env):
     # ------------------------------------------------------------------ episode
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        spn = spn_option(options)  # ValueError for options that are not a mapping
         super().reset(seed=seed)
-        options = dict(options or {})
-        spn = options.pop("spn", None)
-        if options:
-            gymnasium.logger.warn(f"ignoring unknown reset option(s) {sorted(options)}; "
-                                  f"the only option is 'spn'")
         # Draw in a fixed order so that a seed gives the same set-up as satellites_v0's reset
         # (set-up first), whatever agent_color is.
         state = initial_state(self.np_random)

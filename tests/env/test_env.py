@@ -16,6 +16,7 @@ from satellites_env import satellites_v0
 from satellites_env.core import Game, IllegalActionError, NotationError
 from satellites_env.core.board import COLOUR_NAMES, N_ACTIONS, PASS_ACTION, PUSH_BASE
 from satellites_env.env import ClassicWrapper, ResetNeededError
+from satellites_env.gym_env import SatellitesGymEnv
 from satellites_env.observation import N_PLANES, PLANE_INDEX, PLANES
 
 from play_helpers import find_game, purposeful_action
@@ -133,6 +134,11 @@ def test_reset_rejects_bad_spn_and_unknown_options():
         env.reset(options={"spn": "." * 9 + "/" + "/".join(["." * 10] * 9) + " r - 0 0"})
     with pytest.warns(UserWarning, match="ignoring unknown reset option"):
         env.reset(options={"board": "x"})
+    for bad in ("spn", 5, ["spn"]):
+        with pytest.raises(ValueError, match="reset options must be a dict"):
+            env.reset(options=bad)
+    with pytest.raises(ValueError, match="reset options must be a dict"):
+        SatellitesGymEnv().reset(options="spn")
 
 
 def test_displacement_is_two_steps_of_the_same_agent():
