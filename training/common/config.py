@@ -207,8 +207,9 @@ def parse_yaml(text: str, name: str = "<config>") -> typing.Any:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as error:
         raise ConfigError(f"config file {name!r} is not valid YAML: {error}") from None
-    except (ValueError, TypeError, OverflowError, RecursionError) as error:
-        # e.g. a timestamp such as 2001-02-30, or nesting too deep to read
+    except Exception as error:  # noqa: BLE001 - PyYAML's constructors raise many kinds
+        # e.g. ValueError for a timestamp such as 2001-02-30, RecursionError for nesting too
+        # deep to read, IndexError for `!!float` with no value
         raise ConfigError(f"config file {name!r} is not valid YAML: "
                           f"{type(error).__name__}: {str(error)[:200]}") from None
     if data is None:
