@@ -1,0 +1,252 @@
+"""What a training run guarantees: reproducible weights, consistent checkpoints on Ctrl-C,
+safe resume rules, finished runs that are not trained again, one trainer per folder, and
+progress lines in a log file."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from rich.console import Console
+
+import training.ppo.trainer as trainer_module
+from training.common.checkpoint import load_checkpoint
+from training.common.runlock import RunLock, RunLockedError
+from training.ppo.trainer import RunError, RunExistsError, Trainer
+from training.train import train
+
+from test_training import TINY, tiny_config
+
+FAST_EVAL = {"every": 2, "games": 2, "opponents": ["random"], "final_games": 2, "max_moves": 60}
+
+
+def fast_config(**overrides):
+    return tiny_config(**{"eval": FAST_EVAL, **overrides})
+
+
+def config_file(tmp_path: Path, name: str = "tiny.yaml", **overrides) -> Path:
+    data = {**TINY, "eval": FAST_EVAL, **overrides}
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def log_console() -> tuple[Console, io.StringIO]:
+    """A console writing to a string: not a terminal, like `make train > log`."""
+    buffer = io.StringIO()
+    return Console(file=buffer, width=200), buffer
+
+
+def assert_same_tensors(a, b, where="state"):
+    if isinstance(a, torch.Tensor):
+        assert torch.equal(a, b), where
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for key in a:
+            assert_same_tensors(a[key], b[key], f"{where}[{key!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same_tensors(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, where
+
+
+# --------------------------------------------------------------------------- reproducible
+
+
+def test_same_config_and_seed_give_identical_weights(tmp_path):
+    runs = []
+    for name in ("a", "b"):
+        trainer = Trainer(fast_config(), tmp_path / name)
+        trainer.train_update()
+        trainer.train_update()
+        runs.append(trainer)
+    a, b = (r.net.state_dict() for r in runs)
+    assert_same_tensors(a, b, "weights")
+    assert_same_tensors(runs[0].optimizer.state_dict(), runs[1].optimizer.state_dict())
+    other = Trainer(fast_config(seed=4), tmp_path / "c")
+    assert not torch.equal(other.net.state_dict()["stem.0.weight"],
+                           Trainer(fast_config(), tmp_path / "d").net.state_dict()["stem.0.weight"])
+
+
+# --------------------------------------------------------------------------- interrupts
+
+
+def test_ctrl_c_mid_update_saves_the_last_completed_update(tmp_path, monkeypatch):
+    config = fast_config(checkpoint_every=100, total_steps=2000)
+    real_update = trainer_module.ppo_update
+    calls = []
+
+    def interrupted_update(net, optimizer, batch, *args):
+        calls.append(1)
+        losses = real_update(net, optimizer, batch, *args)  # weights and Adam state move ...
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # ... but the update's counters never do
+        return losses
+
+    monkeypatch.setattr(trainer_module, "ppo_update", interrupted_update)
+    interrupted = Trainer(config, tmp_path / "interrupted", console=log_console()[0])
+    with pytest.raises(KeyboardInterrupt):
+        interrupted.run()
+    monkeypatch.setattr(trainer_module, "ppo_update", real_update)
+    saved = load_checkpoint(tmp_path / "interrupted" / "checkpoint.pt")
+    assert saved["counters"]["updates"] == 2 and saved["finished"] is False
+
+    reference = Trainer(config, tmp_path / "reference")
+    reference.train_update()
+    reference.train_update()
+    expected = reference.state_payload()
+    for key in ("model", "optimizer", "counters", "pool", "rng"):
+        if key == "counters":
+            expected[key]["seconds"] = saved[key]["seconds"]
+        assert_same_tensors(saved[key], expected[key], key)
+    # Resuming the interrupted run continues exactly as the uninterrupted one would.
+    reference.save()
+    resumed = Trainer(config, tmp_path / "interrupted", resume=True)
+    uninterrupted = Trainer(config, tmp_path / "reference", resume=True)
+    resumed.train_update()
+    uninterrupted.train_update()
+    assert_same_tensors(resumed.net.state_dict(), uninterrupted.net.state_dict(), "weights")
+
+
+# --------------------------------------------------------------------------- resume rules
+
+
+@pytest.mark.parametrize("change, listed", [
+    ({"seed": 4}, "seed: 3 -> 4"),
+    ({"ppo": {**TINY["ppo"], "learning_rate": 0.3}}, "ppo.learning_rate: 0.0003 -> 0.3"),
+    ({"selfplay": {**TINY["selfplay"], "envs": 8}}, "selfplay.envs: 4 -> 8"),
+])
+def test_resume_refuses_a_changed_config_listing_the_keys(tmp_path, change, listed):
+    Trainer(fast_config(), tmp_path / "run").save()
+    before = (tmp_path / "run" / "checkpoint.pt").read_bytes()
+    with pytest.raises(RunError, match=f"config differs.*{listed}"):
+        Trainer(fast_config(**change), tmp_path / "run", resume=True)
+    assert (tmp_path / "run" / "checkpoint.pt").read_bytes() == before
+
+
+def test_resume_accepts_a_longer_run_and_records_the_change(tmp_path):
+    console, _ = log_console()
+    first = Trainer(fast_config(), tmp_path / "run", console=console)
+    first.run()
+    original = json.loads((tmp_path / "run" / "config.json").read_text())
+    longer = fast_config(total_steps=500, eval={**FAST_EVAL, "games": 4})
+    with pytest.raises(RunError, match="pass --resume"):
+        Trainer(longer, tmp_path / "run")  # a finished run with another config, no --resume
+    resumed = Trainer(longer, tmp_path / "run", resume=True, console=console)
+    assert not resumed.finished
+    resumed.run()
+    assert resumed.counters.steps >= 500 and resumed.finished
+    assert json.loads((tmp_path / "run" / "config.json").read_text()) == original
+    changes = json.loads((tmp_path / "run" / "config_changes.json").read_text())
+    assert changes[0]["changes"] == {"total_steps": [300, 500], "eval.games": [2, 4]}
+    assert changes[0]["step"] == first.counters.steps
+    saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+    assert saved["config"]["total_steps"] == 500 and saved["config_changes"] == changes
+    assert [e["final"] for e in saved["history"]].count(True) == 2  # one per finished stretch
+
+
+def test_an_unfinished_run_needs_resume_and_resume_needs_a_run(tmp_path):
+    Trainer(fast_config(), tmp_path / "run").save()
+    with pytest.raises(RunExistsError, match="unfinished run .*pass --resume"):
+        Trainer(fast_config(), tmp_path / "run")
+    with pytest.raises(RunError, match="no run to continue"):
+        Trainer(fast_config(), tmp_path / "empty", resume=True)
+
+
+# --------------------------------------------------------------------------- finished runs
+
+
+def test_a_finished_run_is_reported_not_trained_again(tmp_path):
+    path = config_file(tmp_path)
+    out = tmp_path / "run"
+    console, log = log_console()
+    train(path, out, False, console)
+    saved = (out / "checkpoint.pt").read_bytes()
+    history = load_checkpoint(out / "checkpoint.pt")["history"]
+    assert "Final evaluation" in log.getvalue()
+    for resume in (False, True):
+        console, log = log_console()
+        train(path, out, resume, console)  # `make train` twice: no error, no training
+        text = log.getvalue()
+        assert "finished run" in text and "nothing to train" in text, text
+        assert "Final evaluation" in text  # the table again
+        assert (out / "checkpoint.pt").read_bytes() == saved
+    assert load_checkpoint(out / "checkpoint.pt")["history"] == history
+    # A report rebuilds what is missing from the folder.
+    (out / "summary.json").unlink()
+    train(path, out, False, log_console()[0])
+    assert (out / "summary.json").is_file()
+
+
+def test_the_cli_exits_0_on_a_finished_run_and_2_on_refusals(tmp_path, capsys):
+    from satellites_env.cli import main
+
+    path = config_file(tmp_path)
+    out = tmp_path / "run"
+    train(path, out, False, log_console()[0])
+    assert main(["train", "--config", str(path), "--out", str(out)]) == 0
+    assert "finished run" in capsys.readouterr().out
+    changed = config_file(tmp_path, "changed.yaml", seed=9)
+    assert main(["train", "--config", str(changed), "--out", str(out), "--resume"]) == 2
+    assert "seed: 3 -> 9" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- lock
+
+
+HOLD_LOCK = """
+import sys, time
+from training.common.runlock import RunLock
+with RunLock(sys.argv[1]):
+    print("locked", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_second_trainer_in_the_same_folder_is_refused(tmp_path):
+    out = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(RunLockedError, match=f"another `satellites train` is running in "
+                                                 f".*pid {holder.pid}"):
+            train(config_file(tmp_path), out, False, log_console()[0])
+        assert not (out / "checkpoint.pt").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    # The lock goes with the process that held it, however it ended.
+    with RunLock(out):
+        with RunLock(out):  # re-entrant within one process
+            pass
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def test_a_log_file_gets_progress_lines_while_training(tmp_path, monkeypatch):
+    monkeypatch.setattr(trainer_module, "PROGRESS_SECONDS", 0.0)
+    console, log = log_console()
+    assert not console.is_terminal
+    Trainer(fast_config(), tmp_path / "run", console=console).run()
+    lines = [line for line in log.getvalue().splitlines() if line.startswith("update ")]
+    assert len(lines) >= 3, log.getvalue()
+    assert "update 1: 1" in lines[0] and "learner steps" in lines[0] and "env steps/s" in lines[0]
+    assert any("eval at" in line and "random" in line for line in lines[1:])
+    # Time-based: with the default period, a short run logs only evaluations and the end.
+    monkeypatch.setattr(trainer_module, "PROGRESS_SECONDS", 3600.0)
+    console, log = log_console()
+    started = time.monotonic()
+    Trainer(fast_config(seed=5), tmp_path / "other", console=console).run()
+    assert time.monotonic() - started < 3600
+    assert 1 <= sum(line.startswith("update ") for line in log.getvalue().splitlines()) <= 3
