@@ -1,0 +1,122 @@
+"""The batched Gumbel search: schedules, improved-policy targets, finding a winning move."""
+
+import numpy as np
+import pytest
+import torch
+
+from satellites_env.core import engine
+from satellites_env.core.board import N_ACTIONS, N_CELLS
+from satellites_env.core.game import Game
+from training.alphazero.agent import AZAgent
+from training.alphazero.network import Evaluator, build_network
+from training.alphazero.search import NEED_ROOT, BatchedSearch, considered_visits
+
+
+def uniform(obs):
+    """A know-nothing evaluator: equal logits, value 0."""
+    n = len(obs)
+    return np.zeros((n, N_ACTIONS), np.float32), np.zeros(n, np.float32)
+
+
+def test_sequential_halving_schedule_matches_mctx():
+    assert considered_visits(4, 8) == [0, 0, 0, 0, 1, 1, 2, 2]
+    assert considered_visits(16, 32) == [0] * 16 + [1] * 8 + [2] * 4 + [3] * 4
+    assert considered_visits(1, 3) == [0, 1, 2]
+    assert considered_visits(2, 4) == [0, 0, 1, 1]
+
+
+def winning_positions(limit: int, max_legal: int, seed: int = 0):
+    """(state, winning action) where exactly one legal action ends the game with a win for the
+    player who plays it, and there are at most `max_legal` legal actions."""
+    rng = np.random.default_rng(seed)
+    work = engine.new_work()
+    found = []
+    for _ in range(400):
+        state = engine.init(rng=rng)
+        while engine.game_status(state, 400) == engine.ONGOING:
+            legal = np.flatnonzero(engine.legal_action_mask(state, work))
+            if 2 <= len(legal) <= max_legal:
+                mover = int(state[N_CELLS])
+                wins = []
+                for a in legal:
+                    after = engine.step(state, int(a), work)
+                    if engine.status(after) != engine.ONGOING and \
+                            engine.winner(after[:N_CELLS]) == mover:
+                        wins.append(int(a))
+                if len(wins) == 1:
+                    found.append((state.copy(), wins[0]))
+                    if len(found) >= limit:
+                        return found
+            engine.apply_unchecked(state, int(rng.choice(legal)), work)
+    return found
+
+
+@pytest.fixture(scope="module")
+def wins():
+    found = winning_positions(4, max_legal=8)
+    assert found, "no position with exactly one winning move"
+    return found
+
+
+def run_search(states, simulations, evaluate, gumbel=None):
+    search = BatchedSearch(len(states), [simulations])
+    trees = search.trees
+    for b, state in enumerate(states):
+        trees.game_state[b] = state
+    if gumbel is not None:
+        trees.gumbel[:] = gumbel
+    done = np.zeros(len(states), bool)
+    actions = np.zeros(len(states), np.int64)
+    policies = [None] * len(states)
+    for _ in range(10 * (simulations + 1)):
+        search.step(evaluate)
+        for b in np.flatnonzero(trees.out_ready):
+            if not done[b]:
+                done[b] = True
+                actions[b] = trees.out_action[b]
+                n = trees.out_count[b]
+                policies[b] = (trees.out_actions[b, :n].copy(), trees.out_policy[b, :n].copy())
+        trees.phase[done] = -1  # park finished games (never NEED_ROOT or SEARCHING again)
+        if done.all():
+            break
+    assert done.all()
+    return actions, policies
+
+
+def test_search_finds_the_one_winning_move_with_few_simulations(wins):
+    states = [s for s, _ in wins]
+    actions, _ = run_search(states, 16, uniform)
+    assert actions.tolist() == [a for _, a in wins]
+
+
+def test_search_agent_finds_the_winning_move_through_the_game_api(wins):
+    state, winning = wins[0]
+    net = build_network(16, 1, seed=0)
+    agent = AZAgent(net, simulations=16)
+    assert agent.act(Game(state.copy())) == winning
+
+
+def test_improved_policy_is_a_distribution_over_the_legal_actions_only():
+    rng = np.random.default_rng(3)
+    states = []
+    for _ in range(6):
+        state = engine.init(rng=rng)
+        for _ in range(int(rng.integers(0, 40))):
+            if engine.status(state) != engine.ONGOING:
+                break
+            state = engine.step(state, int(rng.choice(np.flatnonzero(
+                engine.legal_action_mask(state)))))
+        if engine.status(state) == engine.ONGOING:
+            states.append(state)
+    torch.manual_seed(0)
+    evaluate = Evaluator(build_network(16, 1, seed=0))
+    gumbel = rng.gumbel(size=(len(states), 256)).astype(np.float32)
+    _, policies = run_search(states, 8, evaluate, gumbel)
+    for state, (actions, probs) in zip(states, policies):
+        legal = np.flatnonzero(engine.legal_action_mask(state))
+        assert sorted(actions.tolist()) == legal.tolist()
+        dense = np.zeros(N_ACTIONS)
+        dense[actions] = probs
+        assert dense.sum() == pytest.approx(1.0, abs=1e-5)
+        assert (dense[engine.legal_action_mask(state) == 0] == 0).all()
+        assert (probs > 0).all()

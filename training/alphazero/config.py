@@ -1,0 +1,207 @@
+"""The Gumbel AlphaZero run configuration: typed dataclasses loaded from YAML dicts.
+
+Every key is documented here (one comment each). An unknown key, a wrong type or a value out
+of its range raises :class:`AZConfigError` (a ValueError) naming the key and the value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+
+class AZConfigError(ValueError):
+    """A bad AlphaZero configuration key or value."""
+
+
+@dataclass
+class AZModelConfig:
+    channels: int = 32  # width of the residual CNN (training.common.network.PolicyValueNet)
+    blocks: int = 2  # residual blocks in the trunk
+
+
+@dataclass
+class AZSearchConfig:
+    games: int = 128  # self-play games in flight (one batched forward per simulation step)
+    max_moves: int = 400  # move cap of self-play games (R20); capped games are still scored
+    full_simulations: int = 32  # simulations of a full search (its move is a policy target)
+    cheap_simulations: int = 8  # simulations of a cheap search (value target only)
+    full_fraction: float = 0.25  # playout-cap randomisation: share of moves with a full search
+    max_considered: int = 16  # Gumbel-top-k: root actions sampled for sequential halving
+    c_visit: float = 50.0  # sigma(q) = (c_visit + max visits) * c_scale * q
+    c_scale: float = 0.1  # (mctx defaults; q is min-max rescaled to [0, 1] at each node)
+
+
+@dataclass
+class AZReplayConfig:
+    capacity: int = 50_000  # positions kept (ring buffer: the oldest are overwritten)
+    replay_ratio: float = 4.0  # positions trained on per new position (= average number of
+                               # times each position is sampled once the buffer is full)
+    batch_size: int = 256  # positions per gradient step
+    min_positions: int = 2_000  # no training until the buffer holds this many
+    symmetries: bool = True  # train on a random one of the 8 board symmetries of each sample
+    cheap_value_targets: bool = True  # cheap-search positions are value targets (never policy)
+
+
+@dataclass
+class AZOptimConfig:
+    learning_rate: float = 1e-3  # Adam step size
+    weight_decay: float = 1e-4  # L2 penalty (AdamW-style decoupled)
+    value_coef: float = 1.0  # weight of the value loss (mean squared error)
+    max_grad_norm: float = 5.0  # gradient clipping (global L2 norm)
+
+
+@dataclass
+class AZEvalConfig:
+    every: int = 10  # iterations between evaluations of the raw policy
+    games: int = 20  # games per opponent (colours balanced)
+    opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])  # agent specs
+    final_games: int = 200  # games per opponent in the final evaluation (raw policy)
+    final_search_games: int = 0  # extra final games per opponent with the search agent (0 = none)
+    search_simulations: int = 16  # simulations of that search agent
+    max_moves: int = 400  # move cap of evaluation games (the standard R20 cap)
+
+
+@dataclass
+class AZConfig:
+    learner: str = "alphazero"  # which learner this config is for (always "alphazero")
+    seed: int = 0  # seeds set-ups, Gumbel noise, playout caps, sampling, network init
+    total_positions: int = 50_000  # self-play moves searched in the whole run
+    positions_per_iteration: int = 1_024  # self-play moves between training phases
+    threads: int = 2  # torch CPU threads and numba threads
+    checkpoint_every: int = 10  # iterations between checkpoints
+    model: AZModelConfig = field(default_factory=AZModelConfig)
+    search: AZSearchConfig = field(default_factory=AZSearchConfig)
+    replay: AZReplayConfig = field(default_factory=AZReplayConfig)
+    optim: AZOptimConfig = field(default_factory=AZOptimConfig)
+    eval: AZEvalConfig = field(default_factory=AZEvalConfig)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "AZConfig":
+        return az_config_from_dict(data)
+
+
+# key -> (low, high, low inclusive); None = unbounded on that side
+_RANGES: dict[str, tuple] = {
+    "seed": (0, None, True),
+    "total_positions": (1, None, True),
+    "positions_per_iteration": (1, None, True),
+    "threads": (1, 256, True),
+    "checkpoint_every": (1, None, True),
+    "model.channels": (8, 512, True),
+    "model.blocks": (0, 64, True),
+    "search.games": (1, 4096, True),
+    "search.max_moves": (1, None, True),
+    "search.full_simulations": (1, 1024, True),
+    "search.cheap_simulations": (1, 1024, True),
+    "search.full_fraction": (0.0, 1.0, True),
+    "search.max_considered": (1, 256, True),
+    "search.c_visit": (0.0, None, True),
+    "search.c_scale": (0.0, None, False),
+    "replay.capacity": (1, None, True),
+    "replay.replay_ratio": (0.0, None, False),
+    "replay.batch_size": (1, None, True),
+    "replay.min_positions": (1, None, True),
+    "optim.learning_rate": (0.0, 1.0, False),
+    "optim.weight_decay": (0.0, 1.0, True),
+    "optim.value_coef": (0.0, None, True),
+    "optim.max_grad_norm": (0.0, None, False),
+    "eval.every": (1, None, True),
+    "eval.games": (0, None, True),
+    "eval.final_games": (0, None, True),
+    "eval.final_search_games": (0, None, True),
+    "eval.search_simulations": (1, 1024, True),
+    "eval.max_moves": (1, None, True),
+}
+
+
+def _check_type(value, kind, where: str):
+    origin = typing.get_origin(kind)
+    if origin is list:
+        (item,) = typing.get_args(kind)
+        if not isinstance(value, list):
+            raise AZConfigError(f"{where}: expected a list, got {value!r}")
+        return [_check_type(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise AZConfigError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise AZConfigError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise AZConfigError(f"{where}: expected a finite number, got {value!r}")
+        return float(value)
+    if kind is str:
+        if not isinstance(value, str):
+            raise AZConfigError(f"{where}: expected a string, got {value!r}")
+        return value
+    raise AZConfigError(f"{where}: unsupported type {kind!r}")  # pragma: no cover
+
+
+def _build(cls, data, prefix: str):
+    if not isinstance(data, dict):
+        raise AZConfigError(f"{prefix or 'config'}: expected a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise AZConfigError(f"unknown key {prefix + unknown[0]!r} (known: {', '.join(sorted(names))})")
+    values = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            continue
+        where = prefix + f.name
+        kind = hints[f.name]
+        if dataclasses.is_dataclass(kind):
+            values[f.name] = _build(kind, data[f.name], where + ".")
+            continue
+        value = _check_type(data[f.name], kind, where)
+        if where in _RANGES:
+            low, high, low_inclusive = _RANGES[where]
+            bad = (low is not None and (value < low if low_inclusive else value <= low)) or (
+                high is not None and value > high)
+            if bad:
+                span = (f"{'>=' if low_inclusive else '>'} {low}" if high is None
+                        else f"in {'[' if low_inclusive else '('}{low}, {high}]")
+                raise AZConfigError(f"{where} must be {span}, got {value!r}")
+        values[f.name] = value
+    return cls(**values)
+
+
+def az_config_from_dict(data: dict) -> AZConfig:
+    """An AZConfig from a (YAML) dict; missing keys take their defaults."""
+    config = _build(AZConfig, data, "")
+    if config.learner != "alphazero":
+        raise AZConfigError(f"learner must be 'alphazero' for this config, got {config.learner!r}")
+    s = config.search
+    if s.cheap_simulations > s.full_simulations:
+        raise AZConfigError(f"search.cheap_simulations ({s.cheap_simulations}) must be <= "
+                            f"search.full_simulations ({s.full_simulations})")
+    if config.model.channels % 8:
+        raise AZConfigError(f"model.channels must be a multiple of 8 (GroupNorm groups), got "
+                            f"{config.model.channels}")
+    for spec in config.eval.opponents:
+        if not spec:
+            raise AZConfigError("eval.opponents: an empty agent spec")
+    return config
+
+
+def load_az_config(path: str | Path) -> AZConfig:
+    """Read a YAML file into an AZConfig (AZConfigError names what is wrong)."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise AZConfigError(f"{path}: not valid YAML: {error}") from error
+    return az_config_from_dict(data or {})

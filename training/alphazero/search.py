@@ -1,0 +1,512 @@
+"""Batched Gumbel MCTS (Danihelka et al., ICLR 2022) with the trees in arrays and the tree
+operations in numba.
+
+B searches run side by side, one per game in flight. Each simulation step is:
+
+1. ``prepare`` (numba, parallel over games): every game either starts a new search (its root
+   needs a network evaluation) or descends its tree to a leaf, applies the leaf's action on the
+   engine and writes the leaf's observation planes into row b of one (B, 100, 22) buffer. A
+   leaf that ends the game is valued exactly by the rules and backed up at once (no network).
+2. one batched forward pass of the network over the rows that need it (Python, torch);
+3. ``finish`` (numba): expand those leaves with the network's logits over their legal actions,
+   back up the value; every search that has spent its budget picks its move (and the improved
+   policy target), plays it on its game, and resets its tree.
+
+So each game progresses on its own (a search that ends starts the next one at the next
+step), and every step's forward pass is full. Playout-cap randomisation (KataGo) gives each
+search its own budget (``kind``: full or cheap).
+
+The maths follow mctx's ``gumbel_muzero_policy``:
+
+* root: Gumbel-top-k: the first m = min(num legal, max_considered) simulations visit the m
+  actions with the largest ``g(a) + logits(a)``, then sequential halving (mctx's table of
+  considered visits) keeps the better half by ``g + logits + sigma(completed q)`` until the
+  budget is spent; the move is the best of the most visited considered actions. Evaluation
+  uses g = 0 (deterministic).
+* completed q: visited children keep q; unvisited ones get v_mix, the network value of the
+  node mixed with the prior-weighted q of the visited children; q are min-max rescaled to
+  [0, 1] over the node's children; ``sigma(q) = (c_visit + max_b N(b)) * c_scale * q``.
+* improved policy target: ``softmax(logits + sigma(completed q))`` over the legal actions.
+* interior nodes: argmax of ``softmax(logits + sigma(completed q)) - N(a) / (1 + sum N)``.
+
+Values: the player to move can stay the same (the push of a displacement, grace moves), so a
+node's value sum is kept from the view of the player to move *at that node*, and the sign
+flips on the way up only where the player to move changes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from satellites_env.core.board import N_ACTIONS, N_CELLS
+from satellites_env.core.engine import (DRAW, ONGOING, STATE_LEN, apply_unchecked,
+                                        fill_legal_mask, game_status, new_work, winner_code)
+from satellites_env.core.state import TO_MOVE
+from satellites_env.observation import N_PLANES, fill_observation
+
+SLOTS = 256  # child slots per node: more than the most legal actions (12 x 8 x at most 4 = 240)
+NEED_ROOT, SEARCHING = 0, 1
+NEG = -1e30
+
+
+# --------------------------------------------------------------------------- schedules
+
+
+def considered_visits(max_considered: int, simulations: int) -> list[int]:
+    """Sequential halving as in mctx: for each simulation, the visit count an action must have
+    to be visited by it (``get_sequence_of_considered_visits``)."""
+    if max_considered <= 1:
+        return list(range(simulations))
+    log2max = int(math.ceil(math.log2(max_considered)))
+    sequence: list[int] = []
+    visits = [0] * max_considered
+    considered = max_considered
+    while len(sequence) < simulations:
+        extra = max(1, int(simulations / (log2max * considered)))
+        for _ in range(extra):
+            sequence.extend(visits[:considered])
+            for i in range(considered):
+                visits[i] += 1
+        considered = max(2, considered // 2)
+    return sequence[:simulations]
+
+
+def considered_for(max_considered: int, budget: int) -> int:
+    """Root actions a search of `budget` simulations samples: max_considered, but at most
+    half the budget (at least 2), so that sequential halving has a round to halve in."""
+    return max(1, min(max_considered, max(2, budget // 2)))
+
+
+def visit_table(max_considered: int, budgets: list[int]) -> np.ndarray:
+    """table[kind, m, i]: considered visit count at simulation i of a search of budget
+    budgets[kind] with m considered actions."""
+    width = max(max(budgets), 1)
+    table = np.zeros((len(budgets), max_considered + 1, width), dtype=np.int32)
+    for kind, budget in enumerate(budgets):
+        for m in range(max_considered + 1):
+            table[kind, m, :budget] = considered_visits(m, budget)
+    return table
+
+
+# --------------------------------------------------------------------------- the trees
+
+
+class Trees:
+    """Array storage of B search trees and of the B games they search for."""
+
+    def __init__(self, games: int, budgets: list[int], considered: list[int]):
+        b, m = games, max(budgets) + 1
+        self.games = games
+        self.budgets = np.asarray(budgets, dtype=np.int32)
+        self.considered = np.asarray(considered, dtype=np.int32)
+        self.table = visit_table(max(considered), list(budgets))
+        self.node_state = np.zeros((b, m, STATE_LEN), dtype=np.int32)
+        self.node_parent = np.full((b, m), -1, dtype=np.int32)
+        self.node_visits = np.zeros((b, m), dtype=np.int32)
+        self.node_value_sum = np.zeros((b, m), dtype=np.float32)
+        self.node_raw = np.zeros((b, m), dtype=np.float32)
+        self.node_terminal = np.zeros((b, m), dtype=np.int8)
+        self.node_children = np.zeros((b, m), dtype=np.int32)
+        self.child_action = np.zeros((b, m, SLOTS), dtype=np.int16)
+        self.child_logit = np.zeros((b, m, SLOTS), dtype=np.float32)
+        self.child_node = np.full((b, m, SLOTS), -1, dtype=np.int32)
+        self.num_nodes = np.zeros(b, dtype=np.int32)
+        # per game
+        self.game_state = np.zeros((b, STATE_LEN), dtype=np.int32)
+        self.phase = np.full(b, NEED_ROOT, dtype=np.int32)
+        self.kind = np.zeros(b, dtype=np.int32)
+        self.sim = np.zeros(b, dtype=np.int32)
+        self.pending = np.full(b, -1, dtype=np.int32)
+        self.gumbel = np.zeros((b, SLOTS), dtype=np.float32)
+        self.eval_row = np.full(b, -1, dtype=np.int32)
+        self.obs = np.zeros((b, N_CELLS, N_PLANES), dtype=np.float32)
+        self.mask = np.zeros((b, N_ACTIONS), dtype=np.int8)
+        self.work = np.stack([new_work() for _ in range(b)])
+        self.sigma = np.zeros((b, SLOTS), dtype=np.float32)
+        # one finished search per game and step
+        self.out_ready = np.zeros(b, dtype=np.int8)
+        self.out_state = np.zeros((b, STATE_LEN), dtype=np.int32)
+        self.out_action = np.zeros(b, dtype=np.int32)
+        self.out_count = np.zeros(b, dtype=np.int32)
+        self.out_actions = np.zeros((b, SLOTS), dtype=np.int16)
+        self.out_policy = np.zeros((b, SLOTS), dtype=np.float32)
+        self.out_value = np.zeros(b, dtype=np.float32)  # root value after the search
+        self.out_kind = np.zeros(b, dtype=np.int32)
+        self.out_searched = np.zeros(b, dtype=np.int8)  # 0: only one legal action, no search
+        self.out_done = np.zeros(b, dtype=np.int8)
+        self.out_winner = np.zeros(b, dtype=np.int32)
+
+    def arrays(self):
+        return (self.node_state, self.node_parent, self.node_visits, self.node_value_sum,
+                self.node_raw, self.node_terminal, self.node_children, self.child_action,
+                self.child_logit, self.child_node, self.num_nodes)
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@njit(cache=True)
+def _terminal_value(state, work):
+    """The final result from the view of the player to move in `state` (+1, -1, 0)."""
+    code = winner_code(state[:N_CELLS], work)
+    if code == DRAW:
+        return 0.0
+    return 1.0 if code == state[TO_MOVE] else -1.0
+
+
+@njit(cache=True)
+def _list_children(b, node, node_state, node_children, child_action, child_node, mask, work):
+    count = fill_legal_mask(node_state[b, node], mask[b], work[b])
+    n = 0
+    for a in range(N_ACTIONS):
+        if mask[b, a]:
+            child_action[b, node, n] = a
+            child_node[b, node, n] = -1
+            n += 1
+    node_children[b, node] = n
+    return count
+
+
+@njit(cache=True)
+def _backup(b, leaf, value, node_state, node_parent, node_visits, node_value_sum):
+    node = leaf
+    v = value
+    while True:
+        node_visits[b, node] += 1
+        node_value_sum[b, node] += v
+        parent = node_parent[b, node]
+        if parent < 0:
+            return
+        if node_state[b, parent, TO_MOVE] != node_state[b, node, TO_MOVE]:
+            v = -v
+        node = parent
+
+
+@njit(cache=True)
+def completed_sigma(b, node, node_state, node_visits, node_value_sum, node_raw, node_children,
+                    child_logit, child_node, c_visit, c_scale, sigma):
+    """sigma(completed q) of every child of `node` into sigma[b, :n]; returns the total visits
+    of the children. q is from the view of the player to move at `node`."""
+    n = node_children[b, node]
+    me = node_state[b, node, TO_MOVE]
+    top = NEG
+    for i in range(n):
+        if child_logit[b, node, i] > top:
+            top = child_logit[b, node, i]
+    z = 0.0
+    for i in range(n):
+        z += math.exp(child_logit[b, node, i] - top)
+    total = 0
+    max_visits = 0
+    weight = 0.0
+    weighted_q = 0.0
+    for i in range(n):
+        c = child_node[b, node, i]
+        if c >= 0 and node_visits[b, c] > 0:
+            visits = node_visits[b, c]
+            q = node_value_sum[b, c] / visits
+            if node_state[b, c, TO_MOVE] != me:
+                q = -q
+            sigma[b, i] = q
+            p = max(math.exp(child_logit[b, node, i] - top) / z, 1e-30)
+            weight += p
+            weighted_q += p * q
+            total += visits
+            if visits > max_visits:
+                max_visits = visits
+    mixed = node_raw[b, node]
+    if total > 0:
+        mixed = (node_raw[b, node] + total * weighted_q / weight) / (total + 1)
+    low = 1e30
+    high = -1e30
+    for i in range(n):
+        c = child_node[b, node, i]
+        if not (c >= 0 and node_visits[b, c] > 0):
+            sigma[b, i] = mixed
+        if sigma[b, i] < low:
+            low = sigma[b, i]
+        if sigma[b, i] > high:
+            high = sigma[b, i]
+    scale = (c_visit + max_visits) * c_scale / max(high - low, 1e-8)
+    for i in range(n):
+        sigma[b, i] = (sigma[b, i] - low) * scale
+    return total
+
+
+@njit(cache=True)
+def _visits_of(b, node, i, child_node, node_visits):
+    c = child_node[b, node, i]
+    return node_visits[b, c] if c >= 0 else 0
+
+
+@njit(cache=True)
+def _root_choice(b, considered_visit, node_state, node_visits, node_value_sum, node_raw,
+                 node_children, child_logit, child_node, gumbel, c_visit, c_scale, sigma):
+    """The root action slot whose visit count is `considered_visit` with the best
+    g + logits + sigma(completed q) (mctx's score_considered)."""
+    completed_sigma(b, 0, node_state, node_visits, node_value_sum, node_raw, node_children,
+                    child_logit, child_node, c_visit, c_scale, sigma)
+    n = node_children[b, 0]
+    top = NEG
+    for i in range(n):
+        if child_logit[b, 0, i] > top:
+            top = child_logit[b, 0, i]
+    best = -1
+    best_score = NEG
+    fallback = 0
+    fallback_score = NEG
+    for i in range(n):
+        score = max(-1e9, gumbel[b, i] + child_logit[b, 0, i] - top + sigma[b, i])
+        if score > fallback_score:
+            fallback, fallback_score = i, score
+        if _visits_of(b, 0, i, child_node, node_visits) == considered_visit and score > best_score:
+            best, best_score = i, score
+    return best if best >= 0 else fallback
+
+
+@njit(cache=True)
+def _interior_choice(b, node, node_state, node_visits, node_value_sum, node_raw,
+                     node_children, child_logit, child_node, c_visit, c_scale, sigma):
+    total = completed_sigma(b, node, node_state, node_visits, node_value_sum, node_raw,
+                            node_children, child_logit, child_node, c_visit, c_scale, sigma)
+    n = node_children[b, node]
+    top = NEG
+    for i in range(n):
+        s = child_logit[b, node, i] + sigma[b, i]
+        sigma[b, i] = s
+        if s > top:
+            top = s
+    z = 0.0
+    for i in range(n):
+        z += math.exp(sigma[b, i] - top)
+    best = 0
+    best_score = NEG
+    for i in range(n):
+        score = (math.exp(sigma[b, i] - top) / z
+                 - _visits_of(b, node, i, child_node, node_visits) / (1.0 + total))
+        if score > best_score:
+            best, best_score = i, score
+    return best
+
+
+@njit(parallel=True, cache=True)
+def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
+            node_children, child_action, child_logit, child_node, num_nodes,
+            game_state, phase, kind, sim, pending, gumbel, table, eval_flag, obs, mask, work,
+            sigma, max_moves, c_visit, c_scale, considered):
+    """Step 1: new roots, or one selection down to a leaf, per game; obs rows of the leaves
+    that need the network (eval_flag[b] = 1)."""
+    for b in prange(node_state.shape[0]):
+        eval_flag[b] = 0
+        if phase[b] == NEED_ROOT:
+            node_state[b, 0, :] = game_state[b]
+            node_parent[b, 0] = -1
+            node_visits[b, 0] = 0
+            node_value_sum[b, 0] = 0.0
+            node_terminal[b, 0] = 0
+            num_nodes[b] = 1
+            _list_children(b, 0, node_state, node_children, child_action, child_node, mask, work)
+            fill_observation(node_state[b, 0], node_state[b, 0, TO_MOVE], max_moves, obs[b],
+                             work[b])
+            eval_flag[b] = 1
+            continue
+        node = 0
+        while True:
+            if node_terminal[b, node]:
+                _backup(b, node, node_raw[b, node], node_state, node_parent, node_visits,
+                        node_value_sum)
+                sim[b] += 1
+                break
+            if node == 0:
+                m = min(considered[kind[b]], node_children[b, 0])
+                slot = _root_choice(b, table[kind[b], m, sim[b]], node_state, node_visits,
+                                    node_value_sum, node_raw, node_children, child_logit,
+                                    child_node, gumbel, c_visit, c_scale, sigma)
+            else:
+                slot = _interior_choice(b, node, node_state, node_visits, node_value_sum,
+                                        node_raw, node_children, child_logit, child_node,
+                                        c_visit, c_scale, sigma)
+            child = child_node[b, node, slot]
+            if child >= 0:
+                node = child
+                continue
+            child = num_nodes[b]
+            num_nodes[b] += 1
+            child_node[b, node, slot] = child
+            node_state[b, child, :] = node_state[b, node]
+            apply_unchecked(node_state[b, child], np.int64(child_action[b, node, slot]), work[b])
+            node_parent[b, child] = node
+            node_visits[b, child] = 0
+            node_value_sum[b, child] = 0.0
+            if game_status(node_state[b, child], max_moves) != ONGOING:
+                node_terminal[b, child] = 1
+                node_children[b, child] = 0
+                node_raw[b, child] = _terminal_value(node_state[b, child], work[b])
+                _backup(b, child, node_raw[b, child], node_state, node_parent, node_visits,
+                        node_value_sum)
+                sim[b] += 1
+            else:
+                node_terminal[b, child] = 0
+                _list_children(b, child, node_state, node_children, child_action, child_node,
+                               mask, work)
+                fill_observation(node_state[b, child], node_state[b, child, TO_MOVE], max_moves,
+                                 obs[b], work[b])
+                pending[b] = child
+                eval_flag[b] = 1
+            break
+
+
+@njit(cache=True)
+def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_children,
+                   child_action, child_logit, child_node, num_nodes, game_state, phase, kind,
+                   gumbel, sigma, work, max_moves, c_visit, c_scale, searched,
+                   out_ready, out_state, out_action, out_count, out_actions, out_policy,
+                   out_value, out_kind, out_searched, out_done, out_winner):
+    """The search of game b is over: improved policy, the move, play it, reset the tree."""
+    n = node_children[b, 0]
+    completed_sigma(b, 0, node_state, node_visits, node_value_sum, node_raw, node_children,
+                    child_logit, child_node, c_visit, c_scale, sigma)
+    top = NEG
+    max_visits = 0
+    for i in range(n):
+        s = child_logit[b, 0, i] + sigma[b, i]
+        if s > top:
+            top = s
+        v = _visits_of(b, 0, i, child_node, node_visits)
+        if v > max_visits:
+            max_visits = v
+    z = 0.0
+    for i in range(n):
+        z += math.exp(child_logit[b, 0, i] + sigma[b, i] - top)
+    best = 0
+    best_score = NEG
+    logit_top = NEG
+    for i in range(n):
+        if child_logit[b, 0, i] > logit_top:
+            logit_top = child_logit[b, 0, i]
+    for i in range(n):
+        out_actions[b, i] = child_action[b, 0, i]
+        out_policy[b, i] = math.exp(child_logit[b, 0, i] + sigma[b, i] - top) / z
+        if _visits_of(b, 0, i, child_node, node_visits) == max_visits:
+            score = max(-1e9, gumbel[b, i] + child_logit[b, 0, i] - logit_top + sigma[b, i])
+            if score > best_score:
+                best, best_score = i, score
+    action = child_action[b, 0, best]
+    out_ready[b] = 1
+    out_state[b, :] = node_state[b, 0]
+    out_action[b] = action
+    out_count[b] = n
+    out_value[b] = node_value_sum[b, 0] / max(node_visits[b, 0], 1)
+    out_kind[b] = kind[b]
+    out_searched[b] = searched
+    apply_unchecked(game_state[b], np.int64(action), work[b])
+    num_nodes[b] = 1
+    phase[b] = NEED_ROOT
+    if game_status(game_state[b], max_moves) != ONGOING:
+        out_done[b] = 1
+        out_winner[b] = winner_code(game_state[b, :N_CELLS], work[b])
+
+
+@njit(parallel=True, cache=True)
+def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
+           node_children, child_action, child_logit, child_node, num_nodes,
+           game_state, phase, kind, sim, pending, gumbel, budgets, eval_flag, eval_row,
+           logits, values, work, sigma, max_moves, c_visit, c_scale,
+           out_ready, out_state, out_action, out_count, out_actions, out_policy, out_value,
+           out_kind, out_searched, out_done, out_winner):
+    """Step 3: expand and back up the evaluated leaves; finish the searches that are done
+    (their move is played on game_state)."""
+    for b in prange(node_state.shape[0]):
+        out_ready[b] = 0
+        out_done[b] = 0
+        if eval_flag[b]:
+            row = eval_row[b]
+            if phase[b] == NEED_ROOT:
+                node = 0
+            else:
+                node = pending[b]
+            n = node_children[b, node]
+            for i in range(n):
+                child_logit[b, node, i] = logits[row, child_action[b, node, i]]
+            node_raw[b, node] = values[row]
+            _backup(b, node, values[row], node_state, node_parent, node_visits, node_value_sum)
+            if phase[b] == NEED_ROOT:
+                phase[b] = SEARCHING
+                sim[b] = 0
+                if n == 1:  # one legal action: nothing to search
+                    _finish_search(b, node_state, node_visits, node_value_sum, node_raw,
+                                   node_children, child_action, child_logit, child_node,
+                                   num_nodes, game_state, phase, kind, gumbel, sigma, work,
+                                   max_moves, c_visit, c_scale, 0, out_ready, out_state,
+                                   out_action, out_count, out_actions, out_policy, out_value,
+                                   out_kind, out_searched, out_done, out_winner)
+                    continue
+            else:
+                sim[b] += 1
+        if phase[b] == SEARCHING and sim[b] >= budgets[kind[b]]:
+            _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_children,
+                           child_action, child_logit, child_node, num_nodes, game_state, phase,
+                           kind, gumbel, sigma, work, max_moves, c_visit, c_scale, 1,
+                           out_ready, out_state, out_action, out_count, out_actions, out_policy,
+                           out_value, out_kind, out_searched, out_done, out_winner)
+
+
+# --------------------------------------------------------------------------- driver
+
+
+class BatchedSearch:
+    """B Gumbel searches over B games; `step(evaluate)` runs one simulation step.
+
+    `evaluate(obs)` takes (R, 10, 10, 22) float32 planes and returns (logits (R, 3217),
+    values (R,)) as float32 numpy arrays. Per search, `kind[b]` picks its budget from
+    `budgets` (playout caps); `gumbel[b]` holds its root noise (zeros: deterministic), set by
+    the caller before each new root (rows where `phase == NEED_ROOT`).
+    """
+
+    def __init__(self, games: int, budgets: list[int], max_considered: int = 16,
+                 c_visit: float = 50.0, c_scale: float = 0.1, max_moves: int = 400):
+        considered = [considered_for(max_considered, budget) for budget in budgets]
+        self.trees = Trees(games, budgets, considered)
+        self.c_visit = float(c_visit)
+        self.c_scale = float(c_scale)
+        self.max_moves = int(max_moves)
+        self.eval_flag = np.zeros(games, dtype=np.int8)
+        self.timers = {"tree+engine": 0.0, "network": 0.0}
+        self.evaluations = 0
+        self.steps = 0
+
+    def needs_root(self) -> np.ndarray:
+        return np.flatnonzero(self.trees.phase == NEED_ROOT)
+
+    def step(self, evaluate) -> None:
+        import time
+
+        t = self.trees
+        tick = time.perf_counter()
+        prepare(*t.arrays(), t.game_state, t.phase, t.kind, t.sim, t.pending, t.gumbel, t.table,
+                self.eval_flag, t.obs, t.mask, t.work, t.sigma, self.max_moves, self.c_visit,
+                self.c_scale, t.considered)
+        rows = np.flatnonzero(self.eval_flag)
+        t.eval_row[:] = -1
+        t.eval_row[rows] = np.arange(len(rows), dtype=np.int32)
+        middle = time.perf_counter()
+        if len(rows):
+            logits, values = evaluate(t.obs[rows].reshape(len(rows), 10, 10, N_PLANES))
+        else:
+            logits = np.zeros((0, N_ACTIONS), dtype=np.float32)
+            values = np.zeros(0, dtype=np.float32)
+        after = time.perf_counter()
+        finish(*t.arrays(), t.game_state, t.phase, t.kind, t.sim, t.pending, t.gumbel,
+               t.budgets, self.eval_flag, t.eval_row, np.ascontiguousarray(logits, np.float32),
+               np.ascontiguousarray(values, np.float32), t.work, t.sigma, self.max_moves,
+               self.c_visit, self.c_scale, t.out_ready, t.out_state, t.out_action, t.out_count,
+               t.out_actions, t.out_policy, t.out_value, t.out_kind, t.out_searched, t.out_done,
+               t.out_winner)
+        done = time.perf_counter()
+        self.timers["tree+engine"] += (middle - tick) + (done - after)
+        self.timers["network"] += after - middle
+        self.evaluations += len(rows)
+        self.steps += 1
