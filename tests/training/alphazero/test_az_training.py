@@ -1,0 +1,108 @@
+"""A tiny Gumbel AlphaZero run: checkpoints that load and play, exact resume, config errors,
+same seed -> same self-play."""
+
+import numpy as np
+import pytest
+import torch
+from rich.console import Console
+
+from satellites_env.core.game import Game
+from training.alphazero import AZConfigError, az_config_from_dict
+from training.alphazero.agent import AZAgent, AZPolicyAgent
+from training.alphazero.network import Evaluator, build_network
+from training.alphazero.replay import ReplayBuffer
+from training.alphazero.selfplay import SelfPlay
+from training.alphazero.trainer import AZTrainer
+
+TINY = {
+    "seed": 3, "total_positions": 120, "positions_per_iteration": 40, "threads": 1,
+    "checkpoint_every": 1,
+    "model": {"channels": 8, "blocks": 1},
+    "search": {"games": 4, "full_simulations": 4, "cheap_simulations": 2, "max_moves": 30},
+    "replay": {"capacity": 500, "min_positions": 10, "batch_size": 16, "replay_ratio": 2.0},
+    "eval": {"every": 2, "games": 2, "opponents": ["random"], "final_games": 2,
+             "final_search_games": 2, "search_simulations": 2, "max_moves": 30},
+}
+
+
+def quiet() -> Console:
+    return Console(file=open("/dev/null", "w"))
+
+
+def test_config_errors_name_the_key_and_value():
+    with pytest.raises(AZConfigError, match=r"search\.full_fraction.*1\.5"):
+        az_config_from_dict({"search": {"full_fraction": 1.5}})
+    with pytest.raises(AZConfigError, match=r"unknown key 'replay\.capacty'"):
+        az_config_from_dict({"replay": {"capacty": 3}})
+    with pytest.raises(AZConfigError, match=r"model\.blocks.*expected an integer.*'two'"):
+        az_config_from_dict({"model": {"blocks": "two"}})
+    with pytest.raises(AZConfigError, match="cheap_simulations"):
+        az_config_from_dict({"search": {"full_simulations": 4, "cheap_simulations": 8}})
+    assert issubclass(AZConfigError, ValueError)
+    assert az_config_from_dict({}).search.full_simulations == 32
+
+
+def test_tiny_run_checkpoints_load_and_play_and_resume_exactly(tmp_path):
+    config = az_config_from_dict(TINY)
+    trainer = AZTrainer(config, tmp_path, console=quiet())
+    final = trainer.run()
+    assert set(final.results) == {"random", "search:random"}
+    for name in ("checkpoint.pt", "final.pt", "learning_curve.png", "summary.json"):
+        assert (tmp_path / name).exists()
+    assert trainer.counters.train_steps > 0 and trainer.counters.positions >= 120
+    # the checkpoint holds only tensors and plain data: it loads with weights_only=True
+    payload = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    assert payload["learner"] == "alphazero"
+    game = Game.new(seed=1, max_moves=30)
+    for agent in (AZAgent(tmp_path / "final.pt", simulations=3),
+                  AZPolicyAgent(tmp_path / "final.pt")):
+        game_copy = game.clone()
+        for _ in range(6):
+            if game_copy.is_over:
+                break
+            action = agent.act(game_copy)
+            assert game_copy.legal_mask()[action]
+            game_copy.play(action)
+
+    # resume: same counters, weights, buffer and random streams as saved; then it continues
+    with pytest.raises(FileExistsError):
+        AZTrainer(config, tmp_path, console=quiet())
+    longer = az_config_from_dict({**TINY, "total_positions": 200})
+    resumed = AZTrainer(longer, tmp_path, resume=True, console=quiet())
+    assert resumed.counters == trainer.counters
+    assert resumed.buffer.added == trainer.buffer.added
+    assert np.array_equal(resumed.buffer.states, trainer.buffer.states)
+    for key, value in trainer.net.state_dict().items():
+        assert torch.equal(resumed.net.state_dict()[key], value)
+    assert resumed.train_rng.bit_generator.state == trainer.train_rng.bit_generator.state
+    iterations = trainer.counters.iterations
+    resumed.iterate()
+    assert resumed.counters.iterations == iterations + 1
+    assert resumed.counters.positions >= trainer.counters.positions + 40
+
+
+def test_same_seed_same_self_play():
+    config = az_config_from_dict(TINY).search
+
+    def run():
+        net = build_network(8, 1, seed=0)
+        buffer = ReplayBuffer(1000)
+        selfplay = SelfPlay(config, seed=5)
+        selfplay.play(150, Evaluator(net), buffer)
+        return buffer
+
+    a, b = run(), run()
+    assert a.added == b.added > 0
+    for name in ("states", "actions", "policy", "value", "policy_weight"):
+        assert np.array_equal(getattr(a, name), getattr(b, name))
+
+
+def test_policy_agent_acts_from_the_observation_alone():
+    from satellites_env.observation import observe
+    from satellites_env.core.engine import new_work
+
+    agent = AZPolicyAgent(build_network(8, 1, seed=0))
+    game = Game.new(seed=2)
+    obs = observe(game.state, game.to_move, game.max_moves, new_work())
+    action = agent.policy(obs, game.legal_mask())
+    assert game.legal_mask()[action] and action == agent.act(game)

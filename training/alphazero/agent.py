@@ -1,0 +1,100 @@
+"""Agents of a trained AlphaZero network: the Gumbel search (``AZAgent``) and the raw policy
+(``AZPolicyAgent``), both implementing :class:`satellites_env.agents.base.Agent`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from satellites_env.agents.base import Agent
+from satellites_env.core.board import N_ACTIONS
+from satellites_env.core.engine import new_work
+from satellites_env.core.game import Game
+from satellites_env.observation import observe
+
+from .network import Evaluator, build_network
+from .search import NEED_ROOT, BatchedSearch
+
+
+def load_network(path_or_payload: str | Path | dict[str, Any]):
+    """The network of an AlphaZero checkpoint (a path, or a payload already loaded)."""
+    from training.common.checkpoint import load_checkpoint
+
+    payload = (path_or_payload if isinstance(path_or_payload, dict)
+               else load_checkpoint(path_or_payload))
+    shape = payload["model_shape"]
+    net = build_network(int(shape["channels"]), int(shape["blocks"]))
+    net.load_state_dict(payload["model"])
+    return net.eval()
+
+
+class AZPolicyAgent(Agent):
+    """The raw policy, no search: the most likely legal action of the network."""
+
+    def __init__(self, net_or_path, seed: int | None = None, spec: str = "az-policy"):
+        super().__init__(seed)
+        self.net = (net_or_path if isinstance(net_or_path, torch.nn.Module)
+                    else load_network(net_or_path)).eval()
+        self.spec = spec
+        self._work = new_work()
+
+    @torch.inference_mode()
+    def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The action from an observation alone: planes (10, 10, 22) and mask (3217,)."""
+        logits, _ = self.net(torch.as_tensor(np.asarray(observation, np.float32))[None])
+        logits = logits[0].masked_fill(torch.as_tensor(np.asarray(action_mask)) == 0,
+                                       float("-inf"))
+        return int(logits.argmax().item())
+
+    def act(self, game: Game) -> int:
+        obs = observe(game.state, game.to_move, game.max_moves, self._work)
+        return self.policy(obs, game.legal_mask())
+
+
+class AZAgent(Agent):
+    """Deterministic Gumbel search (no root noise) with `simulations` network evaluations
+    per move, on a batch of one game: ``az:PATH[:SIMS]``."""
+
+    def __init__(self, path_or_payload, simulations: int = 32, seed: int | None = None,
+                 max_considered: int = 16, c_visit: float = 50.0, c_scale: float = 0.1):
+        super().__init__(seed)
+        self.net = (path_or_payload if isinstance(path_or_payload, torch.nn.Module)
+                    else load_network(path_or_payload)).eval()
+        self.simulations = int(simulations)
+        self.spec = f"az:{path_or_payload if isinstance(path_or_payload, (str, Path)) else '-'}" \
+                    f":{self.simulations}"
+        self._options = (max_considered, c_visit, c_scale)
+        self._search: BatchedSearch | None = None
+        self._evaluate = Evaluator(self.net)
+
+    def _search_for(self, max_moves: int) -> BatchedSearch:
+        if self._search is None or self._search.max_moves != max_moves:
+            m, c_visit, c_scale = self._options
+            self._search = BatchedSearch(1, [self.simulations], m, c_visit, c_scale, max_moves)
+        return self._search
+
+    def act(self, game: Game) -> int:
+        if game.is_over:
+            raise ValueError("the game is over: no action to choose")
+        search = self._search_for(game.max_moves)
+        trees = search.trees
+        trees.game_state[0] = game.state
+        trees.phase[0] = NEED_ROOT
+        trees.kind[0] = 0
+        trees.gumbel[0] = 0.0
+        while True:
+            search.step(self._evaluate)
+            if trees.out_ready[0]:
+                action = int(trees.out_action[0])
+                assert 0 <= action < N_ACTIONS
+                return action
+
+    def search_policy(self, game: Game) -> dict[int, float]:
+        """The improved policy of a search from `game` (action -> probability)."""
+        self.act(game)
+        trees = self._search.trees
+        n = int(trees.out_count[0])
+        return {int(a): float(p) for a, p in zip(trees.out_actions[0, :n], trees.out_policy[0, :n])}

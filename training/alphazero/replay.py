@@ -1,0 +1,127 @@
+"""The replay buffer: a numpy ring buffer of searched positions, and the training batches.
+
+A position is stored small: its state array (108 int32; the observation planes and the legal
+mask are recomputed from it when it is sampled), the improved policy over its legal actions
+(action ids and probabilities, at most ``SLOTS``), its value target (the final result from the
+view of the player to move: +1, -1 or 0) and its policy weight (1 for a full search, 0 for a
+cheap one: KataGo's playout-cap randomisation trains the policy only on full searches).
+
+Sampling is uniform over the filled part. The trainer draws ``replay_ratio`` positions per new
+position, so once the buffer is full each position is trained on ``replay_ratio`` times on
+average over its life in the buffer (sampling ratio; before it is full the older positions
+get a little more). With ``symmetries`` each sampled position is seen under one of the 8 board
+symmetries drawn at random (states, planes and action ids transformed together).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from numba import njit, prange
+
+from satellites_env.core.board import N_ACTIONS, N_CELLS
+from satellites_env.core.engine import STATE_LEN, fill_legal_mask, new_work
+from satellites_env.observation import N_PLANES, fill_observation
+
+from .search import SLOTS
+from .symmetry import ACTION_MAP, CELL_MAP, DIR_MAP, transform_state_into
+
+
+class ReplayBuffer:
+    def __init__(self, capacity: int):
+        self.capacity = int(capacity)
+        self.states = np.zeros((capacity, STATE_LEN), dtype=np.int32)
+        self.actions = np.full((capacity, SLOTS), -1, dtype=np.int16)
+        self.policy = np.zeros((capacity, SLOTS), dtype=np.float16)
+        self.value = np.zeros(capacity, dtype=np.float32)
+        self.policy_weight = np.zeros(capacity, dtype=np.float32)
+        self.size = 0
+        self.cursor = 0  # next slot to write
+        self.added = 0  # positions ever added
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, states, actions, policy, value, policy_weight) -> None:
+        """Add n positions (arrays with a leading axis n); the oldest are overwritten."""
+        n = len(states)
+        for start in range(0, n, self.capacity):
+            chunk = slice(start, min(n, start + self.capacity))
+            count = chunk.stop - chunk.start
+            where = (self.cursor + np.arange(count)) % self.capacity
+            self.states[where] = states[chunk]
+            self.actions[where] = actions[chunk]
+            self.policy[where] = policy[chunk]
+            self.value[where] = value[chunk]
+            self.policy_weight[where] = policy_weight[chunk]
+            self.cursor = int((self.cursor + count) % self.capacity)
+            self.size = min(self.capacity, self.size + count)
+            self.added += count
+
+    def sample(self, batch: int, rng: np.random.Generator) -> np.ndarray:
+        """Indices of `batch` positions drawn uniformly (with replacement)."""
+        if self.size == 0:
+            raise ValueError("sampling from an empty replay buffer")
+        return rng.integers(0, self.size, size=batch)
+
+    # Checkpoints hold tensors and plain data only.
+    def state_dict(self) -> dict:
+        n = self.size
+        return {"capacity": self.capacity, "size": n, "cursor": self.cursor,
+                "added": self.added,
+                "states": torch.from_numpy(self.states[:n].copy()),
+                "actions": torch.from_numpy(self.actions[:n].copy()),
+                "policy": torch.from_numpy(self.policy[:n].copy()),
+                "value": torch.from_numpy(self.value[:n].copy()),
+                "policy_weight": torch.from_numpy(self.policy_weight[:n].copy())}
+
+    def load_state_dict(self, data: dict) -> None:
+        if int(data["capacity"]) != self.capacity:
+            raise ValueError(f"replay buffer capacity {data['capacity']} in the checkpoint, "
+                             f"{self.capacity} in the config")
+        n = int(data["size"])
+        self.size, self.cursor, self.added = n, int(data["cursor"]), int(data["added"])
+        self.states[:n] = data["states"].numpy()
+        self.actions[:n] = data["actions"].numpy()
+        self.policy[:n] = data["policy"].numpy()
+        self.value[:n] = data["value"].numpy()
+        self.policy_weight[:n] = data["policy_weight"].numpy()
+
+
+@njit(parallel=True, cache=True)
+def _fill_batch(states, actions, policy, syms, max_moves, cell_map, dir_map, action_map,
+                obs, masks, targets, scratch_states, works):
+    for i in prange(states.shape[0]):
+        r = i
+        t = syms[i]
+        transform_state_into(states[r], t, scratch_states[i], cell_map, dir_map)
+        state = scratch_states[i]
+        fill_observation(state, state[N_CELLS], max_moves, obs[i], works[i])
+        fill_legal_mask(state, masks[i], works[i])
+        targets[i, :] = 0.0
+        for j in range(actions.shape[1]):
+            a = actions[r, j]
+            if a < 0:
+                break
+            targets[i, action_map[t, a]] = policy[r, j]
+
+
+def make_batch(buffer: ReplayBuffer, rows: np.ndarray, syms: np.ndarray, max_moves: int
+               ) -> dict[str, torch.Tensor]:
+    """Tensors for positions `rows` under symmetries `syms`: obs (n, 10, 10, 22), mask
+    (n, 3217) int8, policy target (n, 3217), value target (n,), policy weight (n,)."""
+    n = len(rows)
+    obs = np.zeros((n, N_CELLS, N_PLANES), dtype=np.float32)
+    masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
+    targets = np.zeros((n, N_ACTIONS), dtype=np.float32)
+    scratch = np.zeros((n, STATE_LEN), dtype=np.int32)
+    works = np.stack([new_work() for _ in range(n)]) if n else np.zeros((0, 13, N_CELLS), np.int32)
+    _fill_batch(buffer.states[rows], buffer.actions[rows], buffer.policy[rows].astype(np.float32),
+                syms.astype(np.int64), max_moves, CELL_MAP, DIR_MAP, ACTION_MAP, obs, masks,
+                targets, scratch, works)
+    targets /= np.maximum(targets.sum(axis=1, keepdims=True), 1e-12)  # float16 rounding
+    return {"obs": torch.from_numpy(obs.reshape(n, 10, 10, N_PLANES)),
+            "mask": torch.from_numpy(masks),
+            "policy": torch.from_numpy(targets),
+            "value": torch.from_numpy(buffer.value[rows].copy()),
+            "policy_weight": torch.from_numpy(buffer.policy_weight[rows].copy())}

@@ -1,0 +1,118 @@
+"""Self-play: B games in flight, each move chosen by a Gumbel search (training/alphazero/search.py).
+
+Playout-cap randomisation (KataGo, Wu 2019): each search is *full* with probability
+``full_fraction`` (``full_simulations``; its improved policy becomes a policy target) or
+*cheap* (``cheap_simulations``; value target only, or dropped when ``cheap_value_targets`` is
+off). The move played is the Gumbel root search's choice, which samples through the Gumbel
+noise: no temperature, no Dirichlet noise. When a game ends, every position of it gets the
+final result as value target, from the view of the player to move there, and goes to the
+replay buffer.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from satellites_env.core import engine
+from satellites_env.core.engine import DRAW
+from satellites_env.core.state import TO_MOVE
+
+from .config import AZSearchConfig
+from .replay import ReplayBuffer
+from .search import NEED_ROOT, SLOTS, BatchedSearch
+
+CHEAP, FULL = 0, 1
+
+
+@dataclass
+class SelfPlayStats:
+    positions: int = 0  # moves chosen by a search (or forced: one legal action)
+    full_searches: int = 0
+    games: int = 0
+    red_wins: int = 0
+    blue_wins: int = 0
+    draws: int = 0
+    lengths: deque = field(default_factory=lambda: deque(maxlen=200))
+
+
+class SelfPlay:
+    def __init__(self, config: AZSearchConfig, seed: int, cheap_value_targets: bool = True):
+        self.config = config
+        self.cheap_value_targets = cheap_value_targets
+        self.search = BatchedSearch(config.games, [config.cheap_simulations,
+                                                   config.full_simulations],
+                                    config.max_considered, config.c_visit, config.c_scale,
+                                    config.max_moves)
+        self.rng = np.random.default_rng(seed)
+        self.stats = SelfPlayStats()
+        self.trajectories: list[list] = [[] for _ in range(config.games)]
+        self.restart_games()
+
+    def restart_games(self) -> None:
+        """Fresh games in every slot (the games in flight are dropped)."""
+        trees = self.search.trees
+        for b in range(self.config.games):
+            trees.game_state[b] = engine.init(rng=self.rng)
+            self.trajectories[b] = []
+        trees.phase[:] = NEED_ROOT
+
+    def _new_roots(self) -> None:
+        rows = self.search.needs_root()
+        if len(rows):
+            trees = self.search.trees
+            trees.gumbel[rows] = self.rng.gumbel(size=(len(rows), SLOTS)).astype(np.float32)
+            trees.kind[rows] = (self.rng.random(len(rows)) < self.config.full_fraction
+                                ).astype(np.int32)
+
+    def play(self, positions: int, evaluate, buffer: ReplayBuffer) -> int:
+        """Play until `positions` more moves were searched; finished games go to `buffer`.
+        Returns the number of positions added to the buffer."""
+        trees = self.search.trees
+        target = self.stats.positions + positions
+        added = 0
+        while self.stats.positions < target:
+            self._new_roots()
+            self.search.step(evaluate)
+            for b in np.flatnonzero(trees.out_ready):
+                n = int(trees.out_count[b])
+                kind = int(trees.out_kind[b])
+                searched = bool(trees.out_searched[b])
+                self.stats.positions += 1
+                self.stats.full_searches += kind == FULL and searched
+                self.trajectories[b].append((trees.out_state[b].copy(),
+                                             trees.out_actions[b, :n].copy(),
+                                             trees.out_policy[b, :n].copy(),
+                                             1.0 if kind == FULL and searched else 0.0))
+                if trees.out_done[b]:
+                    added += self._game_over(b, int(trees.out_winner[b]), buffer)
+        return added
+
+    def _game_over(self, b: int, winner: int, buffer: ReplayBuffer) -> int:
+        trajectory = self.trajectories[b]
+        self.stats.games += 1
+        self.stats.lengths.append(len(trajectory))
+        if winner == DRAW:
+            self.stats.draws += 1
+        elif winner == engine.RED:
+            self.stats.red_wins += 1
+        else:
+            self.stats.blue_wins += 1
+        keep = [s for s in trajectory if s[3] > 0 or self.cheap_value_targets]
+        if keep:
+            n = len(keep)
+            states = np.stack([s[0] for s in keep])
+            actions = np.full((n, SLOTS), -1, dtype=np.int16)
+            policy = np.zeros((n, SLOTS), dtype=np.float16)
+            for i, s in enumerate(keep):
+                actions[i, :len(s[1])] = s[1]
+                policy[i, :len(s[2])] = s[2]
+            to_move = states[:, TO_MOVE]
+            value = (np.zeros(n, np.float32) if winner == DRAW
+                     else np.where(to_move == winner, 1.0, -1.0).astype(np.float32))
+            buffer.add(states, actions, policy, value, np.array([s[3] for s in keep], np.float32))
+        self.trajectories[b] = []
+        self.search.trees.game_state[b] = engine.init(rng=self.rng)
+        return len(keep)

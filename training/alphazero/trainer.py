@@ -1,0 +1,391 @@
+"""The Gumbel AlphaZero run: self-play -> replay buffer -> gradient steps, with checkpoints.
+
+One iteration plays ``positions_per_iteration`` searched moves in ``search.games`` games in
+flight, then (once the buffer holds ``replay.min_positions``) takes
+``new positions x replay_ratio / batch_size`` gradient steps (the fractional rest carries
+over). Everything a run writes lives in its folder:
+
+    checkpoint.pt        latest state (weights, optimizer, config, counters, RNG, buffer, history)
+    final.pt             the network at the end (``az:PATH``; also loads as ``checkpoint:PATH``)
+    tensorboard/         losses, search statistics, win rates, throughput
+    learning_curve.png   raw-policy win rates over training
+    summary.json         final evaluation and throughput
+
+``resume=True`` continues from ``checkpoint.pt`` with the same counters, weights, optimizer,
+replay buffer and random streams; the games that were in flight are not saved (fresh games
+start from the restored generator).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.table import Table
+
+from satellites_env.agents import make_agent
+from satellites_env.arena import match, rate_with_interval
+
+from .agent import AZAgent, AZPolicyAgent
+from .config import AZConfig, az_config_from_dict
+from .network import Evaluator, build_network, network_shape
+from .replay import ReplayBuffer, make_batch
+from .selfplay import SelfPlay
+
+LEARNER = "az-policy"
+
+
+@dataclass
+class AZCounters:
+    iterations: int = 0
+    positions: int = 0  # self-play moves searched
+    games: int = 0  # self-play games finished
+    samples: int = 0  # positions added to the replay buffer
+    train_steps: int = 0  # gradient steps
+    trained: int = 0  # positions trained on (train_steps x batch_size)
+    credit: float = 0.0  # fractional gradient steps carried to the next iteration
+    evaluations: int = 0  # network evaluations in self-play
+    seconds: float = 0.0  # wall time of self-play + training, summed over sessions
+    selfplay_seconds: float = 0.0
+    train_seconds: float = 0.0
+
+
+@dataclass
+class AZEvaluation:
+    positions: int
+    results: dict = field(default_factory=dict)  # opponent spec -> PairResult dict
+
+    def win_rate(self, opponent: str) -> float:
+        r = self.results[opponent]
+        return r["a_wins"] / max(r["games"], 1)
+
+
+def _rng_state(rng: np.random.Generator) -> dict:
+    """A numpy generator state as plain data (the 128-bit integers as strings)."""
+    state = rng.bit_generator.state
+    return {"bit_generator": state["bit_generator"],
+            "state": {k: str(v) for k, v in state["state"].items()},
+            "has_uint32": int(state["has_uint32"]), "uinteger": int(state["uinteger"])}
+
+
+def _set_rng_state(rng: np.random.Generator, data: dict) -> None:
+    rng.bit_generator.state = {"bit_generator": data["bit_generator"],
+                               "state": {k: int(v) for k, v in data["state"].items()},
+                               "has_uint32": data["has_uint32"], "uinteger": data["uinteger"]}
+
+
+def policy_value_loss(net, batch: dict, value_coef: float) -> tuple[torch.Tensor, dict]:
+    """Cross-entropy to the improved policy (full searches only) + value_coef x MSE."""
+    logits, value = net(batch["obs"])
+    logits = logits.masked_fill(batch["mask"] == 0, float("-inf"))
+    log_probs = torch.log_softmax(logits, dim=-1).masked_fill(batch["mask"] == 0, 0.0)
+    per_sample = -(batch["policy"] * log_probs).sum(-1)
+    weight = batch["policy_weight"]
+    policy_loss = (per_sample * weight).sum() / weight.sum().clamp(min=1.0)
+    value_loss = torch.mean((value - batch["value"]) ** 2)
+    loss = policy_loss + value_coef * value_loss
+    return loss, {"policy": policy_loss.item(), "value": value_loss.item()}
+
+
+class AZTrainer:
+    def __init__(self, config: AZConfig, run_dir: str | Path, resume: bool = False,
+                 console: Console | None = None):
+        import numba
+
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.console = console or Console()
+        torch.set_num_threads(config.threads)
+        numba.set_num_threads(min(config.threads, numba.config.NUMBA_NUM_THREADS))
+        self.net = build_network(config.model.channels, config.model.blocks, seed=config.seed)
+        self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=config.optim.learning_rate,
+                                           weight_decay=config.optim.weight_decay)
+        self.buffer = ReplayBuffer(config.replay.capacity)
+        self.selfplay = SelfPlay(config.search, config.seed, config.replay.cheap_value_targets)
+        self.train_rng = np.random.default_rng([config.seed, 1])
+        self.counters = AZCounters()
+        self.history: list[AZEvaluation] = []
+        self.last_losses: dict[str, float] = {}
+        if resume:
+            self._restore(self.checkpoint_path)
+        elif self.checkpoint_path.exists():
+            raise FileExistsError(f"{self.checkpoint_path} exists: pass resume=True (--resume) "
+                                  f"to continue that run, or choose another run folder")
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.run_dir / "checkpoint.pt"
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def state_payload(self, with_buffer: bool = True) -> dict:
+        payload = {
+            "learner": "alphazero",
+            "model": self.net.state_dict(),
+            "model_shape": network_shape(self.net),
+            "config": self.config.to_dict(),
+            "counters": asdict(self.counters),
+            "history": [asdict(e) for e in self.history],
+        }
+        if with_buffer:
+            payload["optimizer"] = self.optimizer.state_dict()
+            payload["replay"] = self.buffer.state_dict()
+            payload["rng"] = {"selfplay": _rng_state(self.selfplay.rng),
+                              "train": _rng_state(self.train_rng),
+                              "torch": torch.get_rng_state()}
+        return payload
+
+    def save(self, path: Path | None = None, with_buffer: bool = True) -> Path:
+        from training.common.checkpoint import save_checkpoint
+
+        return save_checkpoint(path or self.checkpoint_path, self.state_payload(with_buffer))
+
+    def _restore(self, path: Path) -> None:
+        from training.common.checkpoint import load_checkpoint
+
+        payload = load_checkpoint(path)
+        saved = az_config_from_dict(payload["config"])
+        if saved.model != self.config.model:
+            raise ValueError(f"resume: the config's model {self.config.model} differs from the "
+                             f"checkpoint's {saved.model}")
+        self.net.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        self.buffer.load_state_dict(payload["replay"])
+        self.counters = AZCounters(**payload["counters"])
+        self.history = [AZEvaluation(**e) for e in payload["history"]]
+        _set_rng_state(self.selfplay.rng, payload["rng"]["selfplay"])
+        _set_rng_state(self.train_rng, payload["rng"]["train"])
+        torch.set_rng_state(payload["rng"]["torch"])
+        self.selfplay.restart_games()
+
+    # ------------------------------------------------------------------ one iteration
+
+    def iterate(self) -> dict[str, float]:
+        config = self.config
+        stats = self.selfplay.stats
+        before = (stats.positions, stats.games, self.selfplay.search.evaluations)
+        tick = time.perf_counter()
+        self.net.eval()
+        # Batched inference of a small net gains nothing from a second torch thread, and
+        # threads that spin-wait on a busy machine slow it down several times (measured).
+        torch.set_num_threads(1)
+        added = self.selfplay.play(config.positions_per_iteration, Evaluator(self.net),
+                                   self.buffer)
+        middle = time.perf_counter()
+        torch.set_num_threads(config.threads)
+        c = self.counters
+        c.positions += stats.positions - before[0]
+        c.games += stats.games - before[1]
+        c.evaluations += self.selfplay.search.evaluations - before[2]
+        c.samples += added
+        losses = self.train(added)
+        done = time.perf_counter()
+        c.iterations += 1
+        c.selfplay_seconds += middle - tick
+        c.train_seconds += done - middle
+        c.seconds += done - tick
+        return losses
+
+    def train(self, new_samples: int) -> dict[str, float]:
+        """Gradient steps for `new_samples` new positions at the configured replay ratio."""
+        replay = self.config.replay
+        if len(self.buffer) < replay.min_positions:
+            return {}
+        self.counters.credit += new_samples * replay.replay_ratio / replay.batch_size
+        steps = int(self.counters.credit)
+        self.counters.credit -= steps
+        if steps == 0:
+            return {}
+        self.net.train()
+        totals = {"policy": 0.0, "value": 0.0}
+        for _ in range(steps):
+            rows = self.buffer.sample(replay.batch_size, self.train_rng)
+            syms = (self.train_rng.integers(0, 8, size=len(rows)) if replay.symmetries
+                    else np.zeros(len(rows), dtype=np.int64))
+            batch = make_batch(self.buffer, rows, syms, self.config.search.max_moves)
+            loss, parts = policy_value_loss(self.net, batch, self.config.optim.value_coef)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.config.optim.max_grad_norm)
+            self.optimizer.step()
+            for k in totals:
+                totals[k] += parts[k] / steps
+        self.net.eval()
+        self.counters.train_steps += steps
+        self.counters.trained += steps * replay.batch_size
+        totals["steps"] = steps
+        self.last_losses = totals
+        return totals
+
+    # ------------------------------------------------------------------ evaluation
+
+    def evaluate(self, games: int, search_games: int = 0) -> AZEvaluation:
+        """The raw policy (and, with `search_games`, the search agent) against each opponent."""
+        evaluation = AZEvaluation(self.counters.positions)
+        self.net.eval()
+        torch.set_num_threads(1)
+        learner = AZPolicyAgent(self.net, spec=LEARNER)
+        ev = self.config.eval
+        for k, spec in enumerate(ev.opponents):
+            if games:
+                opponent = make_agent(spec, seed=self.config.seed + k)
+                result = match(learner, opponent, games, seed=10_000 + self.config.seed,
+                               max_moves=ev.max_moves)
+                evaluation.results[spec] = result.as_dict()
+            if search_games:
+                agent = AZAgent(self.net, ev.search_simulations)
+                agent.spec = f"az-search:{ev.search_simulations}"
+                opponent = make_agent(spec, seed=self.config.seed + k)
+                result = match(agent, opponent, search_games, seed=20_000 + self.config.seed,
+                               max_moves=ev.max_moves)
+                evaluation.results[f"search:{spec}"] = result.as_dict()
+        torch.set_num_threads(self.config.threads)
+        return evaluation
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> AZEvaluation:
+        config = self.config
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(str(self.run_dir / "tensorboard"),
+                               purge_step=self.counters.positions)
+        tty = sys.stdout.isatty()
+        columns = (TextColumn("[bold]alphazero"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
+                   TimeRemainingColumn())
+        last_line = time.perf_counter()
+        try:
+            with Progress(*columns, console=self.console, disable=not tty) as progress:
+                task = progress.add_task("az", total=config.total_positions,
+                                         completed=self.counters.positions, status="")
+                while self.counters.positions < config.total_positions:
+                    losses = self.iterate()
+                    self._log(writer, losses)
+                    status = self._status(losses)
+                    if self.counters.iterations % config.eval.every == 0 and config.eval.games:
+                        evaluation = self.evaluate(config.eval.games)
+                        self.history.append(evaluation)
+                        self._log_evaluation(writer, evaluation)
+                        status += "  " + "  ".join(f"{o} {evaluation.win_rate(o):.0%}"
+                                                   for o in evaluation.results)
+                    progress.update(task, completed=min(self.counters.positions,
+                                                        config.total_positions), status=status)
+                    if not tty and (time.perf_counter() - last_line > 20
+                                    or self.counters.positions >= config.total_positions):
+                        last_line = time.perf_counter()
+                        self.console.print(
+                            f"[{self.counters.positions:>8,}/{config.total_positions:,} positions, "
+                            f"{self.counters.seconds:6.0f}s] {status}", highlight=False)
+                    if self.counters.iterations % config.checkpoint_every == 0:
+                        self.save()
+        except KeyboardInterrupt:
+            self.save()
+            self.console.print(f"interrupted: saved {self.checkpoint_path}; continue with resume")
+            raise
+        finally:
+            writer.close()
+        self.save()
+        self.console.print("final evaluation ...")
+        tick = time.perf_counter()
+        final = self.evaluate(config.eval.final_games, config.eval.final_search_games)
+        eval_seconds = time.perf_counter() - tick
+        self.history.append(final)
+        self.save()
+        self.save(self.run_dir / "final.pt", with_buffer=False)
+        self._write_summary(final, eval_seconds)
+        self._plot()
+        return final
+
+    # ------------------------------------------------------------------ reporting
+
+    def _status(self, losses: dict) -> str:
+        s = self.selfplay.stats
+        length = np.mean(s.lengths) if s.lengths else 0.0
+        text = f"games {self.counters.games}  len {length:.0f}"
+        if losses:
+            text += f"  pi {losses['policy']:.2f}  v {losses['value']:.3f}"
+        return text
+
+    def throughput(self) -> dict[str, float]:
+        c = self.counters
+        sp = max(c.selfplay_seconds, 1e-9)
+        return {"positions_per_s": c.positions / sp, "evaluations_per_s": c.evaluations / sp,
+                "games_per_s": c.games / sp,
+                "selfplay_share": c.selfplay_seconds / max(c.seconds, 1e-9)}
+
+    def _log(self, writer, losses: dict) -> None:
+        step = self.counters.positions
+        for key, value in losses.items():
+            writer.add_scalar(f"loss/{key}", value, step)
+        for key, value in self.throughput().items():
+            writer.add_scalar(f"throughput/{key}", value, step)
+        s = self.selfplay.stats
+        if s.lengths:
+            writer.add_scalar("selfplay/mean_game_length", float(np.mean(s.lengths)), step)
+        if s.games:
+            writer.add_scalar("selfplay/draw_share", s.draws / s.games, step)
+            writer.add_scalar("selfplay/red_win_share", s.red_wins / s.games, step)
+        writer.add_scalar("replay/size", len(self.buffer), step)
+
+    def _log_evaluation(self, writer, evaluation: AZEvaluation) -> None:
+        for opponent in evaluation.results:
+            writer.add_scalar(f"eval/win_rate_vs_{opponent}", evaluation.win_rate(opponent),
+                              evaluation.positions)
+
+    def _write_summary(self, final: AZEvaluation, eval_seconds: float) -> None:
+        c = self.counters
+        table = Table(title=f"Final evaluation after {c.positions:,} self-play positions "
+                            f"({c.games:,} games, {c.train_steps:,} gradient steps)")
+        for column in ("player", "opponent", "games", "wins", "draws", "losses",
+                       "win rate (95% CI)"):
+            table.add_column(column, justify="left" if column in ("player", "opponent")
+                             else "right")
+        for key, r in final.results.items():
+            player, opponent = (("search", key[7:]) if key.startswith("search:")
+                                else ("raw policy", key))
+            table.add_row(player, opponent, str(r["games"]), str(r["a_wins"]), str(r["draws"]),
+                          str(r["b_wins"]), rate_with_interval(r["a_wins"], r["games"]))
+        self.console.print(table)
+        rates = self.throughput()
+        self.console.print(
+            f"self-play: {rates['positions_per_s']:.1f} positions/s, "
+            f"{rates['evaluations_per_s']:.0f} network evaluations/s, "
+            f"{rates['games_per_s']:.3f} games/s; training {c.seconds / 60:.1f} min "
+            f"({rates['selfplay_share']:.0%} self-play); final evaluation {eval_seconds:.0f} s")
+        summary = {"final": asdict(final), "counters": asdict(c), "throughput": rates,
+                   "final_eval_seconds": eval_seconds}
+        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+
+    def _plot(self) -> Path | None:
+        if not self.history:
+            return None
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        figure, axis = plt.subplots(figsize=(7, 4))
+        xs = [e.positions for e in self.history]
+        for opponent in self.config.eval.opponents:
+            ys = [e.win_rate(opponent) if opponent in e.results else np.nan for e in self.history]
+            axis.plot(xs, ys, marker="o", label=f"raw policy vs {opponent}")
+        axis.set(xlabel="self-play positions", ylabel="win rate", ylim=(-0.02, 1.02),
+                 title="Gumbel AlphaZero: raw policy (no search)")
+        axis.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+        axis.legend()
+        figure.tight_layout()
+        path = self.run_dir / "learning_curve.png"
+        figure.savefig(path, dpi=110)
+        plt.close(figure)
+        return path
