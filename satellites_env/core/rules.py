@@ -12,10 +12,11 @@ every new connection touches one of their two landing cells: the check looks at 
 their neighbours and the (at most two) groups that contain them, instead of re-analysing the
 whole board for every landing cell.
 
-Speed notes (why the code looks the way it does): one pass over the board before the move
-loop marks, per cell, "touches an opponent" and "next to an own connected satellite", so each
-candidate landing cell costs a couple of loads; the displacement check builds the board after
-the move once per candidate and only swaps the landing cell; nothing allocates.
+Speed notes (why the code looks the way it does): before the move loop one sweep over the
+satellites (not the 100 cells) finds connections and groups and gives every cell a landing
+class (free, connects, displacement candidate, blocked), so each landing cell costs one load
+and the common case no branch; the displacement check builds the board after the move once
+per candidate and only swaps the landing cell; nothing allocates.
 """
 
 from __future__ import annotations
@@ -64,14 +65,21 @@ class IllegalActionError(ValueError):
 # CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM and BLUE_SUM hold the analysis of the last board given
 # to `analyse_groups` (satellites_env.core.scoring): they are the engine's output, read through
 # satellites_env.core.engine; the other rows are private to this module.
-# NEAR_OWN / TOUCH_OPP: per-cell flags for the mask's move loop; AFTER: the board after a
-# displacement; VISITED: BFS marks of the displacement check, all zero between calls.
+# NEAR_OWN / CELL_CLASS / PIECES: the mask's per-cell flags, landing classes and the list of
+# occupied cells; AFTER: the board after a displacement; VISITED: BFS marks of the
+# displacement check, all zero between calls.
 # The shared rows keep their numbers: numba's cache freezes these constants into the compiled
 # kernels of other modules (scoring, observation), which would go stale if they moved.
 CONNECTED, GROUP_OF, GROUP_SIZE = 0, 1, 2
-NEAR_OWN, TOUCH_OPP, AFTER, VISITED = 3, 4, 5, 6  # rows 7-9 are free
+NEAR_OWN, CELL_CLASS, AFTER, VISITED, PIECES = 3, 4, 5, 6, 7  # rows 8-9 are free
 STACK, RED_SUM, BLUE_SUM = 10, 11, 12
 N_SCRATCH_ROWS = 13
+
+# CELL_CLASS values: what a move of the player to move landing on the cell would be.
+_FREE = 0  # empty, no opponent next to it: a move there connects nothing (any k, R6-R7)
+_CONNECTS = 1  # empty, next to an opponent: a connection move (k = value, R7, R9, R11-R13)
+_DISPLACE = 2  # unconnected opponent next to an own connected satellite: a displacement (R15)
+_BLOCKED = 3  # any other satellite
 
 
 def new_scratch() -> np.ndarray:
@@ -334,27 +342,77 @@ def _displacement_pushes(board, source, target, scratch):
 
 
 @njit(cache=True)
-def _mark_cells(board, sign, scratch):
-    """NEAR_OWN: cells next to (8 neighbours) an own connected satellite (R15.1);
-    TOUCH_OPP: cells orthogonally next to an opponent satellite (a move there connects)."""
+def _prepare(board, sign, scratch):
+    """`analyse` of `board` (same rows, same group ids) plus, for the player of `sign`, the
+    landing class of every cell (CELL_CLASS) and the occupied cells (PIECES), in one sweep
+    that visits only the satellites; return (n_connected, n_pieces)."""
     connected = scratch[CONNECTED]
+    group_of = scratch[GROUP_OF]
+    group_size = scratch[GROUP_SIZE]
     near = scratch[NEAR_OWN]
-    touch = scratch[TOUCH_OPP]
-    for c in range(N_CELLS):
+    cls = scratch[CELL_CLASS]
+    pieces = scratch[PIECES]
+    stack = scratch[STACK]
+    for c in range(N_CELLS):  # branch-free, so it vectorises
+        connected[c] = 0
+        group_of[c] = -1
         near[c] = 0
-        touch[c] = 0
+        cls[c] = _BLOCKED * (board[c] != 0)
+    n = 0
     for c in range(N_CELLS):
-        p = board[c] * sign
-        if p < 0:
+        if board[c] != 0:
+            pieces[n] = c
+            n += 1
+    n_connected = 0
+    for j in range(n):
+        c = pieces[j]
+        p = board[c]
+        for i in range(4):
+            m = ORTHO[c, i]
+            if m >= 0 and board[m] * p < 0:
+                connected[c] = 1
+                n_connected += 1
+                break
+    n_groups = 0
+    for j in range(n):  # groups in cell order, exactly as `analyse` numbers them
+        c = pieces[j]
+        if connected[c] == 0 or group_of[c] >= 0:
+            continue
+        g = n_groups
+        n_groups += 1
+        group_of[c] = g
+        stack[0] = c
+        top = 1
+        size = 0
+        while top > 0:
+            top -= 1
+            x = stack[top]
+            size += 1
+            px = board[x]
             for i in range(4):
-                n = ORTHO[c, i]
-                if n >= 0:
-                    touch[n] = 1
-        elif p > 0 and connected[c]:
+                m = ORTHO[x, i]
+                if m >= 0 and group_of[m] < 0 and board[m] * px < 0:
+                    group_of[m] = g
+                    stack[top] = m
+                    top += 1
+        group_size[g] = size
+    for j in range(n):  # R15.1: cells next to an own connected satellite
+        c = pieces[j]
+        if connected[c] and board[c] * sign > 0:
             for i in range(8):
-                n = KING[c, i]
-                if n >= 0:
-                    near[n] = 1
+                m = KING[c, i]
+                if m >= 0:
+                    near[m] = 1
+    for j in range(n):
+        c = pieces[j]
+        if board[c] * sign < 0:
+            if connected[c] == 0 and near[c]:
+                cls[c] = _DISPLACE
+            for i in range(4):
+                m = ORTHO[c, i]
+                if m >= 0 and board[m] == 0:
+                    cls[m] = _CONNECTS
+    return n_connected, n
 
 
 @njit(cache=True)
@@ -374,38 +432,38 @@ def fill_legal_mask(state, mask, scratch):
         return count
     board = state[:N_CELLS]
     sign = 1 - 2 * state[TO_MOVE]
-    connected = scratch[CONNECTED]
-    n_connected, _ = analyse(board, connected, scratch[GROUP_OF], scratch[GROUP_SIZE],
-                             scratch[STACK])
+    n_connected, n_pieces = _prepare(board, sign, scratch)
     connections_allowed = n_connected > 0 or has_free_edge(board)  # R9
-    _mark_cells(board, sign, scratch)
-    near = scratch[NEAR_OWN]
-    touch = scratch[TOUCH_OPP]
+    connected = scratch[CONNECTED]
+    cls = scratch[CELL_CLASS]
+    pieces = scratch[PIECES]
     count = 0
-    for source in range(N_CELLS):
-        piece = board[source]
-        if piece * sign <= 0 or connected[source]:
+    for j in range(n_pieces):
+        source = pieces[j]
+        value = board[source] * sign
+        if value <= 0 or connected[source]:
             continue
-        value = piece * sign
         base = source * 8 * MAX_VALUE
         for d in range(8):
             for k in range(1, value + 1):
                 target = RAY[source, d, k - 1]
                 if target < 0:
                     break
-                occupant = board[target]
-                legal = False
-                if occupant == 0:
-                    if touch[target] == 0:
-                        legal = True  # makes no connection: any distance (R6, R7)
-                    elif k == value and connections_allowed:
-                        legal = _connection_move_ok(board, source, target, sign, scratch)
-                elif (k == value and occupant * sign < 0 and connected[target] == 0
-                      and near[target]):
-                    legal = _displacement_pushes(board, source, target, scratch) != 0
-                if legal:
-                    mask[base + d * MAX_VALUE + k - 1] = 1
-                    count += 1
+                kind = cls[target]
+                # The common case without a branch on the (unpredictable) class: a move that
+                # connects nothing is legal at any distance (R6, R7).
+                free = kind == _FREE
+                mask[base + d * MAX_VALUE + k - 1] = free
+                count += free
+                if k == value and (kind == _CONNECTS or kind == _DISPLACE):
+                    if kind == _CONNECTS:
+                        legal = connections_allowed and _connection_move_ok(
+                            board, source, target, sign, scratch)
+                    else:
+                        legal = _displacement_pushes(board, source, target, scratch) != 0
+                    if legal:
+                        mask[base + d * MAX_VALUE + k - 1] = 1
+                        count += 1
     if count == 0:  # R19: pass only when nothing else is legal
         mask[PASS_ACTION] = 1
         count = 1
