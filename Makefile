@@ -16,8 +16,10 @@ $(STAMP): pyproject.toml constraints.txt
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2
 
+# Re-runnable: a finished run prints its final table (exit 0); an interrupted one resumes.
 train: $(STAMP)
-	$(VENV)/bin/satellites train --config configs/quick.yaml --out runs/quick
+	$(VENV)/bin/satellites train --config configs/quick.yaml --out runs/quick \
+		$(if $(wildcard runs/quick/checkpoint.pt),--resume)
 
 demo: $(STAMP)
 	$(VENV)/bin/satellites demo --seed 0 --gif game.gif

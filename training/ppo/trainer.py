@@ -143,7 +143,9 @@ class Trainer:
         counters = payload.get("counters")
         config = payload.get("config")
         if isinstance(counters, dict) and isinstance(config, dict):
-            return f"{counters.get('steps')} of {config.get('total_steps')} learner steps"
+            done, total = counters.get("steps"), config.get("total_steps")
+            if type(done) is int and type(total) is int:
+                return f"{done:,} of {total:,} learner steps"
         return "unknown progress"
 
     # ------------------------------------------------------------------ checkpoints
