@@ -23,7 +23,14 @@ from training.common.config import ConfigError, config_from_dict
 from training.common.network import PolicyValueNet
 from training.ppo.trainer import Trainer
 
-from test_training import TINY, tiny_config
+from test_training import TINY
+from test_training import tiny_config as _tiny_config
+
+
+def tiny_config(**overrides):
+    """The suite's tiny config with short evaluation games."""
+    return _tiny_config(**{"eval": {"every": 2, "games": 2, "opponents": ["random"],
+                                    "final_games": 2, "max_moves": 60}, **overrides})
 
 
 class CreatesAFile:
@@ -288,7 +295,7 @@ RUN_PATHS = [("counters",), ("counters", "steps"), ("counters", "seconds"), ("hi
              ("config_changes",), ("model_shape", "channels")]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(RUN_PATHS), values, st.booleans())
 def test_fuzz_resuming_from_a_mutated_run_checkpoint_is_a_checkpoint_error(path, value, delete):
     payload = mutated(_run_checkpoint(), path, value, delete)
