@@ -2,7 +2,7 @@
 games/s, and where the time goes (engine, tree, network), printed as a table.
 
     .venv/bin/python benchmarks/az_speed.py [--games 128] [--channels 32] [--blocks 2]
-        [--full 16] [--cheap 4] [--fraction 0.25] [--steps 300] [--threads 2]
+        [--full 16] [--cheap 4] [--fraction 0.25] [--steps 300] [--threads 2] [--torch-threads 1]
 
 The network is a fresh (untrained) one: its speed does not depend on its weights, but the game
 lengths do (untrained play is close to random, so few games end in a short benchmark; games/s
@@ -76,11 +76,13 @@ def main() -> None:
     parser.add_argument("--cheap", type=int, default=4)
     parser.add_argument("--fraction", type=float, default=0.25)
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="numba threads")
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="torch threads for inference (the trainer uses 1)")
     args = parser.parse_args()
     import numba
 
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.torch_threads)
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     net = build_network(args.channels, args.blocks, seed=0).eval()
     evaluate = Evaluator(net)
@@ -119,7 +121,8 @@ def main() -> None:
 
     print(f"Gumbel AlphaZero self-play: {args.games} games in flight, net {args.channels}ch x "
           f"{args.blocks} blocks, {args.full}/{args.cheap} simulations (full share "
-          f"{args.fraction}), {args.threads} threads, {args.steps} simulation steps")
+          f"{args.fraction}), {args.threads} numba / {args.torch_threads} torch threads, "
+          f"{args.steps} simulation steps")
     print()
     print(f"| measure | value |")
     print(f"| --- | ---: |")
