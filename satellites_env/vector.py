@@ -1,0 +1,168 @@
+"""`SatellitesVectorEnv`: N self-play games stepped together on the batched engine.
+
+One env holds N independent games (:class:`satellites_env.core.batch.BatchedEngine`); each
+``step`` takes one action per game, for whichever player is to move in that game, and
+returns the observation of the player to move next. It follows Gymnasium's ``VectorEnv``
+conventions where they fit a two-player game:
+
+* ``observations`` = ``{"observation": (N, 10, 10, 22) float32, "action_mask": (N, 3217)
+  int8}``, the same planes and mask as ``satellites_v0`` for the player to move;
+* ``rewards`` is (N, 2) float32, (red, blue): +1/-1/0 on the step that ends a game (R24),
+  0 otherwise; ``terminations`` / ``truncations`` are (N,) bool (truncation = the move cap
+  R20 only);
+* ``infos["current_player"]`` (N,) int64: 0 red, 1 blue, who acts next in each game.
+
+Auto-reset (``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``): the step that
+ends game i reports its reward and flag and, in the same call, starts game i's next episode;
+the observation returned for game i is the new game's first. The finished game's last
+observation is in the infos, for the finished games only: ``infos["_final_obs"]`` (N,) bool
+marks them, ``infos["final_obs_index"]`` lists their indices in order, and
+``infos["final_obs"]`` holds their planes (k, 10, 10, 22) (for the player who would move
+there) and all-zero masks (k, 3217); ``infos["final_spn"]`` their positions in SPN.
+
+Seeding: ``reset(seed=s)`` makes every game reproducible: game i's e-th episode is a pure
+function of (s, i, e) (see :mod:`satellites_env.core.batch`).
+
+An illegal action raises :class:`~satellites_env.core.rules.IllegalActionError` naming the
+game; every action is checked before any game moves, so no game changes.
+
+>>> env = SatellitesVectorEnv(4)
+>>> obs, infos = env.reset(seed=0)
+>>> obs["observation"].shape, obs["action_mask"].shape, infos["current_player"].tolist()
+((4, 10, 10, 22), (4, 3217), [0, 0, 0, 0])
+>>> actions = obs["action_mask"].argmax(axis=1)
+>>> obs, rewards, terminations, truncations, infos = env.step(actions)
+>>> rewards.shape, infos["current_player"].tolist()
+((4, 2), [1, 1, 1, 1])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+from numba import njit, prange
+
+from .core.batch import BatchedEngine
+from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS
+from .core.notation import to_spn
+from .core.rules import IllegalActionError
+from .core.state import TO_MOVE
+from .observation import OBSERVATION_SHAPE, fill_observation
+
+__all__ = ["IllegalActionError", "SatellitesVectorEnv", "observe_states"]
+
+
+@njit(cache=True, parallel=True)
+def observe_states(states, max_moves, out, scratch):
+    """Observation planes of every game for its player to move: out[i] (100, 22) float32 from
+    states[i] (satellites_env.observation.fill_observation), in parallel; games are split in
+    scratch.shape[0] chunks, chunk c working in scratch[c] (see satellites_env.core.batch)."""
+    n = states.shape[0]
+    n_chunks = scratch.shape[0]
+    for c in prange(n_chunks):
+        lo = c * n // n_chunks
+        hi = (c + 1) * n // n_chunks
+        work = scratch[c]
+        for i in range(lo, hi):
+            fill_observation(states[i], states[i, TO_MOVE], max_moves, out[i], work)
+
+
+def _single_observation_space() -> spaces.Dict:
+    return spaces.Dict({
+        "observation": spaces.Box(0.0, 1.0, OBSERVATION_SHAPE, dtype=np.float32),
+        "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
+    })
+
+
+class SatellitesVectorEnv(VectorEnv):
+    """N Satellites games for self-play, stepped in parallel (module docstring).
+
+    `copy` (default True): return fresh arrays each step; with False the env returns its own
+    buffers, overwritten by the next step (faster for loops that consume them at once).
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int, max_moves: int = DEFAULT_MAX_MOVES, copy: bool = True,
+                 num_chunks: int | None = None):
+        if int(num_envs) < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = int(num_envs)
+        self.max_moves = int(max_moves)
+        self.copy = bool(copy)
+        self.render_mode = None
+        self.engine = BatchedEngine(self.num_envs, self.max_moves, seed=0, num_chunks=num_chunks)
+        self.single_observation_space = _single_observation_space()
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.single_action_space = spaces.Discrete(N_ACTIONS)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._planes = np.zeros((self.num_envs, *OBSERVATION_SHAPE), dtype=np.float32)
+        self._started = False
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start every game afresh (from `seed`: reproducible; None: a fresh random seed)."""
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"seed must be an int or None (one seed for the batch), got {seed!r}")
+        super().reset(seed=None if seed is None else int(seed))
+        self.engine.reset(seed)
+        self._started = True
+        return self._observations(), {"current_player": self._current_player()}
+
+    def step(self, actions) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
+                                     dict[str, Any]]:
+        """One action per game (for its player to move); finished games restart at once."""
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        engine = self.engine
+        rewards, terminated, truncated = engine.step(actions)  # checks every action first
+        infos: dict[str, Any] = {"current_player": self._current_player()}
+        done = terminated | truncated
+        if done.any():
+            index = np.flatnonzero(done)
+            final = engine.final_states[index]
+            infos["_final_obs"] = done.copy()
+            infos["final_obs_index"] = index
+            infos["final_obs"] = {
+                "observation": engine.observe(states=final),
+                "action_mask": np.zeros((len(index), N_ACTIONS), dtype=np.int8),
+            }
+            infos["final_spn"] = [to_spn(row) for row in final]
+        if self.copy:
+            rewards, terminated, truncated = rewards.copy(), terminated.copy(), truncated.copy()
+        return self._observations(), rewards, terminated, truncated, infos
+
+    def close(self, **kwargs: Any) -> None:
+        """Nothing to release (no processes, no windows); marks the env closed."""
+        self.closed = True
+
+    # ------------------------------------------------------------------ helpers
+
+    def to_spn(self, i: int) -> str:
+        """Game i's current position in SPN (RULES.md section 7)."""
+        if not 0 <= i < self.num_envs:
+            raise IndexError(f"game index {i} is out of range 0..{self.num_envs - 1}")
+        return to_spn(self.engine.states[i])
+
+    @property
+    def states(self) -> np.ndarray:
+        """The (N, STATE_LEN) int32 state array (the engine's, live: do not write to it)."""
+        return self.engine.states
+
+    def _current_player(self) -> np.ndarray:
+        return self.engine.states[:, TO_MOVE].astype(np.int64)
+
+    def _observations(self) -> dict[str, np.ndarray]:
+        self.engine.observe(self._planes)
+        if self.copy:
+            return {"observation": self._planes.copy(), "action_mask": self.engine.masks.copy()}
+        return {"observation": self._planes, "action_mask": self.engine.masks}
+
+    def __repr__(self) -> str:
+        return f"SatellitesVectorEnv(num_envs={self.num_envs}, max_moves={self.max_moves})"
