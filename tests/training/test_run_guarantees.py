@@ -197,7 +197,8 @@ def test_the_cli_exits_0_on_a_finished_run_and_2_on_refusals(tmp_path, capsys):
     assert "finished run" in capsys.readouterr().out
     changed = config_file(tmp_path, "changed.yaml", seed=9)
     assert main(["train", "--config", str(changed), "--out", str(out), "--resume"]) == 2
-    assert "seed: 3 -> 9" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "seed: 3 -> 9" in " ".join((printed.out + printed.err).split())
 
 
 # --------------------------------------------------------------------------- lock
