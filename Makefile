@@ -27,6 +27,7 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/env_throughput.py
 	$(PY) benchmarks/agent_speed.py
+	$(PY) benchmarks/batched_engine.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
