@@ -1,4 +1,5 @@
-"""`satellites train`: run the learner a config names (PPO today) into a run folder.
+"""`satellites train`: run the learner a config names (`learner: ppo` or `alphazero`) into a
+run folder.
 
 What the command does with the run folder (`--out`, default runs/<config name>):
 
@@ -21,14 +22,51 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .common.config import load_config
+from .common.config import ConfigError, load_config, read_yaml
 from .common.runlock import RunLock
-from .ppo.trainer import Trainer
+
+LEARNERS = ("ppo", "alphazero")
+
+
+def learner_of(config_path: Path) -> str:
+    """The `learner:` a YAML config names ("ppo" when it names none)."""
+    data = read_yaml(config_path)
+    learner = data.get("learner", "ppo") if isinstance(data, dict) else "ppo"
+    if learner not in LEARNERS:
+        raise ConfigError(f"{config_path}: learner must be one of {', '.join(LEARNERS)}, "
+                          f"got {learner!r}")
+    return learner
+
+
+def train_alphazero(config_path: Path, out: Path | None, resume: bool, console: Console) -> None:
+    """Gumbel AlphaZero (training/alphazero) from its YAML config."""
+    from .alphazero.config import az_config_from_dict
+    from .alphazero.trainer import AZTrainer
+
+    try:
+        config = az_config_from_dict(read_yaml(config_path))
+    except ValueError as error:
+        raise ConfigError(f"{config_path}: {error}") from None
+    run_dir = Path(out) if out else Path("runs") / config_path.stem
+    with RunLock(run_dir):
+        console.print(f"training (Gumbel AlphaZero) with {config_path} -> {run_dir}/")
+        try:
+            AZTrainer(config, run_dir, resume=resume, console=console).run()
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
+    console.print(f"network: {run_dir / 'final.pt'} (search agent az:{run_dir / 'final.pt'}:32, "
+                  f"raw policy checkpoint:{run_dir / 'final.pt'}); "
+                  f"learning curve: {run_dir / 'learning_curve.png'}")
 
 
 def train(config_path: Path, out: Path | None, resume: bool, console: Console) -> None:
     """Train from the YAML config at `config_path` into `out` (default runs/<config name>)."""
     config_path = Path(config_path)
+    if learner_of(config_path) == "alphazero":
+        train_alphazero(config_path, out, resume, console)
+        return
+    from .ppo.trainer import Trainer
+
     config = load_config(config_path)  # everything checked before anything runs
     run_dir = Path(out) if out else Path("runs") / config_path.stem
     with RunLock(run_dir):

@@ -1,7 +1,9 @@
 """Torch-free baseline agents and `make_agent(spec)`.
 
-Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200) and
-`checkpoint:PATH` (a trained policy; needs the `train` extra, i.e. PyTorch).
+Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200),
+`checkpoint:PATH` (a trained policy playing its most likely action) and `az:PATH[:SIMS]` (an
+AlphaZero network with its Gumbel search, SIMS simulations, default 32). The last two need the
+`train` extra (PyTorch) and load the trainer lazily: this package never imports it otherwise.
 """
 
 from __future__ import annotations
@@ -36,8 +38,22 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
                 f"agent spec {spec!r} needs the trainer: install the 'train' extra "
                 f"(pip install 'satellites[train]'); import failed: {error}") from error
         return CheckpointAgent.from_spec(argument, seed=seed)
+    if name == "az":
+        path, _, sims = argument.rpartition(":") if argument.rpartition(":")[2].isdigit() \
+            else (argument, "", "")
+        if not path:
+            raise AgentSpecError(f"agent spec {spec!r}: expected 'az:PATH[:SIMS]'")
+        simulations = parse_int_argument(spec, "the number of simulations", sims, 32)
+        try:
+            from training.alphazero.agent import AZAgent
+        except ImportError as error:
+            raise AgentSpecError(
+                f"agent spec {spec!r} needs the trainer: install the 'train' extra "
+                f"(pip install 'satellites[train]'); import failed: {error}") from error
+        return AZAgent(path, simulations=simulations, seed=seed)
     raise AgentSpecError(
-        f"unknown agent spec {spec!r}; expected one of: random, greedy, mcts:N, checkpoint:PATH")
+        f"unknown agent spec {spec!r}; expected one of: random, greedy, mcts:N, checkpoint:PATH, "
+        f"az:PATH[:SIMS]")
 
 
 __all__ = ["Agent", "AgentSpecError", "BASELINES", "GreedyAgent", "MCTSAgent", "RandomAgent",

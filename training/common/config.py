@@ -72,6 +72,7 @@ class EvalConfig:
 
 @dataclass
 class TrainConfig:
+    learner: str = "ppo"  # which learner reads this file: "ppo" here (see training/train.py)
     seed: int = 0  # seeds set-ups, sampling, updates and evaluation
     total_steps: int = 200_000  # learner transitions in the whole run
     threads: int = 2  # torch CPU threads
@@ -228,6 +229,8 @@ def load_config(path: str | Path, check_agents: bool = True) -> TrainConfig:
 
 
 def _check_values(config: TrainConfig) -> None:
+    if config.learner != "ppo":
+        raise ConfigError(f"learner must be 'ppo' for this config type, got {config.learner!r}")
     counts = {"total_steps": config.total_steps, "threads": config.threads,
               "checkpoint_every": config.checkpoint_every,
               "model.blocks": config.model.blocks,
