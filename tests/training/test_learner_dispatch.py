@@ -1,6 +1,7 @@
 """`satellites train` picks the learner a config names; `az:PATH[:SIMS]` builds the search agent."""
 
 from __future__ import annotations
+
 from pathlib import Path
 
 import pytest
