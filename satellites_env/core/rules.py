@@ -56,6 +56,10 @@ from .state import (
 
 ONGOING, TERMINATED, TRUNCATED = 0, 1, 2
 
+# ORTHO with each off-board neighbour replaced by the cell itself: a satellite never has the
+# other colour on its own cell, so "touches the other colour" needs no bounds branch.
+_ORTHO_SELF = np.where(ORTHO >= 0, ORTHO, np.arange(N_CELLS)[:, None])
+
 
 class IllegalActionError(ValueError):
     """An action that is out of range or not legal in the position."""
@@ -93,14 +97,10 @@ def new_scratch() -> np.ndarray:
 @njit(cache=True)
 def is_connected(board, cell):
     """True when the satellite on `cell` touches one of the other colour (R8)."""
-    piece = board[cell]
-    if piece == 0:
-        return False
-    for i in range(4):
-        n = ORTHO[cell, i]
-        if n >= 0 and board[n] * piece < 0:
-            return True
-    return False
+    p = board[cell]
+    # Branch-free (see _ORTHO_SELF): an empty cell (p = 0) gives False.
+    return ((board[_ORTHO_SELF[cell, 0]] * p < 0) | (board[_ORTHO_SELF[cell, 1]] * p < 0)
+            | (board[_ORTHO_SELF[cell, 2]] * p < 0) | (board[_ORTHO_SELF[cell, 3]] * p < 0))
 
 
 @njit(cache=True)
@@ -144,12 +144,10 @@ def count_connected(board):
     """(red connected, blue connected) satellites."""
     red = 0
     blue = 0
-    for c in range(N_CELLS):
-        if is_connected(board, c):
-            if board[c] > 0:
-                red += 1
-            else:
-                blue += 1
+    for c in range(N_CELLS):  # branch-free: it runs after every move
+        conn = is_connected(board, c)
+        red += conn & (board[c] > 0)
+        blue += conn & (board[c] < 0)
     return red, blue
 
 
@@ -359,20 +357,15 @@ def _prepare(board, sign, scratch):
         near[c] = 0
         cls[c] = _BLOCKED * (board[c] != 0)
     n = 0
-    for c in range(N_CELLS):
-        if board[c] != 0:
-            pieces[n] = c
-            n += 1
+    for c in range(N_CELLS):  # branch-free list of the occupied cells
+        pieces[n] = c
+        n += board[c] != 0
     n_connected = 0
     for j in range(n):
         c = pieces[j]
-        p = board[c]
-        for i in range(4):
-            m = ORTHO[c, i]
-            if m >= 0 and board[m] * p < 0:
-                connected[c] = 1
-                n_connected += 1
-                break
+        conn = is_connected(board, c)
+        connected[c] = conn
+        n_connected += conn
     n_groups = 0
     for j in range(n):  # groups in cell order, exactly as `analyse` numbers them
         c = pieces[j]
@@ -406,12 +399,13 @@ def _prepare(board, sign, scratch):
     for j in range(n):
         c = pieces[j]
         if board[c] * sign < 0:
-            if connected[c] == 0 and near[c]:
-                cls[c] = _DISPLACE
+            # Branch-free: an unconnected opponent next to an own connected satellite is a
+            # displacement candidate; its empty neighbours (blocked 3 or free 0 so far) become
+            # connection cells (0 | 1 = 1; a satellite's class, never 0 or 1, stays).
+            cls[c] = _BLOCKED - ((connected[c] == 0) & (near[c] != 0))
             for i in range(4):
-                m = ORTHO[c, i]
-                if m >= 0 and board[m] == 0:
-                    cls[m] = _CONNECTS
+                m = _ORTHO_SELF[c, i]
+                cls[m] |= board[m] == 0
     return n_connected, n
 
 
