@@ -23,7 +23,7 @@ there) and all-zero masks (k, 3217); ``infos["final_spn"]`` their positions in S
 Seeding: ``reset(seed=s)`` makes every game reproducible: game i's e-th episode is a pure
 function of (s, i, e) (see :mod:`satellites_env.core.batch`).
 
-An illegal action raises :class:`~satellites_env.core.rules.IllegalActionError` naming the
+An illegal action raises :class:`~satellites_env.core.engine.IllegalActionError` naming the
 game; every action is checked before any game moves, so no game changes.
 
 >>> env = SatellitesVectorEnv(4)
@@ -48,10 +48,10 @@ from numba import njit, prange
 
 from .core.batch import BatchedEngine
 from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS
+from .core.engine import IllegalActionError
 from .core.notation import to_spn
-from .core.rules import IllegalActionError
 from .core.state import TO_MOVE
-from .observation import OBSERVATION_SHAPE, fill_observation
+from .observation import OBSERVATION_SHAPE, fill_observation, observation_space
 
 __all__ = ["IllegalActionError", "SatellitesVectorEnv", "observe_states"]
 
@@ -69,13 +69,6 @@ def observe_states(states, max_moves, out, scratch):
         work = scratch[c]
         for i in range(lo, hi):
             fill_observation(states[i], states[i, TO_MOVE], max_moves, out[i], work)
-
-
-def _single_observation_space() -> spaces.Dict:
-    return spaces.Dict({
-        "observation": spaces.Box(0.0, 1.0, OBSERVATION_SHAPE, dtype=np.float32),
-        "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
-    })
 
 
 class SatellitesVectorEnv(VectorEnv):
@@ -96,7 +89,7 @@ class SatellitesVectorEnv(VectorEnv):
         self.copy = bool(copy)
         self.render_mode = None
         self.engine = BatchedEngine(self.num_envs, self.max_moves, seed=0, num_chunks=num_chunks)
-        self.single_observation_space = _single_observation_space()
+        self.single_observation_space = observation_space()  # the envs' one definition
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.single_action_space = spaces.Discrete(N_ACTIONS)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
