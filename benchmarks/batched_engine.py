@@ -19,8 +19,9 @@ a lighter game than Satellites (8x8, 65 actions, no group analysis; ours is 10x1
 actions, connection groups and displacement checks), so the ratios understate the engine.
 
 Every figure is the best of --repeats runs of --seconds each (other work on the machine only
-slows a run down, so the best is the least disturbed one); the load average is printed before
-and after so the reader can see what else was running.
+slows a run down, so the best is the least disturbed one), taken in rounds that run every
+measurement once; the load average is printed before and after so the reader can see what
+else was running.
 
     python benchmarks/batched_engine.py                 # batch 1024, 3 s x best of 3
     python benchmarks/batched_engine.py --threads 2 --seconds 5 --skip-peers
@@ -53,17 +54,6 @@ from satellites_env.vector import observe_states
 
 # Wide enough for the table when the output is a file or a pipe (rich would assume 80).
 console = Console(width=None if Console().is_terminal else 150)
-
-
-def best_rate(run_once, repeats: int, progress: Progress, label: str) -> float:
-    """Best of `repeats` calls of run_once() -> (positions, seconds): positions per second."""
-    task = progress.add_task(label, total=repeats)
-    best = 0.0
-    for _ in range(repeats):
-        positions, seconds = run_once()
-        best = max(best, positions / seconds)
-        progress.advance(task)
-    return best
 
 
 # --------------------------------------------------------------------------- Satellites
@@ -243,45 +233,61 @@ def main() -> None:
     load_before = os.getloadavg()
     rows = []  # (engine, game, threads, mask+step, with observation)
     notes = []
+    # Every figure is measured in rounds: round r runs each measurement once, so a burst of
+    # other work on the machine hits all of them alike instead of one of them wholly.
+    measures = []  # (row key, column 0 = mask + step / 1 = + observation, threads, run_once)
+    meta = {}  # row key -> (engine, game, threads text)
     with Progress(console=console, transient=True) as progress:
-        warm = progress.add_task("compiling / loading kernels", total=None)
+        warm = progress.add_task("compiling / loading kernels, starting peers", total=None)
         numba.set_num_threads(args.threads)
         satellites_rate(args.batch, 0.1, True, args.seed)()  # compile everything once
-        progress.remove_task(warm)
         layer = numba.threading_layer()
         for threads in sorted({args.threads, 1}, reverse=True):
-            numba.set_num_threads(threads)
-            plain = best_rate(satellites_rate(args.batch, args.seconds, False, args.seed),
-                              args.repeats, progress, f"Satellites, {threads} thread(s)")
-            observed = best_rate(satellites_rate(args.batch, args.seconds, True, args.seed),
-                                 args.repeats, progress, f"Satellites + planes, {threads}")
-            rows.append(("Satellites batched engine (numba)", "Satellites 10x10",
-                         f"{threads} ({layer})", plain, observed))
-        numba.set_num_threads(args.threads)
-        breakdown = satellites_breakdown(args.batch, args.seconds, args.seed)
+            key = f"satellites-{threads}"
+            meta[key] = ("Satellites batched engine (numba)", "Satellites 10x10",
+                         f"{threads} ({layer})")
+            for column, observe in ((0, False), (1, True)):
+                numba.set_num_threads(threads)
+                measures.append((key, column, threads,
+                                 satellites_rate(args.batch, args.seconds, observe, args.seed)))
         if not args.skip_peers:
             run, why = peer("OpenSpiel", openspiel_rate, args.batch, args.seconds, False,
                             args.seed)
             if run is None:
                 notes.append(why)
             else:
-                plain = best_rate(run, args.repeats, progress, "OpenSpiel (pyspiel)")
-                observed = best_rate(
-                    openspiel_rate(args.batch, args.seconds, True, args.seed), args.repeats,
-                    progress, "OpenSpiel + observation_tensor")
-                rows.append(("OpenSpiel C++ via pyspiel", "Othello 8x8", "1 (Python loop)",
-                             plain, observed))
+                meta["openspiel"] = ("OpenSpiel C++ via pyspiel", "Othello 8x8",
+                                     "1 (Python loop)")
+                measures.append(("openspiel", 0, None, run))
+                measures.append(("openspiel", 1, None, openspiel_rate(
+                    args.batch, args.seconds, True, args.seed)))
             run, why = peer("pgx", pgx_rate, args.batch, args.seconds, args.seed)
             if run is None:
                 notes.append(why)
             else:
                 import jax
+                import pgx
 
-                rate = best_rate(run, args.repeats, progress, "pgx (JAX CPU)")
-                rows.append((f"pgx {__import__('pgx').__version__} (JAX {jax.__version__} CPU)",
-                             "Othello 8x8", "XLA's own", rate, rate))
-                notes.append("pgx computes the observation in every step: both pgx figures "
-                             "include it.")
+                meta["pgx"] = (f"pgx {pgx.__version__} (JAX {jax.__version__} CPU)",
+                               "Othello 8x8", "XLA's own")
+                measures.append(("pgx", 0, None, run))
+                notes.append("pgx computes the observation in every step: its one figure "
+                             "(mask + step + observation) is shown in both columns.")
+        progress.remove_task(warm)
+        best: dict[tuple[str, int], float] = {}
+        task = progress.add_task("measuring (rounds x measurements)",
+                                 total=args.repeats * len(measures))
+        for _ in range(args.repeats):
+            for key, column, threads, run_once in measures:
+                numba.set_num_threads(threads or args.threads)
+                positions, seconds = run_once()
+                best[key, column] = max(best.get((key, column), 0.0), positions / seconds)
+                progress.advance(task)
+        numba.set_num_threads(args.threads)
+        breakdown = satellites_breakdown(args.batch, args.seconds, args.seed)
+    for key, (engine, game, threads_text) in meta.items():
+        plain = best[key, 0]
+        rows.append((engine, game, threads_text, plain, best.get((key, 1), plain)))
     load_after = os.getloadavg()
 
     ours_plain, ours_observed = rows[0][3], rows[0][4]
