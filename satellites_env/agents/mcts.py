@@ -137,8 +137,9 @@ class MCTSAgent(Agent):
             self._simulate(root, game.max_moves)
         visits = root.visits
         best = np.flatnonzero(visits == visits.max())
-        if len(best) > 1:  # equal visits: the better mean value, then the generator
-            means = root.value_sum[best] / visits[best]
+        if len(best) > 1:  # equal visits: the better mean value (the prior when unvisited,
+            # as after a single simulation), then the generator
+            means = root.value_sum[best] / np.maximum(visits[best], 1)
             best = best[means >= means.max() - 1e-12]
         return int(root.actions[best[self.rng.integers(len(best))]])
 

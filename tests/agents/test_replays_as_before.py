@@ -25,3 +25,17 @@ def test_fixed_seed_tournament_replays_move_for_move():
         assert record.moves == before["moves"]
         assert record.result["final_spn"] == before["result"]["final_spn"]
         assert record.result["reason"] == before["result"]["reason"]
+
+
+def test_one_simulation_search_ranks_unvisited_moves_by_their_prior():
+    import warnings
+
+    from satellites_env.agents import make_agent
+    from satellites_env.core import Game
+
+    game = Game.new(seed=0)
+    agent = make_agent("mcts:1", seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division by zero visits
+        for _ in range(20):
+            game.play(agent.act(game))
