@@ -1,6 +1,6 @@
 """A CleanRL-style self-play loop over the PettingZoo AEC env `satellites_v0`.
 
-One small torch policy plays both colours through the standard AEC API (`agent_iter`, `last`,
+One small torch policy plays both colors through the standard AEC API (`agent_iter`, `last`,
 `step`), sampling only legal actions (the mask from the observation), and is trained with
 REINFORCE with a learned value baseline: each action of a game gets that player's final reward
 (R24: +1 win, -1 loss, 0 draw).

@@ -85,7 +85,7 @@ class PairResult:
 
 def match(a: Agent, b: Agent, games: int, seed: int,
           max_moves: int = DEFAULT_MAX_MOVES) -> PairResult:
-    """`games` games between two agent objects in this process, colours balanced."""
+    """`games` games between two agent objects in this process, colors balanced."""
     result = PairResult(a.spec, b.spec)
     for i in range(games):
         result.add(play_pairing_game(a, b, i, seed, max_moves), a_is_red=i % 2 == 0)
@@ -94,7 +94,7 @@ def match(a: Agent, b: Agent, games: int, seed: int,
 
 def play_pairing_game(a: Agent, b: Agent, i: int, seed: int, max_moves: int) -> GameRecord:
     """Game i of a pairing: both agents reseeded from (seed, i); `a` is red in even games;
-    games 2j and 2j+1 share the set-up of seed + j with colours swapped."""
+    games 2j and 2j+1 share the set-up of seed + j with colors swapped."""
     a.reset(seed=10_000 * (seed + i) + 7)
     b.reset(seed=10_000 * (seed + i) + 8)
     red, blue = (a, b) if i % 2 == 0 else (b, a)

@@ -30,7 +30,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from .core.board import COLOUR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
+from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
 from .core.game import Game, check_max_moves
 from .core.rules import IllegalActionError
 from .core.state import initial_state
@@ -220,7 +220,7 @@ class raw_env(AECEnv, EzPickle):
             self.truncations = done
         else:
             self.terminations = done
-        winner = None if result.winner is None else COLOUR_NAMES[result.winner]
+        winner = None if result.winner is None else COLOR_NAMES[result.winner]
         for agent in AGENTS:
             self.infos[agent] = {"winner": winner, "reason": result.reason}
 
@@ -232,8 +232,8 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards[agent] = 0
         self._accumulate_rewards()
         self.terminations = dict.fromkeys(AGENTS, True)
-        info = {"winner": COLOUR_NAMES[1 - offender],
-                "reason": f"illegal action by {COLOUR_NAMES[offender]} ({agent}): it loses",
+        info = {"winner": COLOR_NAMES[1 - offender],
+                "reason": f"illegal action by {COLOR_NAMES[offender]} ({agent}): it loses",
                 "illegal_action": why}
         for other in AGENTS:
             self.infos[other] = dict(info)

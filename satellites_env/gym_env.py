@@ -1,6 +1,6 @@
 """`SatellitesGymEnv`: Satellites as a single-agent Gymnasium environment against a fixed opponent.
 
-The learner plays one colour; the opponent (any agent spec of
+The learner plays one color; the opponent (any agent spec of
 :func:`satellites_env.agents.make_agent`, an :class:`~satellites_env.agents.Agent`, or a callable
 ``(game) -> action``) plays the other, inside :meth:`SatellitesGymEnv.step` and
 :meth:`SatellitesGymEnv.reset`: all its consecutive actions (the push of its displacements, its
@@ -42,7 +42,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .agents import Agent, AgentSpecError, make_agent
-from .core.board import COLOUR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
+from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
 from .core.game import Game, check_max_moves
 from .core.rules import IllegalActionError
 from .core.state import initial_state
@@ -50,7 +50,7 @@ from .env import ResetNeededError, as_action, spn_option
 from .observation import Observer
 from .render import EnvRenderer
 
-COLORS = COLOUR_NAMES  # ("red", "blue"): player 0 (moves first), player 1
+COLORS = COLOR_NAMES  # ("red", "blue"): player 0 (moves first), player 1
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
 
 
@@ -120,7 +120,7 @@ class SatellitesGymEnv(gymnasium.Env):
 
     @property
     def learner_color(self) -> str:
-        """The learner's colour in the current episode (``"red"`` or ``"blue"``)."""
+        """The learner's color in the current episode (``"red"`` or ``"blue"``)."""
         return COLORS[self.player]
 
     # ------------------------------------------------------------------ episode

@@ -38,7 +38,7 @@ from satellites_env.core.engine import Score
 from satellites_env.core.state import PENDING_FROM
 
 __all__ = [
-    "PUSH_COLOUR", "HumanWindow", "render_rgb", "render_text", "save_gif", "save_png",
+    "PUSH_COLOR", "HumanWindow", "render_rgb", "render_text", "save_gif", "save_png",
 ]
 
 GRACE_SYMBOL = "\u26a1"  # the card's lightning bolt
@@ -166,9 +166,9 @@ _ANSI = {"red": "\x1b[1;31m", "blue": "\x1b[1;34m", "push": "\x1b[1;33m", "dim":
 def render_text(game: Game, last_move: str | None = None, color: bool = False) -> str:
     """A readable text board with a header, a legend and (at the end) the result.
 
-    Each satellite shows colour and value (`R3` red 3, `B2` blue 2); a `*` marks a connected
+    Each satellite shows color and value (`R3` red 3, `B2` blue 2); a `*` marks a connected
     one; `o` marks a legal landing square of a pending push. `last_move` is the move to
-    report (default: the game's last move; `""` for none). `color=True` adds ANSI colours.
+    report (default: the game's last move; `""` for none). `color=True` adds ANSI colors.
     """
     f = _facts(game, last_move)
 
@@ -220,7 +220,7 @@ def render_text(game: Game, last_move: str | None = None, color: bool = False) -
     return "\n".join(lines)
 
 
-# --------------------------------------------------------------------------- colours
+# --------------------------------------------------------------------------- colors
 
 BACKGROUND = (17, 21, 38)
 BOARD_FILL = (28, 34, 58)
@@ -237,18 +237,18 @@ BLUE_DARK = (28, 60, 140)
 LINK = (250, 245, 225)
 GREY = (160, 166, 180)
 GOLD = (255, 204, 51)
-PUSH_COLOUR = (255, 140, 0)  # the cards' "orange cells"; used for nothing else
+PUSH_COLOR = (255, 140, 0)  # the cards' "orange cells"; used for nothing else
 LAST_MOVE = (255, 240, 150)
 PAIR_TINT = (200, 210, 235)
 
 _SUPERSAMPLE = 2
 
 
-def _disc_colours(code: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def _disc_colors(code: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     return (RED_DISC, RED_DARK) if code > 0 else (BLUE_DISC, BLUE_DARK)
 
 
-def _controller_colour(controller: int | None) -> tuple[int, int, int]:
+def _controller_color(controller: int | None) -> tuple[int, int, int]:
     if controller is None:
         return GREY
     return RED_DISC if controller == RED else BLUE_DISC
@@ -283,30 +283,30 @@ def _font(px: int):
     return font
 
 
-def _text(surface, text: str, px: int, colour, pos, anchor: str = "topleft",
+def _text(surface, text: str, px: int, color, pos, anchor: str = "topleft",
           max_width: int | None = None) -> object:
     """Blit `text` (shrunk until it fits `max_width`); return its rect."""
     font = _font(px)
-    image = font.render(text, True, colour)
+    image = font.render(text, True, color)
     while max_width is not None and image.get_width() > max_width and px > 8:
         px = int(px * 0.92)
         font = _font(px)
-        image = font.render(text, True, colour)
+        image = font.render(text, True, color)
     rect = image.get_rect(**{anchor: pos})
     surface.blit(image, rect)
     return rect
 
 
-def _bolt(surface, x: float, y: float, h: float, colour) -> float:
+def _bolt(surface, x: float, y: float, h: float, color) -> float:
     """A lightning bolt of height `h` with its top-left at (x, y); return its width."""
     w = h * 0.6
     points = [(0.55, 0.0), (0.05, 0.58), (0.42, 0.58), (0.28, 1.0), (0.95, 0.36),
               (0.55, 0.36), (0.78, 0.0)]
-    _pg().draw.polygon(surface, colour, [(x + px * w, y + py * h) for px, py in points])
+    _pg().draw.polygon(surface, color, [(x + px * w, y + py * h) for px, py in points])
     return w
 
 
-def _crown(surface, cx: float, cy: float, w: float, colour, outline) -> None:
+def _crown(surface, cx: float, cy: float, w: float, color, outline) -> None:
     """A small crown centred on (cx, cy), `w` wide."""
     h = w * 0.7
     x0, y0 = cx - w / 2, cy - h / 2
@@ -314,7 +314,7 @@ def _crown(surface, cx: float, cy: float, w: float, colour, outline) -> None:
               (1.0, 1.0)]
     poly = [(x0 + px * w, y0 + py * h) for px, py in points]
     pygame = _pg()
-    pygame.draw.polygon(surface, colour, poly)
+    pygame.draw.polygon(surface, color, poly)
     pygame.draw.polygon(surface, outline, poly, max(1, int(w / 12)))
 
 
@@ -322,7 +322,7 @@ def _disc(surface, cx: float, cy: float, r: float, code: int, connected: bool, s
           alpha: int = 255) -> None:
     """A satellite: a shaded disc with its value; connected ones get a white ring."""
     pygame = _pg()
-    fill, dark = _disc_colours(code)
+    fill, dark = _disc_colors(code)
     size = int(2 * r + 4 * s + 2)
     layer = pygame.Surface((size, size), pygame.SRCALPHA)
     c = size / 2
@@ -404,7 +404,7 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
     for group in f.score.groups:
         cells = set(group.cells)
         if group.is_colony:
-            tint = _controller_colour(group.controller)
+            tint = _controller_color(group.controller)
             for c in cells:
                 pygame.draw.rect(overlay, (*tint, 85), cell_rect(c))
         else:
@@ -415,17 +415,17 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
         cells = set(group.cells)
         if group.is_colony:
             width = max(2, int(cell * 0.07))
-            _outline(surf, cells, cell, x0, y0, _controller_colour(group.controller), width)
+            _outline(surf, cells, cell, x0, y0, _controller_color(group.controller), width)
             if group.crowned:  # a gold line inside the controller's outline
                 _outline(surf, cells, cell, x0, y0, GOLD, max(2, int(cell * 0.045)),
                          extra_inset=width)
         else:
-            colour = tuple(int(v * 0.55) for v in PAIR_TINT)
-            _outline(surf, cells, cell, x0, y0, colour, max(1, int(cell * 0.03)))
+            color = tuple(int(v * 0.55) for v in PAIR_TINT)
+            _outline(surf, cells, cell, x0, y0, color, max(1, int(cell * 0.03)))
 
     # -- push landing cells (orange) and the last move
     for c in f.push_cells:
-        pygame.draw.rect(surf, PUSH_COLOUR, cell_rect(c, 0.08), border_radius=int(cell * 0.12))
+        pygame.draw.rect(surf, PUSH_COLOR, cell_rect(c, 0.08), border_radius=int(cell * 0.12))
         pygame.draw.circle(surf, (120, 60, 0), centre(c), cell * 0.1)
     if f.last is not None:
         source, target, landing = f.last
@@ -468,7 +468,7 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
     if f.pending is not None and f.pending_piece:
         rect = cell_rect(f.pending)
         gx, gy = rect.right - cell * 0.19, rect.top + cell * 0.19
-        pygame.draw.circle(surf, PUSH_COLOUR, (gx, gy), cell * 0.29)
+        pygame.draw.circle(surf, PUSH_COLOR, (gx, gy), cell * 0.29)
         _disc(surf, gx, gy, cell * 0.24, f.pending_piece, False, s)
 
     # -- header: turn and move, connected counts, grace, displacement
@@ -482,7 +482,7 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
     return np.frombuffer(data, dtype=np.uint8).reshape(size, size, 3).copy()
 
 
-def _outline(surf, cells: set[int], cell: int, x0: int, y0: int, colour, width: int,
+def _outline(surf, cells: set[int], cell: int, x0: int, y0: int, color, width: int,
              extra_inset: float = 0) -> None:
     """Draw the border of a set of cells (a polyomino), inset by about half its width."""
     pygame = _pg()
@@ -511,18 +511,18 @@ def _outline(surf, cells: set[int], cell: int, x0: int, y0: int, colour, width: 
                 continue
             xa = low_end(left, inside(r, col - 1), inside(r + dr, col - 1))
             xb = high_end(right, inside(r, col + 1), inside(r + dr, col + 1))
-            pygame.draw.rect(surf, colour, pygame.Rect(round(xa), round(y - half),
+            pygame.draw.rect(surf, color, pygame.Rect(round(xa), round(y - half),
                                                        round(xb - xa), max(1, round(width))))
         for dc, x in ((-1, left + inset), (1, right - inset)):  # left and right sides
             if inside(r, col + dc):
                 continue
             ya = low_end(top, inside(r - 1, col), inside(r - 1, col + dc))
             yb = high_end(bottom, inside(r + 1, col), inside(r + 1, col + dc))
-            pygame.draw.rect(surf, colour, pygame.Rect(round(x - half), round(ya),
+            pygame.draw.rect(surf, color, pygame.Rect(round(x - half), round(ya),
                                                        max(1, round(width)), round(yb - ya)))
 
 
-def _dashed(surf, a, b, colour, width: int, cell: int) -> None:
+def _dashed(surf, a, b, color, width: int, cell: int) -> None:
     """A dashed line from a to b (centre to centre), stopping short of the discs."""
     pygame = _pg()
     (ax, ay), (bx, by) = a, b
@@ -534,7 +534,7 @@ def _dashed(surf, a, b, colour, width: int, cell: int) -> None:
     t = cell * 0.4
     while t < length - cell * 0.4:
         e = min(t + dash, length - cell * 0.4)
-        pygame.draw.line(surf, colour, (ax + ux * t, ay + uy * t), (ax + ux * e, ay + uy * e),
+        pygame.draw.line(surf, color, (ax + ux * t, ay + uy * t), (ax + ux * e, ay + uy * e),
                          width)
         t += dash * 2
 
@@ -554,16 +554,16 @@ def _header(surf, game: Game, f: _Facts, S: int, header: int, margin: int, s: in
         if winner is None:
             _text(surf, "Draw", big, TEXT, (left, y1), "midleft")
         else:
-            colour = RED_DISC if winner == RED else BLUE_DISC
-            pygame.draw.circle(surf, colour, (left + big * 0.35, y1), big * 0.32)
+            color = RED_DISC if winner == RED else BLUE_DISC
+            pygame.draw.circle(surf, color, (left + big * 0.35, y1), big * 0.32)
             _text(surf, f"{COLOR_NAMES[winner].capitalize()} wins", big, TEXT,
                   (left + big * 0.8, y1), "midleft")
         cap = " (move cap)" if game.truncated else ""
         _text(surf, f"after {game.moves} moves{cap}", small, TEXT_DIM,
               (right_edge, y1), "midright")
     else:
-        colour = RED_DISC if f.to_move == RED else BLUE_DISC
-        pygame.draw.circle(surf, colour, (left + big * 0.35, y1), big * 0.32)
+        color = RED_DISC if f.to_move == RED else BLUE_DISC
+        pygame.draw.circle(surf, color, (left + big * 0.35, y1), big * 0.32)
         rect = _text(surf, f"{COLOR_NAMES[f.to_move].capitalize()} to move", big, TEXT,
                      (left + big * 0.8, y1), "midleft")
         _text(surf, f"  move {game.moves + 1}", small, TEXT_DIM, (rect.right, y1), "midleft")
@@ -580,7 +580,7 @@ def _header(surf, game: Game, f: _Facts, S: int, header: int, margin: int, s: in
         if f.pending is not None:
             r = big * 0.5
             gx = x - r * 1.2
-            pygame.draw.circle(surf, PUSH_COLOUR, (gx, y1), r * 1.2)
+            pygame.draw.circle(surf, PUSH_COLOR, (gx, y1), r * 1.2)
             _disc(surf, gx, y1, r, f.pending_piece, False, s)
             _text(surf, f"push from {square_name(f.pending)}:", small, TEXT,
                   (gx - r * 1.6, y1), "midright")

@@ -29,11 +29,11 @@ How fillers are placed (:func:`place_fillers`):
 * at Chebyshev distance >= ``margin`` (default 2) from every picture satellite, so a filler is
   never one of the 8 neighbours of a test satellite (it is never a displacement target next
   to a connected test satellite, never blocks a first step, never touches one);
-* never orthogonally next to a satellite of the other colour (picture or filler), so
+* never orthogonally next to a satellite of the other color (picture or filler), so
   *fillers are never connected and connect nothing*: the connection graph of the position
   is exactly the one of the picture;
 * red fillers take region cells in reading order (north-west first), blue fillers in reverse
-  order (south-east first), so the two colours stay apart.
+  order (south-east first), so the two colors stay apart.
 
 Fillers are ordinary unconnected satellites: they can move. Tests that look at legal moves
 filter them by source square (:func:`moves_from`) or draw the whole board by hand

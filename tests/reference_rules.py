@@ -105,7 +105,7 @@ def square_name(cell: int) -> str:
 
 
 class Sat(NamedTuple):
-    colour: int  # 0 red, 1 blue
+    color: int  # 0 red, 1 blue
     value: int   # 1-4
     pid: int     # identity, stable for the whole game
 
@@ -116,11 +116,11 @@ LETTERS = {RED: "ABCD", BLUE: "abcd"}
 
 
 def sat_char(sat: Sat | None) -> str:
-    return "." if sat is None else LETTERS[sat.colour][sat.value - 1]
+    return "." if sat is None else LETTERS[sat.color][sat.value - 1]
 
 
 def connected_cells(board: Board) -> set[int]:
-    """R8: cells whose satellite has an orthogonally adjacent satellite of the other colour."""
+    """R8: cells whose satellite has an orthogonally adjacent satellite of the other color."""
     out = set()
     for cell in range(N_CELLS):
         sat = board[cell]
@@ -128,7 +128,7 @@ def connected_cells(board: Board) -> set[int]:
             continue
         for n in ORTHO[cell]:
             other = board[n]
-            if other is not None and other.colour != sat.colour:
+            if other is not None and other.color != sat.color:
                 out.add(cell)
                 break
     return out
@@ -149,7 +149,7 @@ def groups(board: Board) -> list[list[int]]:
             for n in ORTHO[cell]:
                 if n in seen or board[n] is None:
                     continue
-                if board[n].colour != board[cell].colour:  # an edge of the connection graph
+                if board[n].color != board[cell].color:  # an edge of the connection graph
                     seen.add(n)
                     comp.append(n)
                     queue.append(n)
@@ -158,15 +158,15 @@ def groups(board: Board) -> list[list[int]]:
 
 
 def some_edge_is_free(board: Board) -> bool:
-    """R9: at least one of the four edges holds no satellite of either colour."""
+    """R9: at least one of the four edges holds no satellite of either color."""
     return any(all(board[c] is None for c in edge) for edge in EDGES)
 
 
 def touching_twins(board: Board, connected: set[int]) -> bool:
-    """R13: two orthogonally adjacent satellites of the same colour, both connected."""
+    """R13: two orthogonally adjacent satellites of the same color, both connected."""
     for cell in connected:
         for n in ORTHO[cell]:
-            if n in connected and board[n].colour == board[cell].colour:
+            if n in connected and board[n].color == board[cell].color:
                 return True
     return False
 
@@ -194,7 +194,7 @@ def score_board(board: Board) -> RefScore:
             continue
         sums = [0, 0]
         for cell in comp:
-            sums[board[cell].colour] += board[cell].value
+            sums[board[cell].color] += board[cell].value
         total = sums[0] + sums[1]
         if sums[RED] > sums[BLUE]:  # R21 strictly higher
             controlled_totals[RED].append(total)
@@ -271,7 +271,7 @@ def setup_problems(spn: str) -> list[str]:
     if (to_move, grace, passes, moves) != (RED, None, 0, 0):
         problems.append("start counters must be 'r - 0 0' (R5)")
     expected_cells = set()
-    # (colour, edge cells in dealing order, inward step)
+    # (color, edge cells in dealing order, inward step)
     sides = (
         (RED, [cell_of(0, c) for c in range(2, 8)], (1, 0)),
         (RED, [cell_of(9, c) for c in range(2, 8)], (-1, 0)),
@@ -279,7 +279,7 @@ def setup_problems(spn: str) -> list[str]:
         (BLUE, [cell_of(r, 9) for r in range(2, 8)], (0, -1)),
     )
     values = {RED: [], BLUE: []}
-    for colour, cells, (dr, dc) in sides:
+    for color, cells, (dr, dc) in sides:
         for edge_cell in cells:
             r, c = row_col(edge_cell)
             inner = cell_of(r + dr, c + dc)
@@ -289,18 +289,18 @@ def setup_problems(spn: str) -> list[str]:
                 continue
             sat, where = (on_edge, edge_cell) if on_edge is not None else (on_inner, inner)
             expected_cells.add(where)
-            if sat.colour != colour:
-                problems.append(f"{square_name(where)} has the wrong colour")
+            if sat.color != color:
+                problems.append(f"{square_name(where)} has the wrong color")
             if (sat.value <= 2) != (where == inner):
                 problems.append(f"{square_name(where)}: values 1-2 go one cell inward, 3-4 stay")
-            values[colour].append(sat.value)
-    for colour in (RED, BLUE):
-        if sorted(values[colour]) != [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]:
-            problems.append(f"colour {colour} does not have three of each value (R3)")
+            values[color].append(sat.value)
+    for color in (RED, BLUE):
+        if sorted(values[color]) != [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]:
+            problems.append(f"color {color} does not have three of each value (R3)")
     if any(board[c] is not None for c in range(N_CELLS) if c not in expected_cells):
         problems.append("satellites outside the set-up cells")
     if connected_cells(board):
-        problems.append("satellites of different colours orthogonally adjacent at the start")
+        problems.append("satellites of different colors orthogonally adjacent at the start")
     return problems
 
 
@@ -423,7 +423,7 @@ class RefGame:
                         if after[c].pid in before.colony_of}
             if len(colonies) > 1:
                 return False
-        # R13: no two orthogonally adjacent connected satellites of the same colour.
+        # R13: no two orthogonally adjacent connected satellites of the same color.
         if touching_twins(after, connected_after):
             return False
 
@@ -457,12 +457,12 @@ class RefGame:
         if target is None:
             return False
         victim = self.board[target]
-        if victim is None or victim.colour == sat.colour:
+        if victim is None or victim.color == sat.color:
             return False
         before = self._before()
         if target in before.connected:  # connected satellites can never be displaced (R8)
             return False
-        if not any(n in before.connected and self.board[n].colour == sat.colour
+        if not any(n in before.connected and self.board[n].color == sat.color
                    for n in KING[target]):
             return False
         return k == sat.value
@@ -504,7 +504,7 @@ class RefGame:
             for from_cell in range(N_CELLS):
                 sat = self.board[from_cell]
                 # R6: the player moves one of their own unconnected satellites.
-                if sat is None or sat.colour != self.to_move or from_cell in before.connected:
+                if sat is None or sat.color != self.to_move or from_cell in before.connected:
                     continue
                 for direction in range(8):
                     for k in range(1, sat.value + 1):  # R6: 1 <= k <= value
@@ -573,8 +573,8 @@ class RefGame:
             # R16 comes first: the game ends at once, no grace moves, nobody "done".
             self.to_move = 1 - mover
             return
-        done = [colour for colour in (RED, BLUE)
-                if sum(1 for c in connected if after[c].colour == colour) == SATELLITES_PER_PLAYER]
+        done = [color for color in (RED, BLUE)
+                if sum(1 for c in connected if after[c].color == color) == SATELLITES_PER_PLAYER]
         assert len(done) <= 1  # both done would mean 24 connected: R16
         if done:
             # R17: that player is done; the other one (maybe the mover) starts 3 grace moves.

@@ -23,7 +23,6 @@ DEFAULT_MAX_MOVES = 400  # R20
 
 RED, BLUE = 0, 1  # plain ints for the kernels; `Player` is the friendly type
 COLOR_NAMES = ("red", "blue")
-COLOUR_NAMES = COLOR_NAMES  # old spelling, removed once no module uses it
 
 
 class Player(IntEnum):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .board import (
     BLUE,
-    COLOUR_NAMES,
+    COLOR_NAMES,
     COPIES_PER_VALUE,
     END_CONNECTED,
     MAX_GROUP,
@@ -153,12 +153,12 @@ def _parse_rows(rows_text: str, state: np.ndarray) -> None:
         total = sum(counts[sign * v] for v in range(1, MAX_VALUE + 1))
         if total != SATELLITES_PER_PLAYER:
             raise NotationError(
-                f"{total} {COLOUR_NAMES[player]} satellites; each player has exactly "
+                f"{total} {COLOR_NAMES[player]} satellites; each player has exactly "
                 f"{SATELLITES_PER_PLAYER} (three each of values 1-4)")
         for value in range(1, MAX_VALUE + 1):
             if counts[sign * value] != COPIES_PER_VALUE:
                 raise NotationError(
-                    f"{counts[sign * value]} {COLOUR_NAMES[player]} satellites of value {value} "
+                    f"{counts[sign * value]} {COLOR_NAMES[player]} satellites of value {value} "
                     f"('{LETTER_OF_PIECE[sign * value]}'); expected {COPIES_PER_VALUE}")
 
 
@@ -176,16 +176,16 @@ def _check_consistent(state: np.ndarray) -> None:
         for n in ORTHO[cell]:
             if n > cell and n in connected and board[n] * board[cell] > 0:
                 raise NotationError(
-                    f"connected satellites of one colour touch on {SQUARE_NAMES[cell]} and "
+                    f"connected satellites of one color touch on {SQUARE_NAMES[cell]} and "
                     f"{SQUARE_NAMES[n]}; R13 forbids it")
     red, blue = count_connected(board)
     done = [red == SATELLITES_PER_PLAYER, blue == SATELLITES_PER_PLAYER]
     mover = int(state[TO_MOVE])
     if state[GRACE] != NO_GRACE and not done[1 - mover]:
         raise NotationError(
-            f"grace is {int(state[GRACE])} but {COLOUR_NAMES[1 - mover]} (not to move) does not "
+            f"grace is {int(state[GRACE])} but {COLOR_NAMES[1 - mover]} (not to move) does not "
             f"have all 12 satellites connected; grace must be '-'")
     if state[GRACE] == NO_GRACE and any(done) and red + blue < END_CONNECTED:
-        player = COLOUR_NAMES[RED if done[RED] else BLUE]
+        player = COLOR_NAMES[RED if done[RED] else BLUE]
         raise NotationError(
             f"{player} has all 12 satellites connected, so grace must be a number 0-3 (R17)")

@@ -121,12 +121,12 @@ class Group:
 
     @property
     def total(self) -> int:
-        """Sum of all values in the group, both colours (R23)."""
+        """Sum of all values in the group, both colors (R23)."""
         return self.red_sum + self.blue_sum
 
     @property
     def controller(self) -> int | None:
-        """RED, BLUE or None: the colour with the strictly higher sum (R21)."""
+        """RED, BLUE or None: the color with the strictly higher sum (R21)."""
         if self.red_sum == self.blue_sum:
             return None
         return RED if self.red_sum > self.blue_sum else BLUE

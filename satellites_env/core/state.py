@@ -43,7 +43,7 @@ NO_GRACE = -1
 NO_PENDING = -1
 
 
-def colour_sign(player: int) -> int:
+def color_sign(player: int) -> int:
     """+1 for red, -1 for blue: the sign of that player's satellites on the board."""
     return 1 - 2 * player
 
@@ -64,7 +64,7 @@ def initial_state(rng: np.random.Generator) -> np.ndarray:
     centre = range(2, 8)
     for player in (RED, BLUE):
         shuffled = rng.permutation(values)
-        sign = colour_sign(player)
+        sign = color_sign(player)
         for i, value in enumerate(shuffled):
             first_edge = i < 6
             along = centre[i % 6]

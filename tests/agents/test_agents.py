@@ -126,7 +126,7 @@ def test_wilson_interval():
     assert wilson_interval(0, 0) == (0.0, 1.0)
 
 
-def test_schedule_balances_colours_and_covers_pairs():
+def test_schedule_balances_colors_and_covers_pairs():
     jobs = schedule(["a", "b", "c"], games=4, seed=0)
     assert len(jobs) == 3 * 4
     assert sorted({(a, b) for _, _, a, b in jobs}) == [("a", "b"), ("a", "c"), ("b", "c")]
@@ -153,7 +153,7 @@ def test_tournament_accounting():
     assert [(g["red"], g["blue"]) for g in data["games"]][:2] == [("random", "greedy"),
                                                                   ("greedy", "random")]
     assert [g["setup_seed"] for g in data["games"]] == [1, 1, 2, 2, 3, 3]
-    # Games 2j and 2j+1 share a set-up with colours swapped.
+    # Games 2j and 2j+1 share a set-up with colors swapped.
     assert result.records[0].start_spn == result.records[1].start_spn
 
 

@@ -62,7 +62,7 @@ def load_text(tmp_path, text: str) -> GameRecord:
     ({"result": {"end": "over"}}, "field 'result.end' must be one of terminated, truncated"),
     ({"result": {"reason": 3}}, "field 'result.reason' must be a string or null"),
     ({"result": {"score": 3}}, "field 'result' has unknown keys \\['score'\\]"),
-    ({"colour": "red"}, "has unknown keys \\['colour'\\]"),
+    ({"color": "red"}, "has unknown keys \\['color'\\]"),
 ])
 def test_bad_fields_are_named(tmp_path, change, message):
     data = {**copy.deepcopy(REAL_DATA), **change}

@@ -271,7 +271,7 @@ def test_spn_touching_twins_rejected():
         .......... 2
         .......... 1
     """, region=ANYWHERE)
-    with pytest.raises(NotationError, match="connected satellites of one colour touch on e6 "
+    with pytest.raises(NotationError, match="connected satellites of one color touch on e6 "
                                             "and e5; R13 forbids it"):
         parse_spn(text)
 

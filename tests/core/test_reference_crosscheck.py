@@ -78,8 +78,8 @@ class Invariants:
                 f"R8: connected satellite {letter} on {ref.square_name(cell)} moved: {spn}")
         for cell in connected:
             self.locked.setdefault(cell, ref.sat_char(board[cell]))
-        for colour in (ref.RED, ref.BLUE):
-            assert sum(1 for s in board if s is not None and s.colour == colour) == 12
+        for color in (ref.RED, ref.BLUE):
+            assert sum(1 for s in board if s is not None and s.color == color) == 12
 
 
 def choose(rg: RefGame, rng: random.Random, bias: float) -> int:
@@ -254,8 +254,8 @@ def synthetic_spn(rng: random.Random) -> str:
     board: list = [None] * ref.N_CELLS
     pid = 0
     for value in [1, 2, 3, 4] * 3:
-        for colour in (ref.RED, ref.BLUE):
-            sat = ref.Sat(colour, value, pid)
+        for color in (ref.RED, ref.BLUE):
+            sat = ref.Sat(color, value, pid)
             pid += 1
             for _ in range(400):
                 occupied = [c for c in range(ref.N_CELLS) if board[c] is not None]
@@ -279,7 +279,7 @@ def synthetic_spn(rng: random.Random) -> str:
             else:
                 raise AssertionError("could not place a satellite")
     conn = connected_cells(board)
-    done = [col for col in (0, 1) if sum(1 for c in conn if board[c].colour == col) == 12]
+    done = [col for col in (0, 1) if sum(1 for c in conn if board[c].color == col) == 12]
     if done:
         to_move, grace = 1 - done[0], str(rng.randint(1, 3))
     else:
@@ -415,13 +415,13 @@ def full_material(board_rows: str) -> str:
     missing = {0: [1, 2, 3, 4] * 3, 1: [1, 2, 3, 4] * 3}
     for sat in board:
         if sat is not None:
-            missing[sat.colour].remove(sat.value)
+            missing[sat.color].remove(sat.value)
     fill = {0: [ref.cell_of(r, c) for r in (9, 8) for c in range(6)],
             1: [ref.cell_of(r, c) for r in (0, 1) for c in range(2, 8)]}
-    for colour in (0, 1):
-        for value, cell in zip(missing[colour], fill[colour]):
+    for color in (0, 1):
+        for value, cell in zip(missing[color], fill[color]):
             assert board[cell] is None
-            board[cell] = ref.Sat(colour, value, 99)
+            board[cell] = ref.Sat(color, value, 99)
     assert not connected_cells([board[c] if c // 10 in (0, 1, 8, 9) else None
                                 for c in range(ref.N_CELLS)])
     return ref.board_to_rows(board)

@@ -157,7 +157,7 @@ def test_r2_edges_include_corners():
 def test_r3_r4_setup(seed):
     """R3/R4: 12 satellites each (three of each value), red on the north/south edges and blue
     on the west/east edges, cols/rows 2..7, values 1 and 2 one cell inward, one satellite per
-    edge cell, no orthogonal contact between colours (so nothing is connected)."""
+    edge cell, no orthogonal contact between colors (so nothing is connected)."""
     game = Game.new(seed=seed)
     board = game.board.reshape(10, 10)
     for sign in (1, -1):
@@ -224,7 +224,7 @@ def test_r5_red_moves_first_then_turns_alternate():
 
 def test_r6_move_in_8_directions_by_1_to_value_jumping_but_not_landing_on_pieces():
     """R6: the C (value 3) on i3 moves 1..3 cells in 8 directions, passing over satellites
-    of both colours (i4 red, g3 red, g5 blue), never landing on one (i4, g3, g1, g5: g5 holds
+    of both colors (i4 red, g3 red, g5 blue), never landing on one (i4, g3, g1, g5: g5 holds
     an unconnected blue but red has no connected satellite, so it is no displacement), never
     off the board."""
     game = make(R6_PICTURE, region=R6_REGION)
@@ -420,7 +420,7 @@ def test_r9_landing_on_the_free_edge_is_fine():
 
 def test_r10_groups_pairs_and_colonies():
     """R10: groups are components of the orthogonal red-blue contact graph with >= 2
-    satellites; 2 = pair (not a colony), >= 3 = colony, 6 = crowned (R11). Same-colour
+    satellites; 2 = pair (not a colony), >= 3 = colony, 6 = crowned (R11). Same-color
     contact and diagonal contact do not join."""
     picture = """
         .......... 10

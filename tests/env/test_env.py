@@ -14,7 +14,7 @@ from pettingzoo.test import api_test, seed_test
 import satellites_env
 from satellites_env import satellites_v0
 from satellites_env.core import Game, IllegalActionError, NotationError
-from satellites_env.core.board import COLOUR_NAMES, N_ACTIONS, PASS_ACTION, PUSH_BASE
+from satellites_env.core.board import COLOR_NAMES, N_ACTIONS, PASS_ACTION, PUSH_BASE
 from satellites_env.env import ClassicWrapper, ResetNeededError
 from satellites_env.gym_env import SatellitesGymEnv
 from satellites_env.observation import N_PLANES, PLANE_INDEX, PLANES
@@ -265,14 +265,14 @@ def test_done_agent_must_step_with_none():
     assert env.agents == [a for a in ("player_0", "player_1") if a != agent]
 
 
-def test_winner_uses_the_colour_names_of_game_records():
+def test_winner_uses_the_color_names_of_game_records():
     for make in (satellites_v0.env, satellites_v0.raw_env):
         env = make(max_moves=6)
         env.reset(seed=0)
         play_out(env, np.random.default_rng(0))
         result = env.unwrapped.game.score()
-        expected = None if result.winner is None else COLOUR_NAMES[result.winner]
-        assert COLOUR_NAMES == ("red", "blue")
+        expected = None if result.winner is None else COLOR_NAMES[result.winner]
+        assert COLOR_NAMES == ("red", "blue")
         for agent in env.possible_agents:
             assert env.infos.get(agent, env.unwrapped.infos.get(agent)) in (None, {
                 "winner": expected, "reason": result.reason})

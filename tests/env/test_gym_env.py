@@ -11,7 +11,7 @@ import satellites_env
 from satellites_env import satellites_v0
 from satellites_env.agents import AgentSpecError, RandomAgent
 from satellites_env.core import Game, IllegalActionError
-from satellites_env.core.board import (COLOUR_NAMES, N_ACTIONS, N_MOVE_ACTIONS, PASS_ACTION,
+from satellites_env.core.board import (COLOR_NAMES, N_ACTIONS, N_MOVE_ACTIONS, PASS_ACTION,
                                        PUSH_BASE)
 from satellites_env.env import ResetNeededError
 from satellites_env.gym_env import GameOverError, SatellitesGymEnv
@@ -125,7 +125,7 @@ def test_bad_arguments_are_clear_errors():
     assert issubclass(ResetNeededError, gymnasium.error.ResetNeeded)
 
 
-# --------------------------------------------------------------------------- opponents, colours
+# --------------------------------------------------------------------------- opponents, colors
 
 
 @pytest.mark.parametrize("spec", ["random", "greedy", "mcts:2"])
@@ -189,12 +189,12 @@ def test_agent_color_blue_sees_the_opponents_first_move():
     assert env.game.to_spn() == setup.to_spn()
 
 
-def test_agent_color_random_draws_both_colours_deterministically():
+def test_agent_color_random_draws_both_colors_deterministically():
     env = SatellitesGymEnv(agent_color="random")
-    colours = [env.reset(seed=seed)[1]["learner_color"] for seed in range(20)]
-    assert set(colours) == {"red", "blue"}
+    colors = [env.reset(seed=seed)[1]["learner_color"] for seed in range(20)]
+    assert set(colors) == {"red", "blue"}
     again = [env.reset(seed=seed)[1]["learner_color"] for seed in range(20)]
-    assert colours == again
+    assert colors == again
 
 
 # --------------------------------------------------------------------------- inside step
@@ -310,7 +310,7 @@ def test_rewards_and_termination():
         assert reward == result.reward(env.player) and reward in (-1.0, 0.0, 1.0)
         assert terminated == env.game.terminated and truncated == env.game.truncated
         assert terminated != truncated
-        assert info["winner"] == (None if result.winner is None else COLOUR_NAMES[result.winner])
+        assert info["winner"] == (None if result.winner is None else COLOR_NAMES[result.winner])
         assert info["winner"] in ("red", "blue", None) and info["reason"] == result.reason
         assert not obs["action_mask"].any() and not env.action_masks().any()
         seen.add(reward)

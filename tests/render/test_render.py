@@ -20,7 +20,7 @@ from satellites_env.core.board import (
     move_action,
 )
 from satellites_env.render import (
-    PUSH_COLOUR,
+    PUSH_COLOR,
     HumanWindow,
     render_rgb,
     render_text,
@@ -62,7 +62,7 @@ def push_cells(game: Game) -> set[int]:
 
 
 def orange_pixels(frame: np.ndarray) -> int:
-    return int(np.all(frame == np.array(PUSH_COLOUR, dtype=np.uint8), axis=-1).sum())
+    return int(np.all(frame == np.array(PUSH_COLOR, dtype=np.uint8), axis=-1).sum())
 
 
 # --------------------------------------------------------------------------- text
@@ -77,7 +77,7 @@ def test_text_board_has_coordinates_values_and_turn():
     board_rows = [line for line in lines if line.split() and line.split()[0].isdigit()]
     assert [int(line.split()[0]) for line in board_rows] == list(range(10, 0, -1))
     assert all(int(line.split()[-1]) == int(line.split()[0]) for line in board_rows)
-    # Every satellite is shown with colour and value at its square.
+    # Every satellite is shown with color and value at its square.
     for cell, code in enumerate(game.board):
         if code:
             row, col = divmod(cell, 10)
@@ -89,13 +89,13 @@ def test_text_board_has_coordinates_values_and_turn():
     assert "\x1b" not in text  # plain by default
 
 
-def test_text_marks_connected_and_colours_on_request():
+def test_text_marks_connected_and_colors_on_request():
     game = Game.from_spn(GRACE_SPN)
     text = render_text(game)
     assert "R4*" in text and "B1*" in text  # a10 and b10 are connected
     assert "blue to move" in text
-    coloured = render_text(game, color=True)
-    assert "\x1b[" in coloured
+    colored = render_text(game, color=True)
+    assert "\x1b[" in colored
 
 
 def test_text_shows_grace_counter():

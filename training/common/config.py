@@ -64,7 +64,7 @@ class PPOConfig:
 @dataclass
 class EvalConfig:
     every: int = 10  # updates between evaluations
-    games: int = 20  # games per opponent (colours balanced)
+    games: int = 20  # games per opponent (colors balanced)
     opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])  # agent specs
     final_games: int = 100  # games per opponent in the final evaluation
     max_moves: int = 400  # move cap of evaluation games (the standard R20 cap)

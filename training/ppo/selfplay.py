@@ -3,11 +3,11 @@
 Who plays a new game (the opponent rule, drawn per game from the generator's RNG):
 
 * with probability `baseline_fraction`: the learner against the baseline agent
-  `baseline_opponent` (e.g. greedy), learner colour random;
+  `baseline_opponent` (e.g. greedy), learner color random;
 * else with probability `pool_fraction` (when the pool is not empty): the learner against a
   past snapshot drawn uniformly from the pool (the last `pool_size` snapshots, one added every
-  `snapshot_every` updates), learner colour random;
-* otherwise pure self-play: the learner plays both colours and learns from both.
+  `snapshot_every` updates), learner color random;
+* otherwise pure self-play: the learner plays both colors and learns from both.
 
 Only the learner's own decisions become training data. Games run on the core engine directly
 (not through the AEC env): the generator is the hot loop of training.
@@ -57,7 +57,7 @@ class Trajectory:
 @dataclass
 class _Slot:
     game: Game
-    controllers: tuple  # per colour: LEARNER, a pool index, or an Agent
+    controllers: tuple  # per color: LEARNER, a pool index, or an Agent
     trajectories: tuple[Trajectory | None, Trajectory | None]
 
 
@@ -107,7 +107,7 @@ class SelfPlayGenerator:
     def _new_slot(self) -> _Slot:
         game = Game(initial_state(self.rng), self.config.max_moves)
         draw = self.rng.random()
-        learner_colour = int(self.rng.integers(2))
+        learner_color = int(self.rng.integers(2))
         if draw < self.config.baseline_fraction:
             if self._baseline is None:
                 self._baseline = make_agent(self.config.baseline_opponent,
@@ -118,9 +118,9 @@ class SelfPlayGenerator:
         else:
             return _Slot(game, (LEARNER, LEARNER), (Trajectory(), Trajectory()))
         controllers = [opponent, opponent]
-        controllers[learner_colour] = LEARNER
+        controllers[learner_color] = LEARNER
         trajectories = [None, None]
-        trajectories[learner_colour] = Trajectory()
+        trajectories[learner_color] = Trajectory()
         return _Slot(game, tuple(controllers), tuple(trajectories))
 
     # ------------------------------------------------------------------ generation
@@ -134,15 +134,15 @@ class SelfPlayGenerator:
         for slot in self.slots:  # cut the games in flight
             game = slot.game
             trajectories = list(slot.trajectories)
-            for colour, trajectory in enumerate(trajectories):
+            for color, trajectory in enumerate(trajectories):
                 if trajectory is None or not len(trajectory):
                     continue
-                trajectory.bootstrap_observation = observe(game.state, colour, game.max_moves,
+                trajectory.bootstrap_observation = observe(game.state, color, game.max_moves,
                                                            self.scratch)
                 trajectory.bootstrap_potential = float(potential(
-                    game.state[:N_CELLS], 1 - 2 * colour, self.scratch))
+                    game.state[:N_CELLS], 1 - 2 * color, self.scratch))
                 segments.append(trajectory)
-                trajectories[colour] = Trajectory()
+                trajectories[color] = Trajectory()
             slot.trajectories = tuple(trajectories)
         return segments
 
@@ -212,9 +212,9 @@ class SelfPlayGenerator:
             self.stats.steps += 1
             if game.is_over:
                 result = game.score()
-                for colour, trajectory in enumerate(slot.trajectories):
+                for color, trajectory in enumerate(slot.trajectories):
                     if trajectory is not None and len(trajectory):
-                        trajectory.outcome = float(result.reward(colour))
+                        trajectory.outcome = float(result.reward(color))
                         trajectory.done = True
                         ended.append(trajectory)
                 self.stats.games += 1

@@ -1,0 +1,178 @@
+"""End-to-end checks of what the learner trains on and how it plays (bug hunt of issue 13):
+
+* value targets of finished self-play games = the final result (engine.winner_code on the
+  final board) from the view of the player to move in each stored position;
+* policy targets of a training batch map with the same symmetry as the planes and the mask,
+  and their argmax, mapped back, is legal in the stored state;
+* the search with a knowledgeable evaluator (the documented heuristic as value, flat priors)
+  beats `random`: isolates the search from the learning;
+* the raw-policy agent takes the argmax over legal actions only, from the observation of the
+  player to move.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from satellites_env.agents import make_agent
+from satellites_env.agents.heuristic import heuristic_value
+from satellites_env.arena import match
+from satellites_env.core import engine
+from satellites_env.core.board import N_ACTIONS, N_CELLS, PASS_ACTION
+from satellites_env.core.game import Game
+from satellites_env.core.state import TO_MOVE
+from satellites_env.observation import observe
+from training.alphazero.agent import AZAgent, AZPolicyAgent
+from training.alphazero.config import AZSearchConfig
+from training.alphazero.network import build_network
+from training.alphazero.replay import ReplayBuffer, make_batch
+from training.alphazero.search import NEED_ROOT, SLOTS
+from training.alphazero.selfplay import SelfPlay
+from training.alphazero.symmetry import ACTION_MAP, INVERSE, transform_mask, transform_planes
+
+
+def noisy_logits(obs):
+    """Random logits, value 0: a stand-in network (targets do not depend on its quality)."""
+    n = len(obs)
+    rng = np.random.default_rng(n)
+    return rng.normal(size=(n, N_ACTIONS)).astype(np.float32), np.zeros(n, np.float32)
+
+
+@pytest.fixture(scope="module")
+def played():
+    """Self-play with a 60-move cap so that games finish; (selfplay, buffer, finished games
+    as (final state, winner, length, first buffer row))."""
+    config = AZSearchConfig(games=6, max_moves=60, full_simulations=8, cheap_simulations=4,
+                            full_fraction=0.5)
+    selfplay = SelfPlay(config, seed=1)
+    buffer = ReplayBuffer(5_000)
+    finals = []
+    game_over = selfplay._game_over
+
+    def capture(b, winner, buf):
+        finals.append((selfplay.search.trees.game_state[b].copy(), winner,
+                       len(selfplay.trajectories[b]), buf.size))
+        return game_over(b, winner, buf)
+
+    selfplay._game_over = capture
+    selfplay.play(400, noisy_logits, buffer)
+    assert len(finals) >= 4
+    return selfplay, buffer, finals
+
+
+def test_value_targets_are_the_final_result_for_the_player_to_move(played):
+    _, buffer, finals = played
+    work = engine.new_work()
+    results = set()
+    for final, winner, length, start in finals:
+        code = engine.winner_code(final[:N_CELLS], work)
+        assert code == winner
+        results.add(code)
+        for row in range(start, start + length):
+            state = buffer.states[row]
+            expected = 0.0 if code == engine.DRAW else (1.0 if state[TO_MOVE] == code else -1.0)
+            assert buffer.value[row] == expected
+    # consecutive stored positions of one game follow each other by one legal action
+    final, _, length, start = finals[0]
+    for row in range(start, start + length - 1):
+        state = buffer.states[row]
+        nxt = buffer.states[row + 1]
+        legal = np.flatnonzero(engine.legal_action_mask(state, work))
+        assert any(np.array_equal(engine.step(state, int(a), work), nxt) for a in legal)
+
+
+def test_policy_targets_map_with_the_planes_and_point_at_legal_actions(played):
+    _, buffer, _ = played
+    rows = np.flatnonzero(buffer.policy_weight[:buffer.size] > 0)
+    assert len(rows) > 20
+    syms = np.random.default_rng(0).integers(0, 8, len(rows))
+    batch = make_batch(buffer, rows, syms, 60)
+    work = engine.new_work()
+    for k, (row, t) in enumerate(zip(rows, syms)):
+        state = buffer.states[row]
+        legal = engine.legal_action_mask(state, work)
+        target = batch["policy"][k].numpy()
+        assert legal[ACTION_MAP[INVERSE[t], int(target.argmax())]]
+        stored = np.zeros(N_ACTIONS, np.float32)
+        n = int((buffer.actions[row] >= 0).sum())
+        stored[buffer.actions[row, :n]] = buffer.policy[row, :n]
+        np.testing.assert_allclose(transform_mask(stored, t), target, atol=2e-3)
+        planes = observe(state, int(state[TO_MOVE]), 60, work)
+        np.testing.assert_array_equal(transform_planes(planes, t), batch["obs"][k].numpy())
+        np.testing.assert_array_equal(transform_mask(legal, t), batch["mask"][k].numpy())
+
+
+def _heuristic_evaluator():
+    work = engine.new_work()
+
+    def evaluate(obs):
+        n = len(obs)
+        planes = obs.reshape(n, N_CELLS, -1)
+        values = np.zeros(n, np.float32)
+        for i in range(n):
+            board = np.zeros(N_CELLS, np.int32)
+            for v in range(4):  # own values on planes 0..3, the opponent's on 4..7
+                board += (v + 1) * (planes[i, :, v] > 0)
+                board -= (v + 1) * (planes[i, :, 4 + v] > 0)
+            values[i] = heuristic_value(board, 1, work)
+        return np.zeros((n, N_ACTIONS), np.float32), values
+
+    return evaluate
+
+
+class _NoisyRootAgent(AZAgent):
+    """AZAgent with Gumbel root noise (as in self-play): with flat priors, g = 0 would always
+    consider the same first m action ids."""
+
+    def act(self, game):
+        search = self._search_for(game.max_moves)
+        trees = search.trees
+        trees.game_state[0] = game.state
+        trees.phase[0] = NEED_ROOT
+        trees.kind[0] = 0
+        trees.gumbel[0] = self.rng.gumbel(size=SLOTS).astype(np.float32)
+        while True:
+            search.step(self._evaluate)
+            if trees.out_ready[0]:
+                return int(trees.out_action[0])
+
+
+def test_search_with_a_knowledgeable_value_beats_random():
+    agent = _NoisyRootAgent(build_network(8, 0, seed=0), simulations=8, seed=3)
+    agent._evaluate = _heuristic_evaluator()
+    result = match(agent, make_agent("random", seed=1), 6, seed=5, max_moves=200)
+    assert result.a_wins >= 5 and result.b_wins == 0, result.as_dict()
+
+
+class _Recorder(torch.nn.Module):
+    """A fake network: records its input, puts the largest logit on `favourite`."""
+
+    def __init__(self, favourite):
+        super().__init__()
+        self.favourite = favourite
+        self.seen = None
+
+    def forward(self, x):
+        self.seen = x.clone()
+        logits = torch.arange(N_ACTIONS, dtype=torch.float32)[None] * 1e-3
+        logits[0, self.favourite] = 100.0
+        return logits, torch.zeros(1)
+
+
+@pytest.mark.parametrize("moves", [0, 1, 7])
+def test_raw_policy_argmax_is_legal_and_sees_the_player_to_move(moves):
+    rng = np.random.default_rng(moves)
+    game = Game(engine.init(rng=rng))
+    for _ in range(moves):
+        game.play(int(rng.choice(np.flatnonzero(game.legal_mask()))))
+    legal = np.flatnonzero(game.legal_mask())
+    illegal = int(np.flatnonzero(game.legal_mask() == 0)[0])
+    net = _Recorder(illegal)
+    action = AZPolicyAgent(net).act(game)
+    assert action == legal.max()  # the largest legal logit, never the illegal favourite
+    seen = net.seen[0].numpy()
+    expected = observe(game.state, game.to_move, game.max_moves, engine.new_work())
+    np.testing.assert_array_equal(seen, expected)
+    net.favourite = int(legal[0])
+    assert AZPolicyAgent(net).act(game) == legal[0]
+    assert PASS_ACTION == N_ACTIONS - 1
