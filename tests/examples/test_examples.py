@@ -52,3 +52,15 @@ def test_examples_command_line_matches_main(name):
     assert args["total_steps"] == 5
     parameters = inspect.signature(example.main).parameters
     assert set(args) <= set(parameters)  # `main(**vars(args))` is what __main__ runs
+
+
+def test_vector_selfplay_example_runs():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, str(EXAMPLES / "vector_selfplay.py"), "--envs", "16",
+                             "--steps", "400", "--seed", "3"], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "masked random: 16 games x 400 steps" in result.stdout
+    assert "self-play eager vs random:" in result.stdout
