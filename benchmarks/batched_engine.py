@@ -45,12 +45,12 @@ from satellites_env.core.batch import (
     apply_actions,
     final_rewards,
     legal_masks,
-    random_legal_actions,
+    random_legal_actions_of,
     setup_state,
     statuses,
 )
 from satellites_env.core.rules import ONGOING
-from satellites_env.vector import observe_states
+from satellites_env.core.planes import observe_states
 
 # Wide enough for the table when the output is a file or a pipe (rich would assume 80).
 console = Console(width=None if Console().is_terminal else 150)
@@ -103,7 +103,7 @@ def satellites_breakdown(batch: int, seconds: float, seed: int) -> dict[str, flo
     start = time.perf_counter()
     while time.perf_counter() - start < seconds or step < 60:
         t0 = time.perf_counter()
-        random_legal_actions(masks, counts, seed64, step, actions)
+        random_legal_actions_of(states, masks, counts, seed64, step, actions)
         t1 = time.perf_counter()
         apply_actions(states, actions, scratch)
         statuses(states, engine.max_moves, status)

@@ -1,121 +1,34 @@
 """Position -> observation planes, from the acting player's point of view.
 
-`PLANES` is the single source of truth for the layout: the README table is checked
-against it by the tests. Planes are channels-last, (10, 10, N_PLANES) float32 in [0, 1],
-like PettingZoo's classic board games.
+The plane layout (`PLANES`, `N_PLANES`, `PLANE_INDEX`, `OBSERVATION_SHAPE`) and its numba
+kernels (`fill_observation`, the batched `fill_observations` / `observe_states`) live in
+:mod:`satellites_env.core.planes` and are re-exported here. `PLANES` is the single source of
+truth for the layout: the README table is checked against it by the tests. Planes are
+channels-last, (10, 10, N_PLANES) float32 in [0, 1], like PettingZoo's classic board games.
 
 `Observer` is what both envs (`satellites_v0` and the Gymnasium env) observe with: it owns its
-buffers and its observation space. `fill_observation` is the numba kernel behind it (the
-batched vector env calls it per game).
+buffers and its observation space; `fill_observation` is the kernel behind it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from gymnasium import spaces
-from numba import njit
 
-from .core.board import (COLONY_MIN, DEFAULT_MAX_MOVES, GRACE_MOVES, MAX_GROUP, N_ACTIONS,
-                         N_CELLS, SIZE)
-from .core.engine import (BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM, analyse_groups,
-                          connections_allowed, new_work)
+from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS
+from .core.engine import new_work
 from .core.game import check_max_moves
-from .core.state import (
-    GRACE,
-    MOVES,
-    NO_GRACE,
-    NO_PENDING,
-    PASSES,
-    PENDING_PIECE,
-    PENDING_TARGET,
+# The layout and its kernels live in core (the batched engine observes with them); they are
+# re-exported here, where the envs and the training code import them.
+from .core.planes import (  # noqa: F401
+    N_PLANES,
+    OBSERVATION_SHAPE,
+    PLANE_INDEX,
+    PLANES,
+    fill_observation,
+    fill_observations,
+    observe_states,
 )
-
-PLANES: tuple[tuple[str, str], ...] = (
-    ("own_1", "own satellite of value 1"),
-    ("own_2", "own satellite of value 2"),
-    ("own_3", "own satellite of value 3"),
-    ("own_4", "own satellite of value 4"),
-    ("opp_1", "opponent satellite of value 1"),
-    ("opp_2", "opponent satellite of value 2"),
-    ("opp_3", "opponent satellite of value 3"),
-    ("opp_4", "opponent satellite of value 4"),
-    ("own_connected", "own satellite that is connected (locked, R8)"),
-    ("opp_connected", "opponent satellite that is connected"),
-    ("group_size", "size of the satellite's group / 6 (0 when unconnected, R10)"),
-    ("colony", "satellite in a colony (group of 3 or more)"),
-    ("own_controls", "satellite in a colony the observer controls (R21)"),
-    ("opp_controls", "satellite in a colony the opponent controls"),
-    ("crowned", "satellite in a crowned colony (6 satellites, R11)"),
-    ("pushed", "value / 4 of the displaced satellite waiting to be pushed, on the cell it is "
-               "pushed from (only between the two steps of a displacement, R15)"),
-    ("connections_allowed", "all ones when a move may make a connection now (R9)"),
-    ("grace", "all ones while grace moves run (the opponent is done, R17)"),
-    ("grace_left", "grace moves left / 3 (R18)"),
-    ("passed", "all ones when the previous move was a pass (R19)"),
-    ("progress", "completed moves / max_moves (R20)"),
-    ("is_red", "all ones when the observer is red (player_0)"),
-)
-N_PLANES = len(PLANES)
-PLANE_INDEX = {name: i for i, (name, _) in enumerate(PLANES)}
-OBSERVATION_SHAPE = (SIZE, SIZE, N_PLANES)
-
-_OWN, _OPP = 0, 4
-_OWN_CONN, _OPP_CONN, _GROUP, _COLONY, _OWN_CTRL, _OPP_CTRL, _CROWNED, _PUSHED = range(8, 16)
-_ALLOWED, _GRACE, _GRACE_LEFT, _PASSED, _PROGRESS, _IS_RED = range(16, 22)
-
-
-@njit(cache=True)
-def fill_observation(state, player, max_moves, planes, work):
-    """Write the planes of `state` seen by `player` (0 red, 1 blue) into planes[100, N_PLANES].
-
-    `work` is an engine work buffer (`satellites_env.core.engine.new_work()`).
-    """
-    planes[:] = 0.0
-    board = state[:N_CELLS]
-    sign = 1 - 2 * player
-    analyse_groups(board, work)
-    connected = work[CONNECTED]
-    group_of = work[GROUP_OF]
-    group_size = work[GROUP_SIZE]
-    for c in range(N_CELLS):
-        piece = board[c] * sign
-        if piece == 0:
-            continue
-        own = piece > 0
-        value = piece if own else -piece
-        planes[c, (_OWN if own else _OPP) + value - 1] = 1.0
-        if connected[c] == 0:
-            continue
-        planes[c, _OWN_CONN if own else _OPP_CONN] = 1.0
-        g = group_of[c]
-        size = group_size[g]
-        planes[c, _GROUP] = size / MAX_GROUP
-        if size >= COLONY_MIN:
-            planes[c, _COLONY] = 1.0
-            balance = (work[RED_SUM, g] - work[BLUE_SUM, g]) * sign  # R21 from the observer
-            if balance > 0:
-                planes[c, _OWN_CTRL] = 1.0
-            elif balance < 0:
-                planes[c, _OPP_CTRL] = 1.0
-            if size == MAX_GROUP:
-                planes[c, _CROWNED] = 1.0
-    target = state[PENDING_TARGET]
-    if target != NO_PENDING:
-        pushed = state[PENDING_PIECE]
-        planes[target, _PUSHED] = (pushed if pushed > 0 else -pushed) / 4.0
-    allowed = 1.0 if connections_allowed(board) else 0.0
-    grace = state[GRACE]
-    progress = min(state[MOVES] / max_moves, 1.0)
-    for c in range(N_CELLS):
-        planes[c, _ALLOWED] = allowed
-        if grace != NO_GRACE:
-            planes[c, _GRACE] = 1.0
-            planes[c, _GRACE_LEFT] = grace / GRACE_MOVES
-        if state[PASSES] > 0:
-            planes[c, _PASSED] = 1.0
-        planes[c, _PROGRESS] = progress
-        if player == 0:
-            planes[c, _IS_RED] = 1.0
 
 
 def observation_space() -> spaces.Dict:

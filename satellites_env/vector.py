@@ -44,31 +44,16 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from numba import njit, prange
 
 from .core.batch import BatchedEngine
 from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS
 from .core.engine import IllegalActionError
 from .core.notation import to_spn
+from .core.planes import OBSERVATION_SHAPE, observe_states
 from .core.state import TO_MOVE
-from .observation import OBSERVATION_SHAPE, fill_observation, observation_space
+from .observation import observation_space
 
 __all__ = ["IllegalActionError", "SatellitesVectorEnv", "observe_states"]
-
-
-@njit(cache=True, parallel=True)
-def observe_states(states, max_moves, out, scratch):
-    """Observation planes of every game for its player to move: out[i] (100, 22) float32 from
-    states[i] (satellites_env.observation.fill_observation), in parallel; games are split in
-    scratch.shape[0] chunks, chunk c working in scratch[c] (see satellites_env.core.batch)."""
-    n = states.shape[0]
-    n_chunks = scratch.shape[0]
-    for c in prange(n_chunks):
-        lo = c * n // n_chunks
-        hi = (c + 1) * n // n_chunks
-        work = scratch[c]
-        for i in range(lo, hi):
-            fill_observation(states[i], states[i, TO_MOVE], max_moves, out[i], work)
 
 
 class SatellitesVectorEnv(VectorEnv):

@@ -466,14 +466,15 @@ def fill_legal_mask(state, mask, scratch):
 
 @njit(cache=True)
 def _finish_move(state, is_pass):
-    """Counters, turn, grace and passes after a completed move (R16-R19, SPN rules)."""
+    """Counters, turn, grace and passes after a completed move (R16-R19, SPN rules); return
+    the number of connected satellites (red + blue) when it was counted, -1 when not."""
     board = state[:N_CELLS]
     mover = state[TO_MOVE]
     state[MOVES] += 1
     state[PASSES] = state[PASSES] + 1 if is_pass else 0
     if state[GRACE] != NO_GRACE:  # grace moves run: the same player moves again
         state[GRACE] -= 1
-        return
+        return -1
     red, blue = count_connected(board)
     other = 1 - mover
     if red + blue >= END_CONNECTED:  # R16 ends the game before any grace
@@ -484,14 +485,15 @@ def _finish_move(state, is_pass):
         state[TO_MOVE] = 1 - done
     else:
         state[TO_MOVE] = other
+    return red + blue
 
 
 @njit(cache=True)
-def apply_unchecked(state, action, scratch):
-    """Play a legal action in place (legality is the caller's promise)."""
+def _apply(state, action, scratch):
+    """`apply_unchecked`; return the number of connected satellites after the move when it
+    was counted (a completed move outside grace), -1 otherwise."""
     if action == PASS_ACTION:
-        _finish_move(state, True)
-        return
+        return _finish_move(state, True)
     if action >= PUSH_BASE:
         offset = action - PUSH_BASE
         landing = RAY[state[PENDING_TARGET], offset // MAX_PUSH, offset % MAX_PUSH]
@@ -500,8 +502,7 @@ def apply_unchecked(state, action, scratch):
         state[PENDING_FROM] = NO_PENDING
         state[PENDING_PIECE] = 0
         state[PENDING_PUSHES] = 0
-        _finish_move(state, False)
-        return
+        return _finish_move(state, False)
     source = action // (8 * MAX_VALUE)
     target = RAY[source, (action // MAX_VALUE) % 8, action % MAX_VALUE]
     board = state[:N_CELLS]
@@ -515,17 +516,38 @@ def apply_unchecked(state, action, scratch):
     board[target] = board[source]
     board[source] = 0
     if state[PENDING_TARGET] == NO_PENDING:
-        _finish_move(state, False)
+        return _finish_move(state, False)
+    return -1
+
+
+@njit(cache=True)
+def apply_unchecked(state, action, scratch):
+    """Play a legal action in place (legality is the caller's promise)."""
+    _apply(state, action, scratch)
+
+
+@njit(cache=True)
+def _status(state, max_moves, n_connected):
+    """`game_status`, given the number of connected satellites (-1: count them here)."""
+    if state[PENDING_TARGET] != NO_PENDING:
+        return ONGOING
+    if n_connected < 0:
+        red, blue = count_connected(state[:N_CELLS])
+        n_connected = red + blue
+    if n_connected >= END_CONNECTED or state[GRACE] == 0 or state[PASSES] >= 2:
+        return TERMINATED
+    if state[MOVES] >= max_moves:
+        return TRUNCATED
+    return ONGOING
+
+
+@njit(cache=True)
+def apply_status(state, action, scratch, max_moves):
+    """`apply_unchecked` then `game_status`, counting the connected satellites once."""
+    return _status(state, max_moves, _apply(state, action, scratch))
 
 
 @njit(cache=True)
 def game_status(state, max_moves):
     """ONGOING, TERMINATED (by R16, R18 or R19) or TRUNCATED (move cap R20 only)."""
-    if state[PENDING_TARGET] != NO_PENDING:
-        return ONGOING
-    red, blue = count_connected(state[:N_CELLS])
-    if red + blue >= END_CONNECTED or state[GRACE] == 0 or state[PASSES] >= 2:
-        return TERMINATED
-    if state[MOVES] >= max_moves:
-        return TRUNCATED
-    return ONGOING
+    return _status(state, max_moves, -1)

@@ -23,6 +23,7 @@ from satellites_env.core.batch import (
     legal_masks,
     new_batch_scratch,
     random_legal_actions,
+    random_legal_actions_of,
     reset_states,
     setup_state,
     statuses,
@@ -259,6 +260,40 @@ def test_random_legal_actions_are_uniform():
     picks = Counter(out.tolist())
     assert set(picks) == set(legal.tolist())
     assert max(picks.values()) < 300 and min(picks.values()) > 120, picks
+
+
+def test_random_legal_actions_of_matches_the_full_scan():
+    # The fast chooser (own satellites' blocks, pushes, pass) picks exactly the action of the
+    # full mask scan, over games with displacements, passes, grace and auto-resets.
+    engine = BatchedEngine(64, max_moves=60, seed=8)
+    fast = np.zeros(64, dtype=np.int64)
+    full = np.zeros(64, dtype=np.int64)
+    for t in range(300):
+        random_legal_actions_of(engine.states, engine.masks, engine.counts, np.uint64(3), t,
+                                fast)
+        random_legal_actions(engine.masks, engine.counts, np.uint64(3), t, full)
+        assert (fast == full).all()
+        engine.step(fast)
+    engine = BatchedEngine(2, seed=0)
+    engine.load(0, parse_spn(GRACE_STUCK))
+    engine.load(1, parse_spn(BOTH_STUCK))
+    fast = np.zeros(2, dtype=np.int64)
+    random_legal_actions_of(engine.states, engine.masks, engine.counts, np.uint64(3), 0, fast)
+    assert fast[0] == PASS_ACTION and fast[1] == PASS_ACTION
+
+
+def test_observe_matches_the_batched_planes_kernel():
+    from satellites_env.core.planes import fill_observations, observe_states
+
+    engine = BatchedEngine(8, seed=5)
+    for t in range(30):
+        engine.step(engine.random_actions(t))
+    players = engine.states[:, TO_MOVE].copy()
+    out = np.zeros((8, N_CELLS, 22), dtype=np.float32)
+    fill_observations(engine.states, players, engine.max_moves, out, engine.scratch)
+    assert (out.reshape(8, 10, 10, 22) == engine.observe()).all()
+    observe_states(engine.states, engine.max_moves, out, engine.scratch)
+    assert (out.reshape(8, 10, 10, 22) == engine.observe()).all()
 
 
 def test_grace_and_two_passes_end_in_the_batch():
