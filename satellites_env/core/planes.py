@@ -9,7 +9,9 @@ beside its `Observer` (the envs' buffers and observation space).
 
 Speed notes: every cell's 22 floats are one contiguous row of the (100, 22) output, so one
 sweep writes each row once (16 zeros and the 6 position-wide planes, whose values are worked
-out before the sweep); the piece planes are then written on the occupied cells only.
+out before the sweep); the piece planes are then written on the occupied cells only, found by
+the legal-mask kernel's own sweep over the satellites (rules._prepare), which also gives the
+connections and groups.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from __future__ import annotations
 from numba import njit, prange
 
 from .board import COLONY_MIN, GRACE_MOVES, MAX_GROUP, N_CELLS, SIZE
-from .rules import BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM, has_free_edge
-from .scoring import analyse_groups
+from .rules import (BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, PIECES, RED_SUM, _prepare,
+                    has_free_edge)
 from .state import (GRACE, MOVES, NO_GRACE, NO_PENDING, PASSES, PENDING_PIECE, PENDING_TARGET,
                     TO_MOVE)
 
@@ -67,10 +69,29 @@ def fill_observation(state, player, max_moves, planes, work):
     """
     board = state[:N_CELLS]
     sign = 1 - 2 * player
-    n_connected, _ = analyse_groups(board, work)
+    # The mask's one sweep over the satellites: connections (R8) and groups (R10) with the
+    # same rows and group ids as scoring.analyse_groups, and the list of occupied cells.
+    n_connected, n_pieces = _prepare(board, sign, work)
     connected = work[CONNECTED]
     group_of = work[GROUP_OF]
     group_size = work[GROUP_SIZE]
+    pieces = work[PIECES]
+    red_sum = work[RED_SUM]
+    blue_sum = work[BLUE_SUM]
+    for j in range(n_pieces):  # each group's value sums (R21), as analyse_groups
+        g = group_of[pieces[j]]
+        if g >= 0:
+            red_sum[g] = 0
+            blue_sum[g] = 0
+    for j in range(n_pieces):
+        c = pieces[j]
+        g = group_of[c]
+        if g >= 0:
+            v = board[c]
+            if v > 0:
+                red_sum[g] += v
+            else:
+                blue_sum[g] -= v
     allowed = 1.0 if (n_connected > 0 or has_free_edge(board)) else 0.0  # R9
     grace = state[GRACE]
     in_grace = 1.0 if grace != NO_GRACE else 0.0
@@ -88,10 +109,9 @@ def fill_observation(state, player, max_moves, planes, work):
         row[_PASSED] = passed
         row[_PROGRESS] = progress
         row[_IS_RED] = is_red
-    for c in range(N_CELLS):
+    for j in range(n_pieces):
+        c = pieces[j]
         piece = board[c] * sign
-        if piece == 0:
-            continue
         own = piece > 0
         value = piece if own else -piece
         row = planes[c]
