@@ -48,6 +48,7 @@ from gymnasium.vector.utils import batch_space
 from .core.batch import BatchedEngine
 from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS
 from .core.engine import IllegalActionError
+from .core.game import check_max_moves
 from .core.notation import to_spn
 from .core.planes import OBSERVATION_SHAPE, observe_states
 from .core.state import TO_MOVE
@@ -67,10 +68,11 @@ class SatellitesVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int, max_moves: int = DEFAULT_MAX_MOVES, copy: bool = True,
                  num_chunks: int | None = None):
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) \
+                or num_envs < 1:
+            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
         self.num_envs = int(num_envs)
-        self.max_moves = int(max_moves)
+        self.max_moves = check_max_moves(max_moves)
         self.copy = bool(copy)
         self.render_mode = None
         self.engine = BatchedEngine(self.num_envs, self.max_moves, seed=0, num_chunks=num_chunks)

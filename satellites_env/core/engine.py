@@ -12,6 +12,9 @@ Two levels:
 
 * Python functions (`init`, `step`, `legal_action_mask`, `status`, `is_terminal`, `rewards`,
   `winner`, `groups`) that allocate what they return, for tools and tests;
+* the batched forms (:mod:`.batch`): `BatchedEngine` and its parallel kernels
+  (`reset_states`, `legal_masks`, `apply_actions`, `statuses`, `final_rewards`,
+  `step_autoreset`) over N games in one `(N, STATE_LEN)` array;
 * numba kernels for hot loops (`fill_legal_mask`, `apply_unchecked`, `game_status`,
   `analyse_groups`, `group_controller`, `tally`, `verdict`, `winner_code`,
   `connections_allowed`), which write into buffers the caller owns: `new_work()` gives the
@@ -32,6 +35,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .batch import (BatchedEngine, apply_actions, final_rewards, legal_masks, reset_states,
+                    statuses, step_autoreset)
 from .board import BLUE, DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS, ORTHO, RED
 from .rules import (
     BLUE_SUM,
@@ -142,7 +147,8 @@ def groups(board: np.ndarray) -> tuple[Group, ...]:
 
 
 __all__ = [
-    "BLUE", "BLUE_SUM", "CONNECTED", "DRAW", "GROUP_OF", "GROUP_SIZE", "Group", "Score",
+    "BLUE", "BLUE_SUM", "BatchedEngine", "apply_actions", "final_rewards", "legal_masks",
+    "reset_states", "statuses", "step_autoreset", "CONNECTED", "DRAW", "GROUP_OF", "GROUP_SIZE", "Group", "Score",
     "IllegalActionError", "NO_COLONY", "ONGOING", "RED", "RED_SUM", "STATE_LEN", "TERMINATED",
     "TRUNCATED", "analyse_groups", "apply_unchecked", "connections_allowed", "count_connected",
     "current_player", "empty_state", "fill_legal_mask", "game_status", "group_controller",

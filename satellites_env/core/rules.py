@@ -104,18 +104,19 @@ def is_connected(board, cell):
 
 
 @njit(cache=True)
-def analyse(board, connected, group_of, group_size, stack):
-    """Fill connection flags (R8) and groups (R10); return (n_connected, n_groups).
-
-    group_of[c] is the group id of a connected satellite, -1 elsewhere.
-    """
+def _label_groups(board, cells, n, connected, group_of, group_size, stack):
+    """Connection flags (R8) and groups (R10) of the satellites on cells[:n], in cell order;
+    `connected` and `group_of` must hold 0 and -1 on every cell first. Return
+    (n_connected, n_groups). The one flood fill behind `analyse` and the legal mask's sweep."""
     n_connected = 0
-    for c in range(N_CELLS):
-        group_of[c] = -1
-        connected[c] = is_connected(board, c)
-        n_connected += connected[c]
+    for j in range(n):
+        c = cells[j]
+        conn = is_connected(board, c)
+        connected[c] = conn
+        n_connected += conn
     n_groups = 0
-    for c in range(N_CELLS):
+    for j in range(n):
+        c = cells[j]
         if connected[c] == 0 or group_of[c] >= 0:
             continue
         g = n_groups
@@ -130,13 +131,28 @@ def analyse(board, connected, group_of, group_size, stack):
             size += 1
             px = board[x]
             for i in range(4):
-                n = ORTHO[x, i]
-                if n >= 0 and group_of[n] < 0 and board[n] * px < 0:
-                    group_of[n] = g
-                    stack[top] = n
+                m = ORTHO[x, i]
+                if m >= 0 and group_of[m] < 0 and board[m] * px < 0:
+                    group_of[m] = g
+                    stack[top] = m
                     top += 1
         group_size[g] = size
     return n_connected, n_groups
+
+
+_ALL_CELLS = np.arange(N_CELLS)
+
+
+@njit(cache=True)
+def analyse(board, connected, group_of, group_size, stack):
+    """Fill connection flags (R8) and groups (R10); return (n_connected, n_groups).
+
+    group_of[c] is the group id of a connected satellite, -1 elsewhere.
+    """
+    for c in range(N_CELLS):
+        group_of[c] = -1
+        connected[c] = 0
+    return _label_groups(board, _ALL_CELLS, N_CELLS, connected, group_of, group_size, stack)
 
 
 @njit(cache=True)
@@ -360,35 +376,7 @@ def _prepare(board, sign, scratch):
     for c in range(N_CELLS):  # branch-free list of the occupied cells
         pieces[n] = c
         n += board[c] != 0
-    n_connected = 0
-    for j in range(n):
-        c = pieces[j]
-        conn = is_connected(board, c)
-        connected[c] = conn
-        n_connected += conn
-    n_groups = 0
-    for j in range(n):  # groups in cell order, exactly as `analyse` numbers them
-        c = pieces[j]
-        if connected[c] == 0 or group_of[c] >= 0:
-            continue
-        g = n_groups
-        n_groups += 1
-        group_of[c] = g
-        stack[0] = c
-        top = 1
-        size = 0
-        while top > 0:
-            top -= 1
-            x = stack[top]
-            size += 1
-            px = board[x]
-            for i in range(4):
-                m = ORTHO[x, i]
-                if m >= 0 and group_of[m] < 0 and board[m] * px < 0:
-                    group_of[m] = g
-                    stack[top] = m
-                    top += 1
-        group_size[g] = size
+    n_connected, _ = _label_groups(board, pieces, n, connected, group_of, group_size, stack)
     for j in range(n):  # R15.1: cells next to an own connected satellite
         c = pieces[j]
         if connected[c] and board[c] * sign > 0:

@@ -121,3 +121,16 @@ def test_seeding_and_copy_modes():
     assert not (unseeded[0] == unseeded[1]).all()  # no seed: a fresh random one each time
     with pytest.raises(TypeError):
         a.reset(seed=[1, 2, 3, 4, 5])
+
+
+def test_bad_constructor_arguments_name_themselves():
+    import pytest
+
+    from satellites_env.vector import SatellitesVectorEnv
+
+    for bad in (0, True, 2.5, "4"):
+        with pytest.raises(ValueError, match="num_envs"):
+            SatellitesVectorEnv(bad)
+    for bad in (0, True, 2.5):
+        with pytest.raises(ValueError, match="max_moves"):
+            SatellitesVectorEnv(2, max_moves=bad)
