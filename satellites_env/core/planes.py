@@ -21,6 +21,7 @@ from numba import njit, prange
 from .board import COLONY_MIN, GRACE_MOVES, MAX_GROUP, N_CELLS, SIZE
 from .rules import (BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, PIECES, RED_SUM, _prepare,
                     has_free_edge)
+from .scoring import group_sums
 from .state import (GRACE, MOVES, NO_GRACE, NO_PENDING, PASSES, PENDING_PIECE, PENDING_TARGET,
                     TO_MOVE)
 
@@ -78,20 +79,7 @@ def fill_observation(state, player, max_moves, planes, work):
     pieces = work[PIECES]
     red_sum = work[RED_SUM]
     blue_sum = work[BLUE_SUM]
-    for j in range(n_pieces):  # each group's value sums (R21), as analyse_groups
-        g = group_of[pieces[j]]
-        if g >= 0:
-            red_sum[g] = 0
-            blue_sum[g] = 0
-    for j in range(n_pieces):
-        c = pieces[j]
-        g = group_of[c]
-        if g >= 0:
-            v = board[c]
-            if v > 0:
-                red_sum[g] += v
-            else:
-                blue_sum[g] -= v
+    group_sums(board, pieces, n_pieces, work)  # each group's value sums (R21)
     allowed = 1.0 if (n_connected > 0 or has_free_edge(board)) else 0.0  # R9
     grace = state[GRACE]
     in_grace = 1.0 if grace != NO_GRACE else 0.0

@@ -29,15 +29,30 @@ def analyse_groups(board, work):
 
     GROUP_SIZE, RED_SUM and BLUE_SUM are indexed by group id (0 .. n_groups - 1).
     """
+    n_connected, n_groups = analyse(board, work[CONNECTED], work[GROUP_OF], work[GROUP_SIZE],
+                                    work[STACK])
+    group_sums(board, _ALL_CELLS, N_CELLS, work)
+    return n_connected, n_groups
+
+
+_ALL_CELLS = np.arange(N_CELLS)
+
+
+@njit(cache=True)
+def group_sums(board, cells, n, work):
+    """Each group's red and blue value sums (R21) into work[RED_SUM] and work[BLUE_SUM], from
+    the satellites on cells[:n] (every cell of every group among them), once GROUP_OF holds the
+    groups."""
     group_of = work[GROUP_OF]
     red_sum = work[RED_SUM]
     blue_sum = work[BLUE_SUM]
-    n_connected, n_groups = analyse(board, work[CONNECTED], group_of, work[GROUP_SIZE],
-                                    work[STACK])
-    for g in range(n_groups):
-        red_sum[g] = 0
-        blue_sum[g] = 0
-    for c in range(N_CELLS):
+    for j in range(n):
+        g = group_of[cells[j]]
+        if g >= 0:
+            red_sum[g] = 0
+            blue_sum[g] = 0
+    for j in range(n):
+        c = cells[j]
         g = group_of[c]
         if g >= 0:
             v = board[c]
@@ -45,7 +60,6 @@ def analyse_groups(board, work):
                 red_sum[g] += v
             else:
                 blue_sum[g] -= v
-    return n_connected, n_groups
 
 
 @njit(cache=True)

@@ -202,6 +202,8 @@ def test_worker_processes_use_one_thread(monkeypatch):
     assert seen == ["1"] * len(arena.WORKER_THREAD_VARIABLES)
     assert os.getenv("OMP_NUM_THREADS") is None  # the parent process is left alone
 
+    for name in arena.WORKER_THREAD_VARIABLES:  # recorded, so teardown undoes _init_worker's
+        monkeypatch.setenv(name, "0")  # values (numba refuses a changed NUMBA_NUM_THREADS later)
     threads = []
     monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(set_num_threads=threads.append))
     monkeypatch.setitem(arena._agents, "stale", None)
