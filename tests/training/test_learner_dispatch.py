@@ -41,6 +41,8 @@ def test_az_spec_plays_legal_moves_with_its_search(tmp_path):
         action = agent.act(game)
         assert game.legal_mask()[action]
         game.play(action)
+    raw = make_agent(f"checkpoint:{path}")  # the same file as a raw policy
+    assert game.legal_mask()[raw.act(game)]
     for bad in ("az:", f"az:{path}:0"):
         with pytest.raises(AgentSpecError):
             make_agent(bad)
