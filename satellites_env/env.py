@@ -220,9 +220,8 @@ class raw_env(AECEnv, EzPickle):
             self.truncations = done
         else:
             self.terminations = done
-        winner = None if result.winner is None else COLOR_NAMES[result.winner]
         for agent in AGENTS:
-            self.infos[agent] = {"winner": winner, "reason": result.reason}
+            self.infos[agent] = {"winner": result.winner_name, "reason": result.reason}
 
     def _end_by_illegal_action(self, agent: str, why: str) -> None:
         EnvLogger.warn_on_illegal_move()

@@ -219,8 +219,7 @@ class SatellitesGymEnv(gymnasium.Env):
                                 "opponent_actions": list(opponent_actions)}
         if self.game.is_over:
             result = self.game.score()
-            info.update(winner=None if result.winner is None else COLORS[result.winner],
-                        reason=result.reason)
+            info.update(winner=result.winner_name, reason=result.reason)
         return info
 
     # ------------------------------------------------------------------ rendering

@@ -80,13 +80,12 @@ class Observer:
             else:
                 self.mask[:] = 0
             return self._buffers
-        planes = np.empty((N_CELLS, N_PLANES), dtype=np.float32)
-        fill_observation(game.state, player, self.max_moves, planes, self.work)
         if to_act and not game.is_over:
             mask = game.legal_mask().copy()
         else:
             mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        return {"observation": planes.reshape(OBSERVATION_SHAPE), "action_mask": mask}
+        return {"observation": observe(game.state, player, self.max_moves, self.work),
+                "action_mask": mask}
 
 
 def observe(state: np.ndarray, player: int, max_moves: int, scratch: np.ndarray) -> np.ndarray:

@@ -25,11 +25,11 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .core.board import DEFAULT_MAX_MOVES
+from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES
 from .core.game import Game
 from .core.notation import NotationError, parse_move_text, parse_spn
 
-COLORS = ("red", "blue")
+COLORS = COLOR_NAMES  # ("red", "blue")
 WINNERS = ("red", "blue", None)  # None: a draw, or no result (a game stopped before its end)
 ENDS = ("terminated", "truncated", "resigned", "ongoing")
 MAX_MOVES_LIMIT = 2**31 - 1  # the move counter is an int32 in the state
@@ -76,7 +76,7 @@ class GameRecord:
         if game.is_over:
             score = game.score()
             return cls(start_spn, list(game.history), game.max_moves, dict(players or {}),
-                       {"winner": None if score.winner is None else COLORS[score.winner],
+                       {"winner": score.winner_name,
                         "reason": score.reason,
                         "end": "truncated" if game.truncated else "terminated",
                         "final_spn": final_spn})
@@ -167,7 +167,7 @@ class GameRecord:
                               f"position after the moves, {game.to_spn()!r}")
         if game.is_over and self.result.get("end") in ("terminated", "truncated"):
             score = game.score()
-            winner = COLORS[score.winner] if score.winner is not None else None
+            winner = score.winner_name
             if "winner" in self.result and self.result["winner"] != winner:
                 raise RecordError(f"{source}: field 'result.winner' is "
                                   f"{_kind(self.result['winner'])} but the moves end with "

@@ -296,21 +296,22 @@ def random_legal_actions(masks, counts, seed, step, out):
         row = masks[i]
         start = 0
         while start < full:
-            ones = np.int32(0)
-            for j in range(_BLOCK):
-                ones += np.int32(row[start + j])
+            ones = _block_ones(row, start)
             if pick < ones:
                 break
             pick -= ones
             start += _BLOCK
-        a = start
-        while True:
-            if row[a]:
-                if pick == 0:
-                    break
-                pick -= 1
-            a += 1
-        out[i] = a
+        out[i] = _nth_set(row, start, pick)
+
+
+@njit(cache=True)
+def _block_ones(row, start):
+    """The number of nonzero bytes in row[start:start + _BLOCK] (a fixed-length int32 sum,
+    which vectorises)."""
+    ones = np.int32(0)
+    for j in range(_BLOCK):
+        ones += np.int32(row[start + j])
+    return ones
 
 
 @njit(cache=True)
@@ -350,9 +351,7 @@ def random_legal_actions_of(states, masks, counts, seed, step, out):
             if state[c] * sign <= 0:
                 continue
             start = c * _BLOCK
-            ones = np.int32(0)
-            for j in range(_BLOCK):
-                ones += np.int32(row[start + j])
+            ones = _block_ones(row, start)
             if pick < ones:
                 a = _nth_set(row, start, pick)
                 break

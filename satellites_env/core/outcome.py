@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .board import COLOR_NAMES, END_CONNECTED, Player
+from .board import END_CONNECTED, Player
 from .scoring import Score
 
 
@@ -43,7 +43,7 @@ class Outcome:
     @property
     def winner_name(self) -> str | None:
         """"red", "blue" or None for a draw: the vocabulary of records and env infos."""
-        return None if self.winner is None else COLOR_NAMES[self.winner]
+        return self.score.winner_name
 
     def result(self) -> str:
         """"red", "blue" or "draw"."""

@@ -77,8 +77,6 @@ def fill_observation(state, player, max_moves, planes, work):
     group_of = work[GROUP_OF]
     group_size = work[GROUP_SIZE]
     pieces = work[PIECES]
-    red_sum = work[RED_SUM]
-    blue_sum = work[BLUE_SUM]
     group_sums(board, pieces, n_pieces, work)  # each group's value sums (R21)
     allowed = 1.0 if (n_connected > 0 or has_free_edge(board)) else 0.0  # R9
     grace = state[GRACE]
@@ -140,15 +138,7 @@ def fill_observations(states, players, max_moves, out, work):
             fill_observation(states[i], players[i], max_moves, out[i], rows)
 
 
-@njit(cache=True, parallel=True)
 def observe_states(states, max_moves, out, scratch):
     """Observation planes of every game for its player to move: out[i] (100, N_PLANES) float32
-    from states[i] (fill_observation), in parallel, chunked like fill_observations."""
-    n = states.shape[0]
-    n_chunks = scratch.shape[0]
-    for c in prange(n_chunks):
-        lo = c * n // n_chunks
-        hi = (c + 1) * n // n_chunks
-        rows = scratch[c]
-        for i in range(lo, hi):
-            fill_observation(states[i], states[i, TO_MOVE], max_moves, out[i], rows)
+    from states[i], in parallel (`fill_observations` with players = states[:, TO_MOVE])."""
+    fill_observations(states, states[:, TO_MOVE], max_moves, out, scratch)

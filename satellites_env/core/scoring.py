@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import BLUE, COLONY_MIN, MAX_GROUP, N_CELLS, RED
+from .board import BLUE, COLOR_NAMES, COLONY_MIN, MAX_GROUP, N_CELLS, RED
 from .rules import (BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM, STACK, analyse,
                     new_scratch)
 
@@ -155,6 +155,11 @@ class Score:
     lowest_total: tuple[int | None, int | None]  # lowest controlled colony total per player
     winner: int | None  # RED, BLUE or None for a draw
     reason: str
+
+    @property
+    def winner_name(self) -> str | None:
+        """"red", "blue" or None for a draw: the vocabulary of records and env infos."""
+        return None if self.winner is None else COLOR_NAMES[self.winner]
 
     @property
     def colonies(self) -> tuple[Group, ...]:
