@@ -46,6 +46,35 @@ def rate_with_interval(wins: int, games: int) -> str:
     return f"{wins / games:.1%} [{low:.1%}, {high:.1%}]"
 
 
+ELO_PER_NAT = 400 / math.log(10)
+
+
+def elo_against(results: list[tuple[float, float, int]], z: float = Z95
+                ) -> tuple[float, float, float]:
+    """(Elo, low, high): the maximum-likelihood Bradley-Terry rating of one player from its
+    games against opponents of known rating, with a Wald interval (95% by default).
+
+    `results` holds (opponent Elo, score, games) per opponent, the score counting a draw as
+    half a win. Half a virtual draw per opponent keeps the rating finite when every game was
+    won (or lost), as `fit_elo`'s prior does.
+    """
+    games = [(elo / ELO_PER_NAT, score + 0.5, n + 1) for elo, score, n in results if n > 0]
+    if not games:
+        raise ValueError("elo_against needs at least one game")
+    theta = 0.0
+    for _ in range(100):  # Newton's method on the concave log-likelihood
+        p = [1 / (1 + math.exp(r - theta)) for r, _, _ in games]
+        gradient = sum(s - n * q for (_, s, n), q in zip(games, p))
+        information = sum(n * q * (1 - q) for (_, _, n), q in zip(games, p))
+        step = gradient / information
+        theta += max(-2.0, min(2.0, step))
+        if abs(step) < 1e-10:
+            break
+    p = [1 / (1 + math.exp(r - theta)) for r, _, _ in games]
+    half = z / math.sqrt(sum(n * q * (1 - q) for (_, _, n), q in zip(games, p)))
+    return theta * ELO_PER_NAT, (theta - half) * ELO_PER_NAT, (theta + half) * ELO_PER_NAT
+
+
 def play_game(red: Agent, blue: Agent, setup_seed: int,
               max_moves: int = DEFAULT_MAX_MOVES) -> GameRecord:
     """One game between two agents from the R4 set-up of `setup_seed`."""

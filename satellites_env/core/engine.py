@@ -16,7 +16,7 @@ Two levels:
   (`reset_states`, `legal_masks`, `apply_actions`, `statuses`, `final_rewards`,
   `step_autoreset`) over N games in one `(N, STATE_LEN)` array;
 * numba kernels for hot loops (`fill_legal_mask`, `apply_unchecked`, `game_status`,
-  `analyse_groups`, `group_controller`, `tally`, `verdict`, `winner_code`,
+  `analyse_groups`, `group_controller`, `tally`, `verdict`, `winner_code`, `fill_control_map`,
   `connections_allowed`), which write into buffers the caller owns: `new_work()` gives the
   work buffer every kernel takes, one per thread of play. After `analyse_groups(board, work)`
   the rows `CONNECTED`, `GROUP_OF` (cell -> group id, -1 for none), `GROUP_SIZE`, `RED_SUM` and
@@ -56,8 +56,8 @@ from .rules import (
     is_connected,
 )
 from .rules import new_scratch as new_work
-from .scoring import (DRAW, NO_COLONY, Group, Score, analyse_groups, group_controller, groups_of,
-                      tally, verdict, winner_code)
+from .scoring import (DRAW, NO_COLONY, Group, Score, analyse_groups, fill_control_map,
+                      group_controller, groups_of, tally, verdict, winner_code)
 from .state import STATE_LEN, TO_MOVE, empty_state, initial_state
 
 

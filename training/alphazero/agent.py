@@ -15,20 +15,39 @@ from satellites_env.core.engine import new_work
 from satellites_env.core.game import Game
 from satellites_env.observation import observe
 
-from .network import Evaluator, build_network
+from .config import AZSearchConfig
+from .network import Evaluator
 from .search import NEED_ROOT, BatchedSearch
+
+
+def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]:
+    """A checked AlphaZero checkpoint payload (a path, or a payload already loaded)."""
+    from training.common.checkpoint import load_checkpoint
+
+    return (path_or_payload if isinstance(path_or_payload, dict)
+            else load_checkpoint(path_or_payload))
 
 
 def load_network(path_or_payload: str | Path | dict[str, Any]):
     """The network of an AlphaZero checkpoint (a path, or a payload already loaded)."""
-    from training.common.checkpoint import load_checkpoint
+    from training.common.checkpoint import network_from_checkpoint
 
-    payload = (path_or_payload if isinstance(path_or_payload, dict)
-               else load_checkpoint(path_or_payload))
-    shape = payload["model_shape"]
-    net = build_network(int(shape["channels"]), int(shape["blocks"]))
-    net.load_state_dict(payload["model"])
-    return net.eval()
+    where = "<payload>" if isinstance(path_or_payload, dict) else path_or_payload
+    return network_from_checkpoint(load_payload(path_or_payload), where)
+
+
+def search_settings(payload: dict[str, Any]) -> AZSearchConfig:
+    """The search settings a network was trained with (its run's `search:` section), so that
+    `az:PATH` searches as self-play did; the defaults for a payload without a config."""
+    from .config import AZConfigError, az_config_from_dict
+
+    try:
+        return az_config_from_dict(payload.get("config") or {}).search
+    except AZConfigError as error:
+        from training.common.checkpoint import CheckpointError
+
+        raise CheckpointError(f"the checkpoint's config is not a valid AlphaZero config: "
+                              f"{error}") from None
 
 
 class AZPolicyAgent(Agent):
@@ -56,24 +75,32 @@ class AZPolicyAgent(Agent):
 
 class AZAgent(Agent):
     """Deterministic Gumbel search (no root noise) with `simulations` network evaluations
-    per move, on a batch of one game: ``az:PATH[:SIMS]``."""
+    per move, on a batch of one game: ``az:PATH[:SIMS]``.
+
+    The search uses the settings of the network's training run (`settings`, read from the
+    checkpoint; a bare network gets the `AZSearchConfig` defaults unless given them)."""
 
     def __init__(self, path_or_payload, simulations: int = 32, seed: int | None = None,
-                 max_considered: int = 16, c_visit: float = 50.0, c_scale: float = 0.1):
+                 settings: AZSearchConfig | None = None):
         super().__init__(seed)
-        self.net = (path_or_payload if isinstance(path_or_payload, torch.nn.Module)
-                    else load_network(path_or_payload)).eval()
+        if isinstance(path_or_payload, torch.nn.Module):
+            self.net = path_or_payload.eval()
+        else:
+            payload = load_payload(path_or_payload)
+            self.net = load_network(payload)
+            settings = settings or search_settings(payload)
+        self.settings = settings or AZSearchConfig()
         self.simulations = int(simulations)
         self.spec = f"az:{path_or_payload if isinstance(path_or_payload, (str, Path)) else '-'}" \
                     f":{self.simulations}"
-        self._options = (max_considered, c_visit, c_scale)
         self._search: BatchedSearch | None = None
         self._evaluate = Evaluator(self.net)
 
     def _search_for(self, max_moves: int) -> BatchedSearch:
         if self._search is None or self._search.max_moves != max_moves:
-            m, c_visit, c_scale = self._options
-            self._search = BatchedSearch(1, [self.simulations], m, c_visit, c_scale, max_moves)
+            s = self.settings
+            self._search = BatchedSearch(1, [self.simulations], s.max_considered, s.c_visit,
+                                         s.c_scale, max_moves, s.rescale_q)
         return self._search
 
     def act(self, game: Game) -> int:

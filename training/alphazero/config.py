@@ -23,6 +23,9 @@ class AZConfigError(ValueError):
 class AZModelConfig:
     channels: int = 32  # width of the residual CNN (training.common.network.PolicyValueNet)
     blocks: int = 2  # residual blocks in the trunk
+    ownership: bool = False  # auxiliary ownership head (KataGo): trained to predict, per cell,
+                             # who controls the colony of the satellite there at the game's end
+    landing_values: bool = False  # one landing-cell map per value of the moving satellite
 
 
 @dataclass
@@ -34,7 +37,8 @@ class AZSearchConfig:
     full_fraction: float = 0.25  # playout-cap randomisation: share of moves with a full search
     max_considered: int = 16  # Gumbel-top-k: root actions sampled for sequential halving
     c_visit: float = 50.0  # sigma(q) = (c_visit + max visits) * c_scale * q
-    c_scale: float = 0.1  # (mctx defaults; q is min-max rescaled to [0, 1] at each node)
+    c_scale: float = 0.1  # (mctx defaults)
+    rescale_q: bool = True  # min-max rescale the completed q to [0, 1] at each node (mctx)
 
 
 @dataclass
@@ -46,6 +50,8 @@ class AZReplayConfig:
     min_positions: int = 2_000  # no training until the buffer holds this many
     symmetries: bool = True  # train on a random one of the 8 board symmetries of each sample
     cheap_value_targets: bool = True  # cheap-search positions are value targets (never policy)
+    value_mix: float = 0.0  # value target = (1 - value_mix) x game result + value_mix x the
+                            # root value of the position's own search
 
 
 @dataclass
@@ -53,6 +59,7 @@ class AZOptimConfig:
     learning_rate: float = 1e-3  # Adam step size
     weight_decay: float = 1e-4  # L2 penalty (AdamW-style decoupled)
     value_coef: float = 1.0  # weight of the value loss (mean squared error)
+    ownership_coef: float = 1.0  # weight of the ownership loss (mean squared error per cell)
     max_grad_norm: float = 5.0  # gradient clipping (global L2 norm)
 
 
@@ -110,9 +117,11 @@ _RANGES: dict[str, tuple] = {
     "replay.replay_ratio": (0.0, None, False),
     "replay.batch_size": (1, None, True),
     "replay.min_positions": (1, None, True),
+    "replay.value_mix": (0.0, 1.0, True),
     "optim.learning_rate": (0.0, 1.0, False),
     "optim.weight_decay": (0.0, 1.0, True),
     "optim.value_coef": (0.0, None, True),
+    "optim.ownership_coef": (0.0, None, True),
     "optim.max_grad_norm": (0.0, None, False),
     "eval.every": (1, None, True),
     "eval.games": (0, None, True),

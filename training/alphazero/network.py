@@ -15,15 +15,17 @@ import torch
 from training.common.network import PolicyValueNet
 
 
-def build_network(channels: int, blocks: int, seed: int | None = None) -> PolicyValueNet:
+def build_network(channels: int, blocks: int, seed: int | None = None,
+                  ownership: bool = False, landing_values: bool = False) -> PolicyValueNet:
     """A fresh network; with `seed`, its initial weights come from torch.manual_seed(seed)."""
     if seed is not None:
         torch.manual_seed(seed)
-    return PolicyValueNet(channels, blocks, lookahead=0.0)
+    return PolicyValueNet(channels, blocks, lookahead=0.0, ownership=ownership,
+                          landing_values=landing_values)
 
 
 def network_shape(net: PolicyValueNet) -> dict:
-    return {"channels": net.channels, "blocks": net.blocks, "lookahead": 0.0}
+    return net.shape
 
 
 class Evaluator:

@@ -35,6 +35,8 @@ class ReplayBuffer:
         self.policy = np.zeros((capacity, SLOTS), dtype=np.float16)
         self.value = np.zeros(capacity, dtype=np.float32)
         self.policy_weight = np.zeros(capacity, dtype=np.float32)
+        # the game's final control map, red's view (+1 red, -1 blue, 0 none; an auxiliary target)
+        self.ownership = np.zeros((capacity, N_CELLS), dtype=np.int8)
         self.size = 0
         self.cursor = 0  # next slot to write
         self.added = 0  # positions ever added
@@ -42,8 +44,11 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, states, actions, policy, value, policy_weight) -> None:
-        """Add n positions (arrays with a leading axis n); the oldest are overwritten."""
+    def add(self, states, actions, policy, value, policy_weight, ownership=None) -> None:
+        """Add n positions (arrays with a leading axis n); the oldest are overwritten.
+        `ownership` (n, 100) is each position's final control map from red's view."""
+        if ownership is None:
+            ownership = np.zeros((len(states), N_CELLS), dtype=np.int8)
         n = len(states)
         for start in range(0, n, self.capacity):
             chunk = slice(start, min(n, start + self.capacity))
@@ -54,6 +59,7 @@ class ReplayBuffer:
             self.policy[where] = policy[chunk]
             self.value[where] = value[chunk]
             self.policy_weight[where] = policy_weight[chunk]
+            self.ownership[where] = ownership[chunk]
             self.cursor = int((self.cursor + count) % self.capacity)
             self.size = min(self.capacity, self.size + count)
             self.added += count
@@ -73,7 +79,8 @@ class ReplayBuffer:
                 "actions": torch.from_numpy(self.actions[:n].copy()),
                 "policy": torch.from_numpy(self.policy[:n].copy()),
                 "value": torch.from_numpy(self.value[:n].copy()),
-                "policy_weight": torch.from_numpy(self.policy_weight[:n].copy())}
+                "policy_weight": torch.from_numpy(self.policy_weight[:n].copy()),
+                "ownership": torch.from_numpy(self.ownership[:n].copy())}
 
     def load_state_dict(self, data: dict) -> None:
         if int(data["capacity"]) != self.capacity:
@@ -86,11 +93,12 @@ class ReplayBuffer:
         self.policy[:n] = data["policy"].numpy()
         self.value[:n] = data["value"].numpy()
         self.policy_weight[:n] = data["policy_weight"].numpy()
+        self.ownership[:n] = data["ownership"].numpy()
 
 
 @njit(parallel=True, cache=True)
-def _fill_batch(states, actions, policy, syms, max_moves, cell_map, dir_map, action_map,
-                obs, masks, targets, scratch_states, works):
+def _fill_batch(states, actions, policy, ownership, syms, max_moves, cell_map, dir_map,
+                action_map, obs, masks, targets, owned, scratch_states, works):
     for i in prange(states.shape[0]):
         r = i
         t = syms[i]
@@ -98,6 +106,9 @@ def _fill_batch(states, actions, policy, syms, max_moves, cell_map, dir_map, act
         state = scratch_states[i]
         fill_observation(state, state[N_CELLS], max_moves, obs[i], works[i])
         fill_legal_mask(state, masks[i], works[i])
+        sign = 1.0 if state[N_CELLS] == 0 else -1.0  # red's view -> the player to move's
+        for c in range(N_CELLS):
+            owned[i, cell_map[t, c]] = sign * ownership[r, c]
         targets[i, :] = 0.0
         for j in range(actions.shape[1]):
             a = actions[r, j]
@@ -114,14 +125,16 @@ def make_batch(buffer: ReplayBuffer, rows: np.ndarray, syms: np.ndarray, max_mov
     obs = np.zeros((n, N_CELLS, N_PLANES), dtype=np.float32)
     masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
     targets = np.zeros((n, N_ACTIONS), dtype=np.float32)
+    owned = np.zeros((n, N_CELLS), dtype=np.float32)
     scratch = np.zeros((n, STATE_LEN), dtype=np.int32)
     works = np.stack([new_work() for _ in range(n)]) if n else np.zeros((0, 13, N_CELLS), np.int32)
     _fill_batch(buffer.states[rows], buffer.actions[rows], buffer.policy[rows].astype(np.float32),
-                syms.astype(np.int64), max_moves, CELL_MAP, DIR_MAP, ACTION_MAP, obs, masks,
-                targets, scratch, works)
+                buffer.ownership[rows], syms.astype(np.int64), max_moves, CELL_MAP, DIR_MAP,
+                ACTION_MAP, obs, masks, targets, owned, scratch, works)
     targets /= np.maximum(targets.sum(axis=1, keepdims=True), 1e-12)  # float16 rounding
     return {"obs": torch.from_numpy(obs.reshape(n, 10, 10, N_PLANES)),
             "mask": torch.from_numpy(masks),
             "policy": torch.from_numpy(targets),
             "value": torch.from_numpy(buffer.value[rows].copy()),
-            "policy_weight": torch.from_numpy(buffer.policy_weight[rows].copy())}
+            "policy_weight": torch.from_numpy(buffer.policy_weight[rows].copy()),
+            "ownership": torch.from_numpy(owned)}

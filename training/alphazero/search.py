@@ -50,6 +50,8 @@ from satellites_env.observation import N_PLANES, fill_observation
 SLOTS = 256  # child slots per node: more than the most legal actions (12 x 8 x at most 4 = 240)
 NEED_ROOT, SEARCHING = 0, 1
 NEG = -1e30
+# The search's settings, one float64 array handed to the kernels.
+C_VISIT, C_SCALE, RESCALE = 0, 1, 2
 
 
 # --------------------------------------------------------------------------- schedules
@@ -187,7 +189,7 @@ def _backup(b, leaf, value, node_state, node_parent, node_visits, node_value_sum
 
 @njit(cache=True)
 def completed_sigma(b, node, node_state, node_visits, node_value_sum, node_raw, node_children,
-                    child_logit, child_node, c_visit, c_scale, sigma):
+                    child_logit, child_node, params, sigma):
     """sigma(completed q) of every child of `node` into sigma[b, :n]; returns the total visits
     of the children. q is from the view of the player to move at `node`."""
     n = node_children[b, node]
@@ -230,7 +232,11 @@ def completed_sigma(b, node, node_state, node_visits, node_value_sum, node_raw, 
             low = sigma[b, i]
         if sigma[b, i] > high:
             high = sigma[b, i]
-    scale = (c_visit + max_visits) * c_scale / max(high - low, 1e-8)
+    scale = (params[C_VISIT] + max_visits) * params[C_SCALE]
+    if params[RESCALE] != 0.0:  # mctx's min-max rescaling of the completed q to [0, 1]
+        scale /= max(high - low, 1e-8)
+    else:  # q kept on its own scale, [-1, 1]: small differences stay small
+        low = 0.0
     for i in range(n):
         sigma[b, i] = (sigma[b, i] - low) * scale
     return total
@@ -244,11 +250,11 @@ def _visits_of(b, node, i, child_node, node_visits):
 
 @njit(cache=True)
 def _root_choice(b, considered_visit, node_state, node_visits, node_value_sum, node_raw,
-                 node_children, child_logit, child_node, gumbel, c_visit, c_scale, sigma):
+                 node_children, child_logit, child_node, gumbel, params, sigma):
     """The root action slot whose visit count is `considered_visit` with the best
     g + logits + sigma(completed q) (mctx's score_considered)."""
     completed_sigma(b, 0, node_state, node_visits, node_value_sum, node_raw, node_children,
-                    child_logit, child_node, c_visit, c_scale, sigma)
+                    child_logit, child_node, params, sigma)
     n = node_children[b, 0]
     top = NEG
     for i in range(n):
@@ -269,9 +275,9 @@ def _root_choice(b, considered_visit, node_state, node_visits, node_value_sum, n
 
 @njit(cache=True)
 def _interior_choice(b, node, node_state, node_visits, node_value_sum, node_raw,
-                     node_children, child_logit, child_node, c_visit, c_scale, sigma):
+                     node_children, child_logit, child_node, params, sigma):
     total = completed_sigma(b, node, node_state, node_visits, node_value_sum, node_raw,
-                            node_children, child_logit, child_node, c_visit, c_scale, sigma)
+                            node_children, child_logit, child_node, params, sigma)
     n = node_children[b, node]
     top = NEG
     for i in range(n):
@@ -296,7 +302,7 @@ def _interior_choice(b, node, node_state, node_visits, node_value_sum, node_raw,
 def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
             node_children, child_action, child_logit, child_node, num_nodes,
             game_state, phase, kind, sim, pending, gumbel, table, eval_flag, obs, mask, work,
-            sigma, max_moves, c_visit, c_scale, considered):
+            sigma, max_moves, params, considered):
     """Step 1: new roots, or one selection down to a leaf, per game; obs rows of the leaves
     that need the network (eval_flag[b] = 1)."""
     for b in prange(node_state.shape[0]):
@@ -324,11 +330,11 @@ def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node
                 m = min(considered[kind[b]], node_children[b, 0])
                 slot = _root_choice(b, table[kind[b], m, sim[b]], node_state, node_visits,
                                     node_value_sum, node_raw, node_children, child_logit,
-                                    child_node, gumbel, c_visit, c_scale, sigma)
+                                    child_node, gumbel, params, sigma)
             else:
                 slot = _interior_choice(b, node, node_state, node_visits, node_value_sum,
                                         node_raw, node_children, child_logit, child_node,
-                                        c_visit, c_scale, sigma)
+                                        params, sigma)
             child = child_node[b, node, slot]
             if child >= 0:
                 node = child
@@ -362,13 +368,13 @@ def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node
 @njit(cache=True)
 def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_children,
                    child_action, child_logit, child_node, num_nodes, game_state, phase, kind,
-                   gumbel, sigma, work, max_moves, c_visit, c_scale, searched,
+                   gumbel, sigma, work, max_moves, params, searched,
                    out_ready, out_state, out_action, out_count, out_actions, out_policy,
                    out_value, out_kind, out_searched, out_done, out_winner):
     """The search of game b is over: improved policy, the move, play it, reset the tree."""
     n = node_children[b, 0]
     completed_sigma(b, 0, node_state, node_visits, node_value_sum, node_raw, node_children,
-                    child_logit, child_node, c_visit, c_scale, sigma)
+                    child_logit, child_node, params, sigma)
     top = NEG
     max_visits = 0
     for i in range(n):
@@ -414,7 +420,7 @@ def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_ch
 def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
            node_children, child_action, child_logit, child_node, num_nodes,
            game_state, phase, kind, sim, pending, gumbel, budgets, eval_flag, eval_row,
-           logits, values, work, sigma, max_moves, c_visit, c_scale,
+           logits, values, work, sigma, max_moves, params,
            out_ready, out_state, out_action, out_count, out_actions, out_policy, out_value,
            out_kind, out_searched, out_done, out_winner):
     """Step 3: expand and back up the evaluated leaves; finish the searches that are done
@@ -440,7 +446,7 @@ def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_
                     _finish_search(b, node_state, node_visits, node_value_sum, node_raw,
                                    node_children, child_action, child_logit, child_node,
                                    num_nodes, game_state, phase, kind, gumbel, sigma, work,
-                                   max_moves, c_visit, c_scale, 0, out_ready, out_state,
+                                   max_moves, params, 0, out_ready, out_state,
                                    out_action, out_count, out_actions, out_policy, out_value,
                                    out_kind, out_searched, out_done, out_winner)
                     continue
@@ -449,7 +455,7 @@ def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_
         if phase[b] == SEARCHING and sim[b] >= budgets[kind[b]]:
             _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_children,
                            child_action, child_logit, child_node, num_nodes, game_state, phase,
-                           kind, gumbel, sigma, work, max_moves, c_visit, c_scale, 1,
+                           kind, gumbel, sigma, work, max_moves, params, 1,
                            out_ready, out_state, out_action, out_count, out_actions, out_policy,
                            out_value, out_kind, out_searched, out_done, out_winner)
 
@@ -467,11 +473,11 @@ class BatchedSearch:
     """
 
     def __init__(self, games: int, budgets: list[int], max_considered: int = 16,
-                 c_visit: float = 50.0, c_scale: float = 0.1, max_moves: int = 400):
+                 c_visit: float = 50.0, c_scale: float = 0.1, max_moves: int = 400,
+                 rescale: bool = True):
         considered = [considered_for(max_considered, budget) for budget in budgets]
         self.trees = Trees(games, budgets, considered)
-        self.c_visit = float(c_visit)
-        self.c_scale = float(c_scale)
+        self.params = np.array([c_visit, c_scale, float(rescale)], dtype=np.float64)
         self.max_moves = int(max_moves)
         self.eval_flag = np.zeros(games, dtype=np.int8)
         self.timers = {"tree+engine": 0.0, "network": 0.0}
@@ -487,8 +493,8 @@ class BatchedSearch:
         t = self.trees
         tick = time.perf_counter()
         prepare(*t.arrays(), t.game_state, t.phase, t.kind, t.sim, t.pending, t.gumbel, t.table,
-                self.eval_flag, t.obs, t.mask, t.work, t.sigma, self.max_moves, self.c_visit,
-                self.c_scale, t.considered)
+                self.eval_flag, t.obs, t.mask, t.work, t.sigma, self.max_moves, self.params,
+                t.considered)
         rows = np.flatnonzero(self.eval_flag)
         t.eval_row[:] = -1
         t.eval_row[rows] = np.arange(len(rows), dtype=np.int32)
@@ -502,7 +508,7 @@ class BatchedSearch:
         finish(*t.arrays(), t.game_state, t.phase, t.kind, t.sim, t.pending, t.gumbel,
                t.budgets, self.eval_flag, t.eval_row, np.ascontiguousarray(logits, np.float32),
                np.ascontiguousarray(values, np.float32), t.work, t.sigma, self.max_moves,
-               self.c_visit, self.c_scale, t.out_ready, t.out_state, t.out_action, t.out_count,
+               self.params, t.out_ready, t.out_state, t.out_action, t.out_count,
                t.out_actions, t.out_policy, t.out_value, t.out_kind, t.out_searched, t.out_done,
                t.out_winner)
         done = time.perf_counter()

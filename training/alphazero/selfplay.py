@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from satellites_env.core import engine
-from satellites_env.core.engine import DRAW
+from satellites_env.core.board import N_CELLS
+from satellites_env.core.engine import DRAW, fill_control_map
 from satellites_env.core.state import TO_MOVE
 
 from .config import AZSearchConfig
@@ -39,15 +40,18 @@ class SelfPlayStats:
 
 
 class SelfPlay:
-    def __init__(self, config: AZSearchConfig, seed: int, cheap_value_targets: bool = True):
+    def __init__(self, config: AZSearchConfig, seed: int, cheap_value_targets: bool = True,
+                 value_mix: float = 0.0):
         self.config = config
         self.cheap_value_targets = cheap_value_targets
+        self.value_mix = float(value_mix)
         self.search = BatchedSearch(config.games, [config.cheap_simulations,
                                                    config.full_simulations],
                                     config.max_considered, config.c_visit, config.c_scale,
-                                    config.max_moves)
+                                    config.max_moves, config.rescale_q)
         self.rng = np.random.default_rng(seed)
         self.stats = SelfPlayStats()
+        self.work = engine.new_work()
         self.trajectories: list[list] = [[] for _ in range(config.games)]
         self.restart_games()
 
@@ -85,7 +89,8 @@ class SelfPlay:
                 self.trajectories[b].append((trees.out_state[b].copy(),
                                              trees.out_actions[b, :n].copy(),
                                              trees.out_policy[b, :n].copy(),
-                                             1.0 if kind == FULL and searched else 0.0))
+                                             1.0 if kind == FULL and searched else 0.0,
+                                             float(trees.out_value[b])))
                 if trees.out_done[b]:
                     added += self._game_over(b, int(trees.out_winner[b]), buffer)
         return added
@@ -112,7 +117,13 @@ class SelfPlay:
             to_move = states[:, TO_MOVE]
             value = (np.zeros(n, np.float32) if winner == DRAW
                      else np.where(to_move == winner, 1.0, -1.0).astype(np.float32))
-            buffer.add(states, actions, policy, value, np.array([s[3] for s in keep], np.float32))
+            control = np.zeros(N_CELLS, dtype=np.int8)
+            fill_control_map(self.search.trees.game_state[b, :N_CELLS], self.work, control)
+            if self.value_mix:
+                root = np.array([s[4] for s in keep], np.float32)
+                value = (1.0 - self.value_mix) * value + self.value_mix * root
+            buffer.add(states, actions, policy, value, np.array([s[3] for s in keep], np.float32),
+                       np.broadcast_to(control, (n, N_CELLS)))
         self.trajectories[b] = []
         self.search.trees.game_state[b] = engine.init(rng=self.rng)
         return len(keep)

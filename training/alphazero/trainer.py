@@ -82,9 +82,14 @@ def _set_rng_state(rng: np.random.Generator, data: dict) -> None:
                                "has_uint32": data["has_uint32"], "uinteger": data["uinteger"]}
 
 
-def policy_value_loss(net, batch: dict, value_coef: float) -> tuple[torch.Tensor, dict]:
-    """Cross-entropy to the improved policy (full searches only) + value_coef x MSE."""
-    logits, value = net(batch["obs"])
+def policy_value_loss(net, batch: dict, value_coef: float, ownership_coef: float = 0.0
+                      ) -> tuple[torch.Tensor, dict]:
+    """Cross-entropy to the improved policy (full searches only) + value_coef x MSE, and
+    ownership_coef x the per-cell MSE of the ownership map when the network has that head."""
+    if net.has_ownership:
+        logits, value, ownership = net.forward_all(batch["obs"])
+    else:
+        logits, value = net(batch["obs"])
     logits = logits.masked_fill(batch["mask"] == 0, float("-inf"))
     log_probs = torch.log_softmax(logits, dim=-1).masked_fill(batch["mask"] == 0, 0.0)
     per_sample = -(batch["policy"] * log_probs).sum(-1)
@@ -92,7 +97,12 @@ def policy_value_loss(net, batch: dict, value_coef: float) -> tuple[torch.Tensor
     policy_loss = (per_sample * weight).sum() / weight.sum().clamp(min=1.0)
     value_loss = torch.mean((value - batch["value"]) ** 2)
     loss = policy_loss + value_coef * value_loss
-    return loss, {"policy": policy_loss.item(), "value": value_loss.item()}
+    parts = {"policy": policy_loss.item(), "value": value_loss.item()}
+    if net.has_ownership:
+        ownership_loss = torch.mean((ownership - batch["ownership"]) ** 2)
+        loss = loss + ownership_coef * ownership_loss
+        parts["ownership"] = ownership_loss.item()
+    return loss, parts
 
 
 class AZTrainer:
@@ -105,11 +115,14 @@ class AZTrainer:
         self.console = console or Console()
         torch.set_num_threads(config.threads)
         numba.set_num_threads(min(config.threads, numba.config.NUMBA_NUM_THREADS))
-        self.net = build_network(config.model.channels, config.model.blocks, seed=config.seed)
+        self.net = build_network(config.model.channels, config.model.blocks, seed=config.seed,
+                                 ownership=config.model.ownership,
+                                 landing_values=config.model.landing_values)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=config.optim.learning_rate,
                                            weight_decay=config.optim.weight_decay)
         self.buffer = ReplayBuffer(config.replay.capacity)
-        self.selfplay = SelfPlay(config.search, config.seed, config.replay.cheap_value_targets)
+        self.selfplay = SelfPlay(config.search, config.seed, config.replay.cheap_value_targets,
+                                 config.replay.value_mix)
         self.train_rng = np.random.default_rng([config.seed, 1])
         self.counters = AZCounters()
         self.history: list[AZEvaluation] = []
@@ -206,12 +219,15 @@ class AZTrainer:
             return {}
         self.net.train()
         totals = {"policy": 0.0, "value": 0.0}
+        if self.net.has_ownership:
+            totals["ownership"] = 0.0
         for _ in range(steps):
             rows = self.buffer.sample(replay.batch_size, self.train_rng)
             syms = (self.train_rng.integers(0, 8, size=len(rows)) if replay.symmetries
                     else np.zeros(len(rows), dtype=np.int64))
             batch = make_batch(self.buffer, rows, syms, self.config.search.max_moves)
-            loss, parts = policy_value_loss(self.net, batch, self.config.optim.value_coef)
+            loss, parts = policy_value_loss(self.net, batch, self.config.optim.value_coef,
+                                            self.config.optim.ownership_coef)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.config.optim.max_grad_norm)
@@ -241,7 +257,7 @@ class AZTrainer:
                                max_moves=ev.max_moves)
                 evaluation.results[spec] = result.as_dict()
             if search_games:
-                agent = AZAgent(self.net, ev.search_simulations)
+                agent = AZAgent(self.net, ev.search_simulations, settings=self.config.search)
                 agent.spec = f"az-search:{ev.search_simulations}"
                 opponent = make_agent(spec, seed=self.config.seed + k)
                 result = match(agent, opponent, search_games, seed=20_000 + self.config.seed,

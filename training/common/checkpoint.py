@@ -114,9 +114,14 @@ def _equal(value: Any, expected: str | int) -> bool:
 def check_shape(shape: Any, path: str | Path = "?") -> dict:
     """A `model_shape` entry with the right keys, types and ranges, or a CheckpointError."""
     where = f"checkpoint {str(path)!r}: model_shape"
-    if not isinstance(shape, dict) or set(shape) - {"channels", "blocks", "lookahead"}:
-        raise CheckpointError(f"{where} must be a mapping of channels, blocks and lookahead, "
-                              f"got {shape!r}")
+    if not isinstance(shape, dict) or set(shape) - {"channels", "blocks", "lookahead",
+                                                     "ownership", "landing_values"}:
+        raise CheckpointError(f"{where} must be a mapping of channels, blocks, lookahead, "
+                              f"ownership and landing_values, got {shape!r}")
+    flags = {key: shape.get(key, False) for key in ("ownership", "landing_values")}
+    for key, flag in flags.items():
+        if type(flag) is not bool:
+            raise CheckpointError(f"{where}.{key} must be true or false, got {flag!r}")
     channels, blocks = shape.get("channels"), shape.get("blocks")
     lookahead = shape.get("lookahead", 0.0)
     for key, value in (("channels", channels), ("blocks", blocks)):
@@ -130,7 +135,7 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     if type(lookahead) not in (int, float) or not math.isfinite(lookahead) or lookahead < 0:
         raise CheckpointError(f"{where}.lookahead must be a finite number >= 0, "
                               f"got {lookahead!r}")
-    return {"channels": channels, "blocks": blocks, "lookahead": float(lookahead)}
+    return {"channels": channels, "blocks": blocks, "lookahead": float(lookahead), **flags}
 
 
 def check_weights(weights: Any, path: str | Path = "?", key: str = "model") -> None:
@@ -154,7 +159,8 @@ def network_from_checkpoint(payload: dict[str, Any], path: str | Path = "?") -> 
 
 def network_from_weights(shape: dict, weights: dict, path: str | Path = "?",
                          key: str = "model") -> PolicyValueNet:
-    net = PolicyValueNet(shape["channels"], shape["blocks"], shape["lookahead"])
+    net = PolicyValueNet(shape["channels"], shape["blocks"], shape["lookahead"],
+                         shape.get("ownership", False), shape.get("landing_values", False))
     try:
         net.load_state_dict(weights)
     except (RuntimeError, ValueError, TypeError, KeyError) as error:

@@ -30,6 +30,9 @@ PUSHED_PLANE = PLANE_INDEX["pushed"]
 LANDING = torch.from_numpy(RAY.reshape(-1).copy()).where(
     torch.from_numpy(RAY.reshape(-1).copy()) >= 0, torch.tensor(N_CELLS))
 
+MOVE_FROM = torch.arange(N_CELLS * MOVES_PER_CELL) // MOVES_PER_CELL  # from-cell of each move
+VALUE_INDEX = torch.arange(4, dtype=torch.float32).view(1, 4, 1, 1)  # own_k plane -> k - 1
+
 
 class ResidualBlock(nn.Module):
     def __init__(self, channels: int):
@@ -47,20 +50,29 @@ class ResidualBlock(nn.Module):
 class PolicyValueNet(nn.Module):
     """Residual CNN: (B, 10, 10, 22) observations -> (B, 3217) logits, (B,) values in [-1, 1]."""
 
-    def __init__(self, channels: int = 64, blocks: int = 4, lookahead: float = 0.0):
+    def __init__(self, channels: int = 64, blocks: int = 4, lookahead: float = 0.0,
+                 ownership: bool = False, landing_values: bool = False):
         super().__init__()
         self.channels = channels
         self.blocks = blocks
         self.lookahead = float(lookahead)
+        self.has_ownership = bool(ownership)
+        self.landing_values = bool(landing_values)
         self.stem = nn.Sequential(nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=False),
                                   nn.GroupNorm(8, channels), nn.ReLU())
         self.trunk = nn.Sequential(*(ResidualBlock(channels) for _ in range(blocks)))
         self.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
-        self.landing_head = nn.Conv2d(channels, 1, 1)
+        # One landing map, or one per value of the satellite that moves (landing_values):
+        # what a landing does depends on the value that lands (R21 sums).
+        self.landing_head = nn.Conv2d(channels, 4 if self.landing_values else 1, 1)
         self.push_head = nn.Conv2d(channels, N_PUSH_ACTIONS, 1)
         self.pass_head = nn.Linear(channels, 1)
         self.value_head = nn.Sequential(nn.Linear(channels, channels), nn.ReLU(),
                                         nn.Linear(channels, 1))
+        if self.has_ownership:
+            # Auxiliary head (KataGo's ownership): per cell, who controls the colony its
+            # satellite is in at the end of the game, in [-1, 1] from the observer's view.
+            self.ownership_head = nn.Conv2d(channels, 1, 1)
         if self.lookahead:
             self.lookahead_weight = nn.Parameter(torch.tensor(self.lookahead))
             # The learned logits start at exactly 0, so the first policy is softmax of the
@@ -72,7 +84,12 @@ class PolicyValueNet(nn.Module):
     @property
     def shape(self) -> dict:
         """The constructor arguments: `PolicyValueNet(**net.shape)` is a blank twin."""
-        return {"channels": self.channels, "blocks": self.blocks, "lookahead": self.lookahead}
+        shape = {"channels": self.channels, "blocks": self.blocks, "lookahead": self.lookahead}
+        if self.has_ownership:
+            shape["ownership"] = True
+        if self.landing_values:
+            shape["landing_values"] = True
+        return shape
 
     @property
     def uses_lookahead(self) -> bool:
@@ -83,11 +100,29 @@ class PolicyValueNet(nn.Module):
         """Raw (unmasked) logits and values; `lookahead` (B, 3217) is required when the
         network uses the lookahead prior and ignored otherwise."""
         x, h = self._trunk(observation)
+        return self._heads(x, h, lookahead)
+
+    def forward_all(self, observation: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Logits, values and the ownership map (B, 100) of a network with that head."""
+        x, h = self._trunk(observation)
+        logits, value = self._heads(x, h, None)
+        return logits, value, torch.tanh(self.ownership_head(h)).flatten(1)
+
+    def _heads(self, x: torch.Tensor, h: torch.Tensor, lookahead: torch.Tensor | None
+               ) -> tuple[torch.Tensor, torch.Tensor]:
         pushed_at = (x[:, PUSHED_PLANE] > 0).to(x.dtype)  # (B, 10, 10), one cell or none
         pooled = h.mean(dim=(2, 3))
         moves = self.move_head(h).permute(0, 2, 3, 1).reshape(x.shape[0], -1)
-        landing = F.pad(self.landing_head(h).flatten(1), (0, 1))  # (B, 101), padding cell last
-        moves = moves + landing[:, LANDING]
+        if self.landing_values:
+            # (B, 4 x 101): the map of value v + 1 at [v * 101 + cell]; each move reads the
+            # map of the value on its from-cell (own_1..own_4 planes) at its landing cell.
+            landing = F.pad(self.landing_head(h).flatten(2), (0, 1)).flatten(1)
+            value_at = (x[:, :4] * VALUE_INDEX).sum(1).flatten(1).long()  # (B, 100), 0..3
+            index = value_at[:, MOVE_FROM] * (N_CELLS + 1) + LANDING
+            moves = moves + torch.gather(landing, 1, index)
+        else:
+            landing = F.pad(self.landing_head(h).flatten(1), (0, 1))  # (B, 101), padding last
+            moves = moves + landing[:, LANDING]
         pushes = torch.einsum("bchw,bhw->bc", self.push_head(h), pushed_at)
         passes = self.pass_head(pooled)
         logits = torch.cat([moves, pushes, passes], dim=1)
