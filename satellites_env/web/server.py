@@ -15,9 +15,11 @@ nothing):
   (nothing changes);
 * ``GET /api/games/{id}/record`` - the game record as a JSON download.
 
-Each browser tab plays its own game (its id is in the page's URL); the server keeps the
-`max_games` most recently used games in memory. Agents think in a worker thread, so one
-slow agent does not stall the other tabs. Needs the `web` extra (``pip install
+Bodies must be JSON (``Content-Type: application/json``), and only requests addressed to the
+server's loopback names are answered (TrustedHostMiddleware), so a page on another site cannot
+play through it. Each browser tab plays its own game (its id is in the page's URL); the server
+keeps the `max_games` most recently used games in memory. Agents think in a worker thread, so
+one slow agent does not stall the other tabs. Needs the `web` extra (``pip install
 'satellites[web]'``).
 """
 
@@ -32,6 +34,8 @@ from collections import OrderedDict
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -43,6 +47,16 @@ from satellites_env.core.notation import MAX_SPN_MOVES
 from .play import PlaySession, RequestError, play_page
 
 MAX_BODY = 64 * 1024  # bytes of a request body; moves are tiny
+LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
+
+def allowed_hosts(host: str) -> list[str]:
+    """The Host headers the server answers: its loopback names (and `host` itself), so a web
+    page elsewhere cannot reach it through a rebound DNS name; any host when it listens on
+    every address (0.0.0.0 or ::), as asked."""
+    if host in ("0.0.0.0", "::", ""):
+        return ["*"]
+    return LOOPBACK_NAMES + ([host] if host not in LOOPBACK_NAMES else [])
 
 
 class GameStore:
@@ -85,6 +99,9 @@ async def _body(request: Request) -> dict:
         raise RequestError(f"the request body is larger than {MAX_BODY} bytes")
     if not raw.strip():
         return {}
+    # JSON only: a form on another site can post text/plain without asking, not JSON.
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise RequestError("send the request body as JSON (Content-Type: application/json)")
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
@@ -95,9 +112,10 @@ async def _body(request: Request) -> dict:
 
 
 def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
-               max_games: int = 200) -> Starlette:
+               max_games: int = 200, host: str = "127.0.0.1") -> Starlette:
     """The ASGI app serving the play page against `opponent` (an agent spec, checked now:
-    a bad one raises AgentSpecError before anything is served)."""
+    a bad one raises AgentSpecError before anything is served), for a server listening on
+    `host` (see :func:`allowed_hosts`)."""
     make_agent(opponent, seed=0)  # fail fast: a bad spec or checkpoint is an error now
     store = GameStore(opponent, max_moves, max_games)
 
@@ -196,7 +214,8 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
         Route("/api/games/{game_id}/preview", preview),
         Route("/api/games/{game_id}/record", record),
     ]
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, middleware=[
+        Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(host))])
     app.state.store = store
     return app
 
@@ -228,7 +247,7 @@ def serve(opponent: str = "random", host: str = "127.0.0.1", port: int = 8000,
 
     if not 1 <= max_moves <= MAX_SPN_MOVES:
         raise ValueError(f"max_moves must be from 1 to {MAX_SPN_MOVES}, got {max_moves}")
-    app = create_app(opponent, max_moves)
+    app = create_app(opponent, max_moves, host=host)
     sock = bind(host, port)
     config = uvicorn.Config(app, log_level="warning", access_log=False)
     server = uvicorn.Server(config)

@@ -122,11 +122,12 @@ def live_server(opponent: str = "random", max_moves: int = 400, max_games: int =
 
 
 def call(url: str, method: str = "GET", body=None, raw: bytes | None = None,
-         timeout: float = 30) -> tuple[int, dict | str, dict]:
+         timeout: float = 30, headers: dict | None = None) -> tuple[int, dict | str, dict]:
     """(status, JSON answer or text, headers) of one HTTP request to the test server."""
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
     request = urllib.request.Request(url, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json",
+                                              **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             status, text, headers = response.status, response.read().decode(), response.headers

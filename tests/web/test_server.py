@@ -3,6 +3,7 @@ that change nothing, separate games, the record download, `satellites serve` its
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -143,7 +144,8 @@ bodies = json_values | st.fixed_dictionaries({}, optional={
 @given(body=bodies)
 def test_fuzzed_move_requests_answer_400_or_play_a_legal_move(server, body):
     state = new_game(server, color="red", spn=DISPLACEMENT_SPN, seed=1)
-    status, answer = move(server, state, body)
+    status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST",
+                             raw=json.dumps(body).encode())
     assert status in (200, 400), (status, answer)
     if status == 400:
         assert isinstance(answer["error"], str) and answer["error"]
@@ -153,6 +155,40 @@ def test_fuzzed_move_requests_answer_400_or_play_a_legal_move(server, body):
         for text in answer["moves"]:
             game.play_move(text)
         assert game.to_spn() == answer["spn"]
+
+
+spns = st.one_of(st.text(max_size=30), st.sampled_from([DISPLACEMENT_SPN, PASS_SPN]),
+                 st.sampled_from([DISPLACEMENT_SPN, PASS_SPN]).map(lambda spn: spn[:-1] + "x"))
+new_game_bodies = json_values | st.fixed_dictionaries({}, optional={
+    "color": st.sampled_from(["red", "blue"]) | json_values,
+    "seed": st.integers(-5, 2**33) | json_values, "spn": spns | json_values,
+    "extra": json_values})
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(body=new_game_bodies)
+def test_fuzzed_new_game_requests_answer_201_or_400(server, body):
+    status, answer, _ = call(server + "api/games", "POST", raw=json.dumps(body).encode())
+    assert status in (201, 400), (status, answer)
+    if status == 400:
+        assert isinstance(answer["error"], str) and answer["error"]
+    else:
+        assert answer["you"] == body.get("color", "red")
+        assert current(server, answer)["spn"] == answer["spn"]
+
+
+def test_only_json_from_this_machine_is_answered(server):
+    state = new_game(server, color="red", spn=DISPLACEMENT_SPN)
+    # A form on another site may post text/plain without asking the browser's permission.
+    status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST",
+                             raw=b'{"move": "f1-f3"}', headers={"Content-Type": "text/plain"})
+    assert status == 400 and "application/json" in answer["error"]
+    assert current(server, state)["moves"] == []
+    # A page reaching the server through another host name (DNS rebinding) is refused.
+    status, _, _ = call(server + f"api/games/{state['id']}", headers={"Host": "evil.example"})
+    assert status == 400
+    assert call(server, headers={"Host": "localhost"})[0] == 200
 
 
 def test_pass_is_offered_only_when_it_is_the_only_move(server):
