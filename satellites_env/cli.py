@@ -394,16 +394,14 @@ def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: flo
         check_output_file(html, "--html", "game.html")
     record = GameRecord.load(path)
     source = f"game record {str(path)!r}"
-    positions = record.replay(source)
-    lasts = [None] + record.moves
+    positions = record.replay(source)  # each with its history: the last move is highlighted
     if html:
         from .web import write_replay
 
         write_or_fallback(lambda target: write_replay(record, target, source), html, "--html")
         say(f"wrote the replay page {html} ({len(record.moves)} moves); open it in a browser")
     if gif:
-        frames = [render_rgb(game, size=frame_size, last_move=last)
-                  for game, last in zip(positions, lasts)]
+        frames = [render_rgb(game, size=frame_size) for game in positions]
         save_gif(frames, gif, fps=fps)
         say(f"wrote {len(frames)} frames to {gif}")
     if boards or not (gif or html):
@@ -411,16 +409,16 @@ def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: flo
         from .terminal import read_key as terminal_key
 
         if read_key is None and (boards or not interactive()):
-            for game, last in zip(positions, lasts):
-                console.print(render_rich(game, last_move=last))
+            for game in positions:
+                console.print(render_rich(game))
         else:
-            step_through(positions, lasts, record, read_key or terminal_key)
+            step_through(positions, record, read_key or terminal_key)
 
 
 STEP_KEYS = "→ / space / Enter: next   ← / b: back   Home / End: first / last   q: quit"
 
 
-def step_through(positions: list[Game], lasts: list, record: GameRecord,
+def step_through(positions: list[Game], record: GameRecord,
                  read_key: Callable[[], str]) -> None:
     """Show one position at a time; keys move through the game (STEP_KEYS)."""
     from .render import render_rich
@@ -431,8 +429,9 @@ def step_through(positions: list[Game], lasts: list, record: GameRecord,
     while True:
         if console.is_terminal:
             console.clear()
-        console.print(render_rich(positions[step], last_move=lasts[step]))
-        move = f"move {step} of {last}: {lasts[step]}" if step else f"start (0 of {last})"
+        game = positions[step]
+        console.print(render_rich(game))
+        move = f"move {step} of {last}: {game.history[-1]}" if step else f"start (0 of {last})"
         say(f"{players.get('red', '?')} (red) vs {players.get('blue', '?')} (blue) · {move}")
         say(STEP_KEYS)
         key = read_key()

@@ -46,8 +46,7 @@ def replay_data(record: GameRecord, source: str = "game record") -> tuple[dict, 
     per-step SVG layers and SPNs (to be packed). Raises RecordError if the record does not
     replay."""
     positions = record.replay(source)
-    lasts = [""] + list(record.moves)
-    layers = [svg_layer(game, last_move=last) for game, last in zip(positions, lasts)]
+    layers = [svg_layer(game) for game in positions]  # each highlights its last move
     spns = [game.to_spn() for game in positions]
     movers = [COLOR_NAMES[game.to_move] for game in positions[:-1]]
     data = {"players": _players(record), "moves": list(record.moves), "movers": movers,

@@ -14,6 +14,7 @@ from satellites_env.core import Game, engine, square_name
 from satellites_env.gym_env import SatellitesGymEnv
 from satellites_env.render import render_svg, svg_frame, svg_layer
 
+from play_helpers import engine_pieces
 from test_render import DISPLACEMENT_SPN, FINAL_SPN, GRACE_SPN, displacement_game, push_cells
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
@@ -23,20 +24,9 @@ def parse(svg: str) -> ET.Element:
     return ET.fromstring(svg)
 
 
-def piece(code: int) -> str:
-    return ("R" if code > 0 else "B") + str(abs(int(code)))
-
-
 def drawn_satellites(root) -> dict[str, tuple[str, bool]]:
     return {use.get("data-sq"): (use.get("data-piece"), use.get("data-connected") == "1")
             for use in root.iterfind(".//svg:use[@class='sat']", NS)}
-
-
-def engine_satellites(game: Game) -> dict[str, tuple[str, bool]]:
-    """The board and the connected satellites straight from the engine API."""
-    board = np.asarray(game.board)
-    connected = {c for group in engine.groups(board) for c in group.cells}
-    return {square_name(c): (piece(board[c]), c in connected) for c in np.flatnonzero(board)}
 
 
 def position(root):
@@ -53,7 +43,7 @@ def test_svg_shows_the_engine_position(index):
     game = positions_to_check()[index]
     root = parse(render_svg(game))
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
-    assert drawn_satellites(root) == engine_satellites(game)
+    assert drawn_satellites(root) == engine_pieces(game)
     groups = {g.get("data-cells"): (g.get("data-controller"), g.get("data-crowned"))
               for g in root.iterfind(".//svg:g[@data-cells]", NS)}
     expected = {" ".join(square_name(c) for c in g.cells):
@@ -118,7 +108,7 @@ def test_svg_render_mode_of_both_envs():
     gym = SatellitesGymEnv(render_mode="svg")
     gym.reset(seed=0)
     root = parse(gym.render())
-    assert drawn_satellites(root) == engine_satellites(gym.game)
+    assert drawn_satellites(root) == engine_pieces(gym.game)
     assert "svg" in satellites_v0.raw_env.metadata["render_modes"]
 
 
@@ -130,4 +120,4 @@ def test_svg_matches_the_engine_along_random_games(seed, moves):
     while not game.is_over and game.moves < moves:
         game.play(int(rng.choice(game.legal_actions())))
     root = parse(render_svg(game))
-    assert drawn_satellites(root) == engine_satellites(game)
+    assert drawn_satellites(root) == engine_pieces(game)

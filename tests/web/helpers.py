@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
-
 from satellites_env.agents import make_agent
 from satellites_env.arena import play_game
-from satellites_env.core import Game, engine, square_name
 from satellites_env.record import GameRecord
+
+from play_helpers import engine_pieces  # noqa: F401 - re-exported for the web tests
 
 # Red to move; f1-f5 displaces the unconnected blue 2 on f5 (as in tests/render).
 DISPLACEMENT_SPN = ("D..B.D.c../C..A....../...b...ac./.......B../........dC/.b..db..../"
@@ -30,14 +29,6 @@ SHOWN = """() => {
 def sample_record() -> GameRecord:
     """A whole game, greedy (red) against random, the same every time."""
     return play_game(make_agent("greedy", seed=1), make_agent("random", seed=2), 5)
-
-
-def engine_pieces(game: Game) -> dict[str, tuple[str, bool]]:
-    """square -> (piece, connected), from the engine API."""
-    board = np.asarray(game.board)
-    connected = {c for group in engine.groups(board) for c in group.cells}
-    return {square_name(c): (("R" if board[c] > 0 else "B") + str(abs(int(board[c]))),
-                             c in connected) for c in np.flatnonzero(board)}
 
 
 def shown(page) -> dict:

@@ -31,11 +31,10 @@ def game_frames(record: GameRecord, size: int = FRAME_SIZE,
     thinned to at most `max_frames`, the first and last always kept)."""
     if max_frames < 2:
         raise ValueError(f"max_frames must be at least 2, got {max_frames}")
-    positions = record.replay()
-    lasts = [""] + list(record.moves)
+    positions = record.replay()  # each with its history: its last move is highlighted
     keep = np.unique(np.linspace(0, len(positions) - 1, min(len(positions), max_frames))
                      .round().astype(int))
-    return [render_rgb(positions[i], size=size, last_move=lasts[i]) for i in keep]
+    return [render_rgb(positions[i], size=size) for i in keep]
 
 
 def log_game(writer, tag: str, record: GameRecord, step: int, *, size: int = FRAME_SIZE,
