@@ -16,6 +16,7 @@ import itertools
 import math
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
@@ -112,12 +113,16 @@ class PairResult:
                 "b_wins": self.b_wins, "draws": self.draws}
 
 
-def match(a: Agent, b: Agent, games: int, seed: int,
-          max_moves: int = DEFAULT_MAX_MOVES) -> PairResult:
-    """`games` games between two agent objects in this process, colors balanced."""
+def match(a: Agent, b: Agent, games: int, seed: int, max_moves: int = DEFAULT_MAX_MOVES,
+          on_record: Callable[[int, GameRecord], None] | None = None) -> PairResult:
+    """`games` games between two agent objects in this process, colors balanced;
+    `on_record(i, record)` is called with each game's record (to keep some)."""
     result = PairResult(a.spec, b.spec)
     for i in range(games):
-        result.add(play_pairing_game(a, b, i, seed, max_moves), a_is_red=i % 2 == 0)
+        record = play_pairing_game(a, b, i, seed, max_moves)
+        result.add(record, a_is_red=i % 2 == 0)
+        if on_record is not None:
+            on_record(i, record)
     return result
 
 

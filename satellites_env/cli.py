@@ -1,6 +1,7 @@
-"""The `satellites` command line: train, evaluate, play, replay, demo.
+"""The `satellites` command line: train, evaluate, play, serve, replay, demo.
 
-`train` and `checkpoint:` agents load the trainer (PyTorch) lazily; everything else is torch-free.
+`train` and `checkpoint:` agents load the trainer (PyTorch) lazily, `serve` the web server
+(Starlette, uvicorn); everything else is torch-free.
 
 Errors and guarantees: a bad argument, agent spec, record, position, config, checkpoint or
 output path ends with one `error: ...` line and exit status 2 (never a traceback); Ctrl-C
@@ -93,6 +94,7 @@ WORKERS = int_in(1, 256)
 MAX_MOVES = int_in(1, 1_000_000)
 FRAME_SIZE = int_in(64, 4096)
 FPS = float_in(0, 100)  # a GIF frame lasts at least 10 ms
+PORT = int_in(0, 65535)
 
 
 # --------------------------------------------------------------------------- output paths
@@ -220,15 +222,31 @@ def record_name(k: int) -> str:
     return f"game_{k:04d}.json"
 
 
-def write_records(result: TournamentResult, folder: Path) -> None:
-    """Every game record, and `tournament.json`: the results and which record is which game."""
+def replay_name(k: int) -> str:
+    return f"game_{k:04d}.html"
+
+
+INDEX = "index.html"
+
+
+def write_records(result: TournamentResult, folder: Path, progress=None) -> None:
+    """Every game record and its HTML replay, `tournament.json` (the results, and which
+    record and replay is which game) and `index.html` (every game, linked to its replay).
+    `progress(done, total)` is called after each game's files."""
+    from .web import index_html, write_replay
+
     folder.mkdir(parents=True, exist_ok=True)
     for k, record in enumerate(result.records):
         record.save(folder / record_name(k))
+        write_replay(record, folder / replay_name(k), f"game {k}")
+        if progress:
+            progress(k + 1, len(result.records))
     manifest = result.as_dict()
     for k, game in enumerate(manifest["games"]):
         game["record"] = record_name(k)
+        game["replay"] = replay_name(k)
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    (folder / INDEX).write_text(index_html(manifest), encoding="utf-8")
 
 
 def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | None,
@@ -256,9 +274,12 @@ def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | 
             problems.append(str(error))
     if records:
         try:
-            write_records(result, records)
-            say(f"wrote {len(result.records)} game records and {MANIFEST} to "
-                          f"{records}/")
+            with Progress(*columns, console=console, transient=True) as progress:
+                task = progress.add_task("replays", total=len(result.records))
+                write_records(result, records, lambda done, total: progress.update(
+                    task, completed=done))
+            say(f"wrote {len(result.records)} game records with their replays, {MANIFEST} "
+                f"and {INDEX} to {records}/")
         except OSError as error:
             problems.append(_records_fallback(result, records, error))
     if problems:
@@ -287,7 +308,7 @@ def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
 
     An illegal or malformed move changes nothing. However the game stops (its end, 'quit',
     end of input, Ctrl-C, an error), the record is saved to `save` when given."""
-    from .render import HumanWindow, render_rgb, render_text
+    from .render import HumanWindow, render_rgb, render_rich
 
     if save:
         check_output_file(save, "--save", "game.json")
@@ -303,7 +324,7 @@ def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
 
     def show() -> None:
         last = game.history[-1] if game.history else None
-        console.print(render_text(game, last_move=last), markup=False, highlight=False)
+        console.print(render_rich(game, last_move=last))
         if window:
             window.show(render_rgb(game, last_move=last))
 
@@ -359,22 +380,95 @@ def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
 # --------------------------------------------------------------------------- replay
 
 
-def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: float) -> None:
-    from .render import render_rgb, render_text, save_gif
+def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: float,
+           html: Path | None = None, read_key: Callable[[], str] | None = None) -> None:
+    """Show a saved game: an HTML replay (`html`), a GIF (`gif`), and/or the boards in the
+    terminal. Without `html` or `gif` (or with `boards`), a terminal steps through the game
+    one key press at a time (`read_key`, default the terminal's); when standard input or
+    output is not a terminal, every board is printed one after the other."""
+    from .render import render_rgb, render_rich, save_gif
 
     if gif:
         check_output_file(gif, "--gif", "game.gif")
+    if html:
+        check_output_file(html, "--html", "game.html")
     record = GameRecord.load(path)
-    positions = record.replay(f"game record {str(path)!r}")
-    lasts = [None] + record.moves
-    if boards or not gif:
-        for game, last in zip(positions, lasts):
-            console.print(render_text(game, last_move=last), markup=False, highlight=False)
+    source = f"game record {str(path)!r}"
+    positions = record.replay(source)  # each with its history: the last move is highlighted
+    if html:
+        from .web import write_replay
+
+        write_or_fallback(lambda target: write_replay(record, target, source), html, "--html")
+        say(f"wrote the replay page {html} ({len(record.moves)} moves); open it in a browser")
     if gif:
-        frames = [render_rgb(game, size=frame_size, last_move=last)
-                  for game, last in zip(positions, lasts)]
+        frames = [render_rgb(game, size=frame_size) for game in positions]
         save_gif(frames, gif, fps=fps)
         say(f"wrote {len(frames)} frames to {gif}")
+    if boards or not (gif or html):
+        from .terminal import interactive
+        from .terminal import read_key as terminal_key
+
+        if read_key is None and (boards or not interactive()):
+            for game in positions:
+                console.print(render_rich(game))
+        else:
+            step_through(positions, record, read_key or terminal_key)
+
+
+STEP_KEYS = "→ / space / Enter: next   ← / b: back   Home / End: first / last   q: quit"
+
+
+def step_through(positions: list[Game], record: GameRecord,
+                 read_key: Callable[[], str]) -> None:
+    """Show one position at a time; keys move through the game (STEP_KEYS)."""
+    from .render import render_rich
+
+    last = len(positions) - 1
+    step = 0
+    players = record.players
+    while True:
+        if console.is_terminal:
+            console.clear()
+        game = positions[step]
+        console.print(render_rich(game))
+        move = f"move {step} of {last}: {game.history[-1]}" if step else f"start (0 of {last})"
+        say(f"{players.get('red', '?')} (red) vs {players.get('blue', '?')} (blue) · {move}")
+        say(STEP_KEYS)
+        key = read_key()
+        if key in ("q", "escape", "eof"):
+            return
+        if key in ("right", "space", "enter", "n", "down", "pagedown"):
+            if step == last and key == "enter":
+                return  # Enter at the end closes, as a pager does
+            step = min(last, step + 1)
+        elif key in ("left", "b", "p", "up", "pageup", "backspace"):
+            step = max(0, step - 1)
+        elif key in ("home", "g"):
+            step = 0
+        elif key in ("end", "G"):
+            step = last
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def serve(opponent: str, host: str, port: int, max_moves: int, open_browser: bool) -> None:
+    """`satellites serve`: the play page on http://HOST:PORT/ until Ctrl-C."""
+    try:
+        from .web.server import serve as run_server
+    except ImportError as error:
+        raise CliError("`satellites serve` needs the 'web' extra (Starlette and uvicorn): "
+                       f"pip install 'satellites[web]'; import failed: {error}") from None
+
+    def announce(url: str) -> None:
+        say(f"playing against {opponent} at {url}  (each browser tab plays its own game; "
+            f"Ctrl-C stops)")
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    run_server(opponent, host, port, max_moves, announce=announce)
 
 
 # --------------------------------------------------------------------------- train
@@ -397,7 +491,7 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
          red: str = "greedy", blue: str = "random") -> None:
     """Play one game between two agents through the wrapped PettingZoo env and render it."""
     from . import satellites_v0
-    from .render import render_rgb, render_text, save_gif
+    from .render import render_rgb, render_rich, save_gif
 
     if gif:
         check_output_file(gif, "--gif", "game.gif")
@@ -420,7 +514,7 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
                 progress.update(task, completed=game.moves)
                 if gif:
                     frames.append(render_rgb(game, size=frame_size, last_move=game.history[-1]))
-    console.print(render_text(game), markup=False, highlight=False)
+    console.print(render_rich(game))
     result = game.score()
     console.print(f"moves: {game.moves}  ended by: "
                   f"{'move cap (truncation)' if game.truncated else 'the rules'}  "
@@ -459,9 +553,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", type=Path, help="write the results as JSON to this file (checked "
                     "before the first game; winners are \"red\", \"blue\" or null)")
     ev.add_argument("--records", type=Path,
-                    help="save every game record in this folder, which must be new or empty "
-                    f"(a non-empty one is refused), with {MANIFEST}: the results and which "
-                    "record is which game")
+                    help="save every game record and its HTML replay in this folder, which "
+                    f"must be new or empty (a non-empty one is refused), with {MANIFEST} (the "
+                    f"results, and which record is which game) and {INDEX} (every game, "
+                    "linked to its replay)")
 
     pl = sub.add_parser("play", help="play a game in the terminal against an agent")
     pl.add_argument("--opponent", default="mcts:200", help="agent spec (default mcts:200)")
@@ -473,10 +568,23 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--save", type=Path, help="save the game record (JSON) to this file, "
                     "however the game stops (checked before the game)")
 
-    rp = sub.add_parser("replay", help="show a saved game as boards or a GIF")
+    sv = sub.add_parser("serve", help="play against an agent in the browser (a local page)")
+    sv.add_argument("--opponent", default="mcts:200", help="agent spec (default mcts:200)")
+    sv.add_argument("--port", type=PORT, default=8000,
+                    help="port, 0-65535; 0 picks a free one (default 8000)")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1: this machine only)")
+    sv.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
+                    help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
+    sv.add_argument("--open", action="store_true", help="open the page in the web browser")
+
+    rp = sub.add_parser("replay", help="show a saved game: HTML page, GIF or boards")
     rp.add_argument("record", type=Path, help="a game record (.json)")
+    rp.add_argument("--html", type=Path, help="write a self-contained HTML replay page")
     rp.add_argument("--gif", type=Path, help="write an animated GIF")
-    rp.add_argument("--boards", action="store_true", help="print every board (default without --gif)")
+    rp.add_argument("--boards", action="store_true",
+                    help="print every board at once (without --gif or --html, a terminal "
+                    "steps through the game on key presses instead)")
     rp.add_argument("--frame-size", type=FRAME_SIZE, default=480,
                     help="GIF frame size in pixels, 64-4096 (default 480)")
     rp.add_argument("--fps", type=FPS, default=2.0,
@@ -509,8 +617,10 @@ def run_command(args: argparse.Namespace) -> None:
                  args.max_moves)
     elif args.command == "play":
         play(args.opponent, args.color, args.seed, args.render, args.max_moves, args.save)
+    elif args.command == "serve":
+        serve(args.opponent, args.host, args.port, args.max_moves, args.open)
     elif args.command == "replay":
-        replay(args.record, args.gif, args.boards, args.frame_size, args.fps)
+        replay(args.record, args.gif, args.boards, args.frame_size, args.fps, args.html)
     elif args.command == "demo":
         demo(args.seed, args.max_moves, args.gif, args.frame_size, args.red, args.blue)
 

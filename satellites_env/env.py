@@ -35,7 +35,7 @@ from .core.game import Game, check_max_moves
 from .core.rules import IllegalActionError
 from .core.state import initial_state
 from .observation import Observer
-from .render import EnvRenderer
+from .render import RENDER_MODES, EnvRenderer
 
 AGENTS = ("player_0", "player_1")  # red, blue
 _AGENT_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
@@ -100,7 +100,7 @@ class raw_env(AECEnv, EzPickle):
     """
 
     metadata = {
-        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_modes": list(RENDER_MODES),
         "name": "satellites_v0",
         "is_parallelizable": False,
         "render_fps": 2,

@@ -48,7 +48,7 @@ from .core.rules import IllegalActionError
 from .core.state import initial_state
 from .env import ResetNeededError, as_action, spn_option
 from .observation import Observer
-from .render import EnvRenderer
+from .render import RENDER_MODES, EnvRenderer
 
 COLORS = COLOR_NAMES  # ("red", "blue"): player 0 (moves first), player 1
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
@@ -71,14 +71,14 @@ class SatellitesGymEnv(gymnasium.Env):
             on every reset from the env's generator; a plain callable is not.
         agent_color: ``"red"`` (moves first), ``"blue"`` or ``"random"`` (drawn at each reset).
         max_moves: the move cap (R20); reaching it truncates the episode.
-        render_mode: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+        render_mode: ``None``, ``"ansi"``, ``"rgb_array"``, ``"svg"`` or ``"human"``.
         illegal_action: ``"terminate"`` (default: an illegal action ends the episode with
             -1) or ``"raise"`` (it raises IllegalActionError). ``"lose"`` is an old name of
             ``"terminate"``.
         screen_size: frame size in pixels for ``"rgb_array"`` and ``"human"``.
     """
 
-    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
 
     def __init__(self, opponent: Opponent = "random", agent_color: str = "red",
                  max_moves: int = DEFAULT_MAX_MOVES, render_mode: str | None = None,

@@ -149,8 +149,10 @@ class GameRecord:
                        f"got {_kind(self.result['end'])}")
 
     def replay(self, source: str = "game record") -> list[Game]:
-        """The game after each move: [start, after move 1, ...]; raises RecordError if a field
-        is malformed, a move does not apply, or the result does not match the moves."""
+        """The game after each move: [start, after move 1, ...], each with its history (so
+        `history[-1]` is the move that led there, and pictures highlight it); raises
+        RecordError if a field is malformed, a move does not apply, or the result does not
+        match the moves."""
         self.validate(source)
         game = Game.from_spn(self.start_spn, self.max_moves)
         positions = [game.clone()]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from satellites_env.core import Game
+from satellites_env.core import Game, engine, square_name
 from satellites_env.core.board import N_MOVE_ACTIONS, PUSH_BASE
 
 
@@ -44,3 +44,12 @@ def find_game(predicate, seeds=range(200), max_moves: int = 400) -> Game:
         if predicate(game):
             return game
     raise LookupError("no position found satisfying the predicate")
+
+
+def engine_pieces(game: Game) -> dict[str, tuple[str, bool]]:
+    """square -> (piece, connected) straight from the engine API (`R3` a red 3, `B2` a blue 2):
+    what a picture of the position must show."""
+    board = np.asarray(game.board)
+    connected = {c for group in engine.groups(board) for c in group.cells}
+    return {square_name(c): (("R" if board[c] > 0 else "B") + str(abs(int(board[c]))),
+                             c in connected) for c in np.flatnonzero(board)}

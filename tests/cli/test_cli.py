@@ -34,9 +34,14 @@ def test_evaluate_writes_the_documented_json(tmp_path, capsys):
     assert data["elo"]["random"] == 0.0 and data["elo_anchor"] == "random"
     assert [game["winner"] in ("red", "blue", None) for game in data["games"]] == [True, True]
     assert sorted(path.name for path in records.iterdir()) == [
-        "game_0000.json", "game_0001.json", "tournament.json"]
+        "game_0000.html", "game_0000.json", "game_0001.html", "game_0001.json", "index.html",
+        "tournament.json"]
     manifest = json.loads((records / "tournament.json").read_text())
     assert [game["record"] for game in manifest["games"]] == ["game_0000.json", "game_0001.json"]
+    assert [game["replay"] for game in manifest["games"]] == ["game_0000.html", "game_0001.html"]
+    index = (records / "index.html").read_text()
+    for game in manifest["games"]:
+        assert f'href="{game["replay"]}"' in index and f'href="{game["record"]}"' in index
     for game in manifest["games"]:
         record = GameRecord.load(records / game["record"])
         assert record.result["winner"] == game["winner"]

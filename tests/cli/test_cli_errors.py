@@ -134,8 +134,9 @@ def test_evaluate_keeps_the_results_when_the_write_fails_at_the_end(tmp_path, ca
     (saved,) = cwd.glob("satellites-results-*.json")
     assert json.loads(saved.read_text())["pairs"][0]["games"] == 2
     (folder,) = cwd.glob("satellites-records-*")
-    assert sorted(p.name for p in folder.iterdir()) == ["game_0000.json", "game_0001.json",
-                                                        "tournament.json"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "game_0000.html", "game_0000.json", "game_0001.html", "game_0001.json", "index.html",
+        "tournament.json"]
     assert str(saved) in err and str(folder) in err
 
 
@@ -156,7 +157,7 @@ def test_evaluate_into_an_empty_records_folder(tmp_path, capsys):
     records = tmp_path / "games"
     records.mkdir()
     status, out, err = run(EVALUATE + ["--records", str(records)], capsys)
-    assert status == 0 and len(list(records.iterdir())) == 3
+    assert status == 0 and len(list(records.iterdir())) == 6  # 2 games: json + html, 2 more
 
 
 def test_elo_title_names_its_anchor(capsys):

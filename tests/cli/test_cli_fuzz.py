@@ -38,6 +38,7 @@ WORKERS = mostly(["1"], ["0", "-2", "x"])
 FILES = mostly(["{tmp}/out.json", "{tmp}/new/deep/x.json", "rel.json", "{tmp}/records"],
                ["{tmp}", "{tmp}/file/x.json", "", ".", "{tmp}/file"])
 GIFS = mostly(["{tmp}/x.gif", "{tmp}/new/x.gif"], ["{tmp}", "{tmp}/file/x.gif"])
+HTMLS = mostly(["{tmp}/x.html", "{tmp}/new/x.html"], ["{tmp}", "{tmp}/file/x.html", ""])
 RECORDS = mostly(["{tmp}/good.json"], ["{tmp}/bad.json", "{tmp}/types.json", "{tmp}",
                                        "{tmp}/missing.json", "{tmp}/file", ""])
 LINES = st.one_of(JUNK, st.sampled_from(["moves", "quit", "pass", "a1-a2", "c10-c7>f9", "?"]))
@@ -65,9 +66,10 @@ PLAY = st.tuples(
         option("--render", st.sampled_from(["ansi", "x"]))),
     SMALL_MOVES,
 ).map(lambda parts: parts[0] + ["--max-moves", parts[1]])
-REPLAY = command("replay", option("--gif", GIFS), option("--frame-size", mostly(
-    ["64"], ["10", "x", "-64"])), option("--fps", mostly(["1", "100"], ["0", "nan", "101", "-1"])),
-    st.just(["--boards"]), positional=RECORDS)
+REPLAY = command("replay", option("--gif", GIFS), option("--html", HTMLS),
+                 option("--frame-size", mostly(["64"], ["10", "x", "-64"])),
+                 option("--fps", mostly(["1", "100"], ["0", "nan", "101", "-1"])),
+                 st.just(["--boards"]), positional=RECORDS)
 DEMO = st.tuples(
     command("demo", option("--seed", SEEDS), option("--gif", GIFS), option("--red", AGENTS),
             option("--blue", AGENTS), option("--frame-size", mostly(["64"], ["1", "y"]))),

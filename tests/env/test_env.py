@@ -313,7 +313,7 @@ def test_bad_constructor_arguments():
             satellites_v0.raw_env(max_moves=bad)
     assert satellites_v0.raw_env(max_moves=np.int16(7)).max_moves == 7
     with pytest.raises(ValueError, match="render_mode"):
-        satellites_v0.env(render_mode="svg")
+        satellites_v0.env(render_mode="html")
 
 
 def test_notation_helpers_round_trip():

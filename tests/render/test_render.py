@@ -19,10 +19,12 @@ from satellites_env.core.board import (
     direction_between,
     move_action,
 )
+from satellites_env.core import engine
 from satellites_env.render import (
     PUSH_COLOR,
     HumanWindow,
     render_rgb,
+    render_rich,
     render_text,
     save_gif,
     save_png,
@@ -129,6 +131,53 @@ def test_text_shows_result_and_last_move():
     played.play(int(played.legal_actions()[0]))
     assert f"last move: {played.history[-1]}" in render_text(played)
     assert "last move" not in render_text(played, last_move="")
+
+
+def board_lines(text: str) -> list[str]:
+    """The lines between the two file-letter lines: ranks and link lines."""
+    lines = text.splitlines()
+    files = [i for i, line in enumerate(lines) if line.split() == list("abcdefghij")]
+    return lines[files[0] + 1:files[1]]
+
+
+def test_text_draws_every_connection():
+    game = Game.from_spn(FINAL_SPN)
+    lines = board_lines(render_text(game))
+    ranks = [i for i, line in enumerate(lines) if line.split() and line.split()[0].isdigit()]
+    drawn = set()
+    for k, i in enumerate(ranks):
+        row = lines[i]
+        for col in range(9):  # a horizontal link stands in the gap after the cell
+            if row[4 + 4 * col + 3] == "\u2500":
+                drawn.add((k * 10 + col, k * 10 + col + 1))
+        below = lines[i + 1] if i + 1 < len(lines) and i + 1 not in ranks else ""
+        for col in range(10):
+            if len(below) > 4 + 4 * col + 1 and below[4 + 4 * col + 1] == "\u2502":
+                drawn.add((k * 10 + col, k * 10 + col + 10))
+    assert drawn == set(engine.links(np.asarray(game.board))) and drawn
+
+
+def test_rich_text_is_the_text_board_in_color():
+    game = Game.from_spn(FINAL_SPN)
+    rich = render_rich(game)
+    assert [line.rstrip() for line in rich.plain.splitlines()] == render_text(game).splitlines()
+    styles = {str(span.style) for span in rich.spans}
+    assert any("red" in style for style in styles) and any("blue" in style for style in styles)
+    assert any(" on " in style for style in styles)  # colonies tinted by controller
+    colored = render_text(game, color=True)
+    assert "\x1b[" in colored and "48;5;" in colored  # background tints in ANSI too
+
+
+def test_text_lists_the_colonies_that_decided_the_result():
+    game = Game.from_spn(FINAL_SPN)
+    text = render_text(game)
+    colonies = game.score().colonies
+    listed = [line for line in text.splitlines() if line.startswith("  colony ")]
+    assert len(listed) == len(colonies) > 0
+    red, blue = game.score().controlled
+    if red == blue:  # R23 decided it: the lowest-total colonies are named
+        assert sum("tie-break (R23)" in line for line in listed) == 2
+    assert "colony" not in render_text(Game.new(seed=0)).split("legend")[1]
 
 
 # --------------------------------------------------------------------------- rgb

@@ -7,7 +7,7 @@ Everything a run writes lives in its folder:
     config.json          the settings the run started with (never rewritten)
     config_changes.json  settings changed by later `--resume` sessions (old -> new, at which step)
     run.lock             held by the process training in the folder (one at a time)
-    tensorboard/         losses, entropy, win rates, Elo, throughput
+    tensorboard/         losses, entropy, win rates, Elo, throughput, a sample game per evaluation
     learning_curve.png   win rates and Elo against the baselines over training
     summary.json         final evaluation and throughput
 
@@ -50,6 +50,7 @@ from ..common.checkpoint import (CheckpointError, PolicyAgent, check_weights, lo
 from ..common.config import ConfigError, TrainConfig, config_from_dict
 from ..common.network import PolicyValueNet
 from ..common.runlock import RunLock
+from ..common.tensorboard import log_game
 from .update import build_batch, ppo_update
 from .selfplay import SelfPlayGenerator
 
@@ -112,6 +113,7 @@ class Trainer:
         self.counters = Counters()
         self.history: list[Evaluation] = []
         self.finished = False
+        self.sample_game = None  # the last evaluation's sample game (a GameRecord)
         self.config_changes: list[dict] = []
         self.new_changes: dict[str, list] = {}  # changes accepted when this session resumed
         self.net = PolicyValueNet(config.model.channels, config.model.blocks,
@@ -272,15 +274,23 @@ class Trainer:
         return losses
 
     def evaluate(self, games: int, final: bool = False) -> Evaluation:
-        """The learner (most likely action) against each evaluation opponent."""
+        """The learner (most likely action) against each evaluation opponent. The first game
+        against the last opponent (the learner is red) is kept in `sample_game`."""
         self.net.eval()
         learner = PolicyAgent(self.net, spec=LEARNER)
         evaluation = Evaluation(self.counters.steps, final=final)
         pairs = []
-        for k, spec in enumerate(self.config.eval.opponents):
+        opponents = self.config.eval.opponents
+
+        def keep_sample(i: int, record) -> None:
+            if i == 0:
+                self.sample_game = record
+
+        for k, spec in enumerate(opponents):
             opponent = make_agent(spec, seed=self.config.seed + k)
             result = match(learner, opponent, games, seed=10_000 + self.config.seed,
-                           max_moves=self.config.eval.max_moves)
+                           max_moves=self.config.eval.max_moves,
+                           on_record=keep_sample if k == len(opponents) - 1 else None)
             evaluation.results[spec] = result.as_dict()
             pairs.append(result)
         if "random" not in self.config.eval.opponents:
@@ -423,6 +433,9 @@ class Trainer:
             writer.add_scalar(f"eval/win_rate_vs_{opponent}", evaluation.win_rate(opponent),
                               evaluation.step)
         writer.add_scalar("eval/elo", evaluation.elo, evaluation.step)
+        if self.sample_game is not None:  # how the learner plays now, as an animation
+            log_game(writer, f"eval/game_vs_{self.config.eval.opponents[-1]}", self.sample_game,
+                     evaluation.step)
 
     def _write_summary(self, final: Evaluation, session_steps: int, session_seconds: float,
                        write: bool = True) -> None:

@@ -1,0 +1,65 @@
+"""Single key presses from a terminal, for `satellites replay` stepping through a game.
+
+:func:`read_key` returns a key name (``"right"``, ``"left"``, ``"home"``, ``"end"``,
+``"space"``, ``"enter"``, ``"escape"``, or the character typed) without waiting for Enter.
+It needs a terminal on standard input (:func:`interactive`); elsewhere the caller prints
+instead of stepping. Ctrl-C raises KeyboardInterrupt as usual; Ctrl-D reads as ``"eof"``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_SEQUENCES = {
+    "[A": "up", "[B": "down", "[C": "right", "[D": "left",
+    "[H": "home", "[F": "end", "OH": "home", "OF": "end", "[1~": "home", "[4~": "end",
+    "[7~": "home", "[8~": "end", "[5~": "pageup", "[6~": "pagedown",
+}
+_PLAIN = {" ": "space", "\r": "enter", "\n": "enter", "\x1b": "escape", "\x04": "eof",
+          "\x7f": "backspace"}
+
+
+def interactive() -> bool:
+    """True when standard input and output are both terminals (keys can be read)."""
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):  # closed or replaced streams
+        return False
+
+
+def _name(text: str) -> str:
+    if text == "\x03":
+        raise KeyboardInterrupt
+    if text.startswith("\x1b") and len(text) > 1:
+        return _SEQUENCES.get(text[1:], "escape")
+    return _PLAIN.get(text, text)
+
+
+def read_key() -> str:
+    """Wait for one key press and return its name (see the module docstring)."""
+    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        import msvcrt
+
+        char = msvcrt.getwch()
+        if char in ("\x00", "\xe0"):  # arrows and Home/End come as two characters
+            return {"M": "right", "K": "left", "G": "home", "O": "end", "H": "up",
+                    "P": "down"}.get(msvcrt.getwch(), "other")
+        return _name(char)
+    import select
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setraw(fd, termios.TCSANOW)  # keep keys typed ahead (TCSAFLUSH would drop them)
+        text = os.read(fd, 1).decode("utf-8", "replace")
+        if text == "\x1b":  # an escape sequence follows at once; a lone Esc does not
+            while select.select([fd], [], [], 0.05)[0]:
+                text += os.read(fd, 1).decode("utf-8", "replace")
+                if len(text) > 2 and (text[-1].isalpha() or text[-1] == "~"):
+                    break
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+    return _name(text)

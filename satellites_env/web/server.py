@@ -1,0 +1,258 @@
+"""`satellites serve`: a local page to play a whole game against an agent (Starlette + uvicorn).
+
+Routes (JSON in and out; an error is ``{"error": "why"}`` with a 4xx status and changes
+nothing):
+
+* ``GET /`` - the play page (``?game=ID`` reopens a game; ``?color=blue`` and ``?spn=SPN``
+  choose how a new one starts);
+* ``POST /api/games`` ``{"color": "red"|"blue", "seed": int?, "spn": str?}`` - a new game
+  (201); the agent moves first when it plays red;
+* ``GET /api/games/{id}`` - the game's state (see :meth:`PlaySession.state`);
+* ``POST /api/games/{id}/move`` ``{"action": id}``, ``{"actions": [move, push]}`` or
+  ``{"move": "c10-f7>f9"}`` - the human's move, checked by the engine (an illegal one is a
+  400 whose message is the engine's explanation), then the agent's reply;
+* ``GET /api/games/{id}/preview?action=ID`` - a displacement's first step with its push cells
+  (nothing changes);
+* ``GET /api/games/{id}/record`` - the game record as a JSON download.
+
+Bodies must be JSON (``Content-Type: application/json``), and only requests addressed to the
+server's loopback names are answered (TrustedHostMiddleware), so a page on another site cannot
+play through it. Each browser tab plays its own game (its id is in the page's URL); the server
+keeps the `max_games` most recently used games in memory. Agents think in a worker thread, so
+one slow agent does not stall the other tabs. Needs the `web` extra (``pip install
+'satellites[web]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections import OrderedDict
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from satellites_env.agents import make_agent
+from satellites_env.core.board import DEFAULT_MAX_MOVES
+from satellites_env.core.notation import MAX_SPN_MOVES
+
+from .play import PlaySession, RequestError, play_page
+
+MAX_BODY = 64 * 1024  # bytes of a request body; moves are tiny
+LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
+
+def allowed_hosts(host: str) -> list[str]:
+    """The Host headers the server answers: its loopback names (and `host` itself), so a web
+    page elsewhere cannot reach it through a rebound DNS name; any host when it listens on
+    every address (0.0.0.0 or ::), as asked."""
+    if host in ("0.0.0.0", "::", ""):
+        return ["*"]
+    return LOOPBACK_NAMES + ([host] if host not in LOOPBACK_NAMES else [])
+
+
+class GameStore:
+    """The games in play, by id; the least recently used go once there are `max_games`."""
+
+    def __init__(self, opponent: str, max_moves: int = DEFAULT_MAX_MOVES, max_games: int = 200):
+        self.opponent = opponent
+        self.max_moves = max_moves
+        self.max_games = max_games
+        self._games: OrderedDict[str, PlaySession] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def new(self, color: str, seed: int | None, spn: str | None) -> PlaySession:
+        session = PlaySession(self.opponent, color, seed=seed, spn=spn, max_moves=self.max_moves)
+        with self._lock:
+            self._games[session.id] = session
+            while len(self._games) > self.max_games:
+                self._games.popitem(last=False)
+        return session
+
+    def get(self, game_id: str) -> PlaySession | None:
+        with self._lock:
+            session = self._games.get(game_id)
+            if session is not None:
+                self._games.move_to_end(game_id)
+                session.touched = time.monotonic()
+            return session
+
+    def __len__(self) -> int:
+        return len(self._games)
+
+
+def _error(message: str, status: int = 400) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def _body(request: Request) -> dict:
+    raw = await request.body()
+    if len(raw) > MAX_BODY:
+        raise RequestError(f"the request body is larger than {MAX_BODY} bytes")
+    if not raw.strip():
+        return {}
+    # JSON only: a form on another site can post text/plain without asking, not JSON.
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise RequestError("send the request body as JSON (Content-Type: application/json)")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise RequestError("the request body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise RequestError("the request body must be a JSON object")
+    return data
+
+
+def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
+               max_games: int = 200, host: str = "127.0.0.1") -> Starlette:
+    """The ASGI app serving the play page against `opponent` (an agent spec, checked now:
+    a bad one raises AgentSpecError before anything is served), for a server listening on
+    `host` (see :func:`allowed_hosts`)."""
+    make_agent(opponent, seed=0)  # fail fast: a bad spec or checkpoint is an error now
+    store = GameStore(opponent, max_moves, max_games)
+
+    def session_of(request: Request) -> PlaySession:
+        session = store.get(request.path_params["game_id"])
+        if session is None:
+            raise LookupError(f"no game {request.path_params['game_id']!r} on this server "
+                              f"(it ended with the server, or was dropped): start a new game")
+        return session
+
+    async def guarded(work):
+        """Run `work()` in a thread; map the documented errors to 4xx answers."""
+        try:
+            return await run_in_threadpool(work)
+        except LookupError as error:
+            return _error(str(error), 404)
+        except ValueError as error:  # IllegalActionError, NotationError, RequestError
+            return _error(str(error))
+
+    async def page(request: Request) -> HTMLResponse:
+        return HTMLResponse(play_page(opponent))
+
+    async def new_game(request: Request) -> Response:
+        try:
+            body = await _body(request)
+        except RequestError as error:
+            return _error(str(error))
+        unknown = sorted(set(body) - {"color", "seed", "spn"})
+        if unknown:
+            return _error(f"unknown keys {unknown}; a new game takes 'color', 'seed', 'spn'")
+        color, seed, spn = body.get("color", "red"), body.get("seed"), body.get("spn")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
+                                 or not 0 <= seed <= 2**32 - 1):
+            return _error(f"'seed' must be an integer from 0 to {2**32 - 1}, got {seed!r}")
+        if spn is not None and not isinstance(spn, str):
+            return _error(f"'spn' must be a position in SPN (a string), got {spn!r}")
+        if not isinstance(color, str):
+            return _error(f"'color' must be 'red' or 'blue', got {color!r}")
+
+        def work():
+            session = store.new(color, seed, spn or None)
+            with session.lock:
+                return JSONResponse(session.state(), status_code=201)
+
+        return await guarded(work)
+
+    async def get_state(request: Request) -> Response:
+        def work():
+            session = session_of(request)
+            with session.lock:
+                return JSONResponse(session.state())
+
+        return await guarded(work)
+
+    async def move(request: Request) -> Response:
+        try:
+            body = await _body(request)
+        except RequestError as error:
+            return _error(str(error))
+
+        def work():
+            session = session_of(request)
+            with session.lock:
+                session.move(body)
+                return JSONResponse(session.state())
+
+        return await guarded(work)
+
+    async def preview(request: Request) -> Response:
+        text = request.query_params.get("action", "")
+        if not (text.isascii() and text.isdigit() and len(text) <= 6):
+            return _error(f"preview needs ?action=ID (an action id), got {text!r}")
+
+        def work():
+            session = session_of(request)
+            with session.lock:
+                return JSONResponse(session.preview(int(text)))
+
+        return await guarded(work)
+
+    async def record(request: Request) -> Response:
+        def work():
+            session = session_of(request)
+            with session.lock:
+                text = json.dumps(session.record().as_dict(), indent=1) + "\n"
+            return Response(text, media_type="application/json", headers={
+                "Content-Disposition": f'attachment; filename="satellites-{session.id}.json"'})
+
+        return await guarded(work)
+
+    routes = [
+        Route("/", page),
+        Route("/api/games", new_game, methods=["POST"]),
+        Route("/api/games/{game_id}", get_state),
+        Route("/api/games/{game_id}/move", move, methods=["POST"]),
+        Route("/api/games/{game_id}/preview", preview),
+        Route("/api/games/{game_id}/record", record),
+    ]
+    app = Starlette(routes=routes, middleware=[
+        Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(host))])
+    app.state.store = store
+    return app
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on (host, port); port 0 picks a free port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def serve(opponent: str = "random", host: str = "127.0.0.1", port: int = 8000,
+          max_moves: int = DEFAULT_MAX_MOVES, announce=print) -> None:
+    """Serve the play page until Ctrl-C; `announce(url)` is called once it listens."""
+    import uvicorn
+
+    if not 1 <= max_moves <= MAX_SPN_MOVES:
+        raise ValueError(f"max_moves must be from 1 to {MAX_SPN_MOVES}, got {max_moves}")
+    app = create_app(opponent, max_moves, host=host)
+    sock = bind(host, port)
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    announce(url_of(sock))
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    finally:
+        sock.close()

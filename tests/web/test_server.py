@@ -1,0 +1,267 @@
+"""The play server over HTTP (a live uvicorn on 127.0.0.1): legality from the engine, errors
+that change nothing, separate games, the record download, `satellites serve` itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from satellites_env.agents import AgentSpecError
+from satellites_env.core import Game, IllegalActionError, NotationError
+from satellites_env.core.board import PASS_ACTION
+from satellites_env.record import GameRecord
+from satellites_env.web.server import create_app
+
+from conftest import call, live_server
+from helpers import DISPLACEMENT_SPN, PASS_SPN
+
+
+@pytest.fixture(scope="module")
+def server():
+    with live_server("random", max_moves=400, max_games=50) as url:
+        yield url
+
+
+def new_game(server, **body):
+    status, state, _ = call(server + "api/games", "POST", body)
+    assert status == 201, state
+    return state
+
+
+def move(server, state, body):
+    return call(server + f"api/games/{state['id']}/move", "POST", body)[:2]
+
+
+def current(server, state):
+    status, answer, _ = call(server + f"api/games/{state['id']}")
+    assert status == 200
+    return answer
+
+
+def test_page_and_new_games(server):
+    status, html, headers = call(server)
+    assert status == 200 and 'id="board"' in html and "rect class=\"hit\"" in html
+    red = new_game(server, color="red", seed=3)
+    assert red["you"] == "red" and red["your_turn"] and red["moves"] == []
+    assert red["spn"] == Game.new(seed=3).to_spn()
+    blue = new_game(server, color="blue", seed=3)
+    assert blue["you"] == "blue" and len(blue["moves"]) == 1 and blue["movers"] == ["red"]
+    assert red["id"] != blue["id"]
+    # The legal moves by square are exactly the engine's.
+    game = Game.new(seed=3)
+    listed = sorted(f"{sq}-{t['to']}" for sq, targets in red["legal"].items() for t in targets)
+    engine_moves = sorted({m.split(">")[0] for m in game.legal_moves()})
+    assert listed == engine_moves
+
+
+def test_moves_by_id_notation_and_displacement(server):
+    state = new_game(server, color="red", spn=DISPLACEMENT_SPN)
+    game = Game.from_spn(DISPLACEMENT_SPN)
+    (displacement,) = [t for t in state["legal"]["f1"] if t["to"] == "f5"]
+    assert displacement["displacement"]
+    status, preview, _ = call(server + f"api/games/{state['id']}/preview?action="
+                              f"{displacement['action']}")
+    assert status == 200 and preview["move"] == "f1-f5"
+    expected = sorted(m.split(">")[1] for m in game.legal_moves() if m.startswith("f1-f5>"))
+    assert sorted(p["to"] for p in preview["pushes"]) == expected
+    assert 'class="push"' in preview["layer"]
+    assert current(server, state)["spn"] == DISPLACEMENT_SPN  # a preview changes nothing
+    # The first step alone is refused: a displacement needs its push.
+    status, answer = move(server, state, {"action": displacement["action"]})
+    assert status == 400 and "push" in answer["error"]
+    push = preview["pushes"][0]
+    status, after = move(server, state, {"actions": [displacement["action"], push["action"]]})
+    assert status == 200 and after["moves"][0] == push["move"]
+    game.play_move(push["move"])
+    for reply in after["reply"]:
+        game.play_move(reply)
+    assert after["spn"] == game.to_spn() and after["your_turn"]
+    # Notation works too.
+    text = game.legal_moves()[0]
+    status, after = move(server, after, {"move": text})
+    assert status == 200 and after["moves"][len(game.history)] == text
+
+
+def test_illegal_requests_are_explained_and_change_nothing(server):
+    state = new_game(server, color="red", spn=DISPLACEMENT_SPN)
+    game = Game.from_spn(DISPLACEMENT_SPN)
+    legal = set(game.legal_moves())
+    targets = [f"f1-{f}{r}" for f in "abcdefghij" for r in range(1, 6)]
+    cases = [t for t in targets if t not in legal and not any(m.startswith(t + ">")
+                                                            for m in legal)][:6]
+    assert len(cases) == 6
+    for text in cases + ["pass", "c10-c11", "f1-f5"]:  # f1-f5 is a displacement: no push
+        with pytest.raises((IllegalActionError, NotationError)) as error:
+            game.play_move(text)
+        status, answer = move(server, state, {"move": text})
+        assert status == 400 and answer["error"] == str(error.value), text
+    status, answer = move(server, state, {"action": PASS_ACTION})
+    assert status == 400 and "(R19)" in answer["error"]
+    for body in ({}, {"action": True}, {"action": "12"}, {"action": 1, "move": "pass"},
+                 {"actions": []}, {"actions": [1, 2, 3]}, {"move": 5}, {"color": "red"}):
+        status, answer = move(server, state, body)
+        assert status == 400 and answer["error"], body
+    status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST", raw=b"{nope")
+    assert status == 400 and "not valid JSON" in answer["error"]
+    status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST", raw=b"[1]")
+    assert status == 400 and "JSON object" in answer["error"]
+    after = current(server, state)
+    assert after["spn"] == DISPLACEMENT_SPN and after["moves"] == []
+    # Unknown games, bad new-game requests, a bad preview.
+    assert call(server + "api/games/nope")[0] == 404
+    assert call(server + "api/games/nope/move", "POST", {"move": "pass"})[0] == 404
+    for body in ({"color": "green"}, {"seed": -1}, {"seed": True}, {"spn": "not an spn"},
+                 {"spn": 3}, {"colour": "red"}):
+        status, answer, _ = call(server + "api/games", "POST", body)
+        assert status == 400 and answer["error"], body
+    for query in ("", "?action=x", "?action=-1", "?action=12"):
+        status, answer, _ = call(server + f"api/games/{state['id']}/preview{query}")
+        assert status == 400, query
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False)
+    | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                               max_size=3),
+    max_leaves=8)
+bodies = json_values | st.fixed_dictionaries({}, optional={
+    "action": json_values | st.integers(0, 3216), "actions": st.lists(st.integers(0, 3216),
+                                                                      max_size=3),
+    "move": st.text(max_size=12) | st.sampled_from(["pass", "f1-f5", "f1-f5>f7", "a1-a2"])})
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(body=bodies)
+def test_fuzzed_move_requests_answer_400_or_play_a_legal_move(server, body):
+    state = new_game(server, color="red", spn=DISPLACEMENT_SPN, seed=1)
+    status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST",
+                             raw=json.dumps(body).encode())
+    assert status in (200, 400), (status, answer)
+    if status == 400:
+        assert isinstance(answer["error"], str) and answer["error"]
+        assert current(server, state)["spn"] == DISPLACEMENT_SPN
+    else:  # it was a legal move: the engine agrees with the new position
+        game = Game.from_spn(DISPLACEMENT_SPN)
+        for text in answer["moves"]:
+            game.play_move(text)
+        assert game.to_spn() == answer["spn"]
+
+
+spns = st.one_of(st.text(max_size=30), st.sampled_from([DISPLACEMENT_SPN, PASS_SPN]),
+                 st.sampled_from([DISPLACEMENT_SPN, PASS_SPN]).map(lambda spn: spn[:-1] + "x"))
+new_game_bodies = json_values | st.fixed_dictionaries({}, optional={
+    "color": st.sampled_from(["red", "blue"]) | json_values,
+    "seed": st.integers(-5, 2**33) | json_values, "spn": spns | json_values,
+    "extra": json_values})
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(body=new_game_bodies)
+def test_fuzzed_new_game_requests_answer_201_or_400(server, body):
+    status, answer, _ = call(server + "api/games", "POST", raw=json.dumps(body).encode())
+    assert status in (201, 400), (status, answer)
+    if status == 400:
+        assert isinstance(answer["error"], str) and answer["error"]
+    else:
+        assert answer["you"] == body.get("color", "red")
+        assert current(server, answer)["spn"] == answer["spn"]
+
+
+def test_only_json_from_this_machine_is_answered(server):
+    state = new_game(server, color="red", spn=DISPLACEMENT_SPN)
+    # A form on another site may post text/plain without asking the browser's permission.
+    status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST",
+                             raw=b'{"move": "f1-f3"}', headers={"Content-Type": "text/plain"})
+    assert status == 400 and "application/json" in answer["error"]
+    assert current(server, state)["moves"] == []
+    # A page reaching the server through another host name (DNS rebinding) is refused.
+    status, _, _ = call(server + f"api/games/{state['id']}", headers={"Host": "evil.example"})
+    assert status == 400
+    assert call(server, headers={"Host": "localhost"})[0] == 200
+
+
+def test_pass_is_offered_only_when_it_is_the_only_move(server):
+    state = new_game(server, color="blue", spn=PASS_SPN)  # red (the agent) moves first
+    assert len(state["moves"]) == 1 and state["legal"] == {}
+    assert state["pass_action"] == PASS_ACTION
+    status, after = move(server, state, {"action": PASS_ACTION})
+    assert status == 200 and after["moves"][1] == "pass" and after["movers"][1] == "blue"
+    red = new_game(server, color="red", spn=PASS_SPN)
+    assert red["pass_action"] is None and red["legal"]
+
+
+def test_games_are_separate_and_the_record_downloads(server):
+    one = new_game(server, color="red", seed=11)
+    two = new_game(server, color="red", seed=11)
+    first = Game.new(seed=11).legal_moves()[0]
+    status, after = move(server, one, {"move": first})
+    assert status == 200
+    assert current(server, two)["moves"] == [] and current(server, two)["spn"] == one["spn"]
+    status, record, headers = call(server + f"api/games/{one['id']}/record")
+    assert status == 200 and "attachment" in headers["content-disposition"]
+    loaded = GameRecord.from_dict(record)
+    assert loaded.moves == after["moves"] and loaded.players["red"] == "human"
+    assert loaded.players["blue"] == "random" and loaded.result["end"] == "ongoing"
+    assert loaded.replay()[-1].to_spn() == after["spn"]
+
+
+def test_least_recently_used_games_are_dropped():
+    with live_server("random", max_games=2) as url:
+        first = new_game(url, color="red", seed=1)
+        second = new_game(url, color="red", seed=2)
+        assert call(url + f"api/games/{first['id']}")[0] == 200  # now the most recent
+        new_game(url, color="red", seed=3)
+        assert call(url + f"api/games/{second['id']}")[0] == 404
+        status, answer, _ = call(url + f"api/games/{first['id']}")
+        assert status == 200 and answer["id"] == first["id"]
+
+
+def test_a_bad_opponent_is_refused_before_serving():
+    with pytest.raises(AgentSpecError, match="unknown agent spec"):
+        create_app("minimax")
+
+
+def test_satellites_serve_port_0_prints_its_url_and_serves():
+    process = subprocess.Popen(
+        [sys.executable, "-m", "satellites_env", "serve", "--opponent", "greedy", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        line = process.stdout.readline()
+        assert "http://127.0.0.1:" in line, line + process.stderr.read()
+        url = line.split("at ", 1)[1].split()[0]
+        status, html, _ = call(url)
+        assert status == 200 and "greedy" in html
+        state = new_game(url, color="blue")
+        assert len(state["moves"]) == 1  # greedy opened as red
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+    assert process.returncode in (0, 130), process.stderr.read()
+
+
+def test_satellites_serve_errors():
+    from satellites_env import cli
+
+    assert cli.main(["serve", "--port", "70000"]) == 2
+    assert cli.main(["serve", "--opponent", "minimax", "--port", "0"]) == 2
+    with live_server() as url:  # a port in use is a clear error, not a traceback
+        port = url.rsplit(":", 1)[1].strip("/")
+        result = subprocess.run([sys.executable, "-m", "satellites_env", "serve", "--port", port],
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "error:" in result.stderr
