@@ -11,6 +11,10 @@ Who plays a new game (the opponent rule, drawn per game from the generator's RNG
 
 Only the learner's own decisions become training data. Games run on the core engine directly
 (not through the AEC env): the generator is the hot loop of training.
+
+`SelfPlayGenerator` is a `training.distributed.Generator`: the trainer runs one or more of them
+in a `GeneratorPool` (in this process, or as Ray actors), gives them the learner's weights and
+the opponent pool with `set_weights`, and takes finished segments from `generate(n)`.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from satellites_env.observation import N_PLANES, OBSERVATION_SHAPE, fill_observa
 
 from ..common.config import SelfPlayConfig
 from ..common.features import LookaheadFeatures
+from ..distributed.generator import SampleBatch, split
 from ..common.network import PolicyValueNet, sample_masked
 from .shaping import potential
 
@@ -70,21 +75,35 @@ class GenerationStats:
     truncated: int = 0
 
 
-class SelfPlayGenerator:
-    """Keeps `envs` games running; `collect(n)` plays until the learner made >= n decisions
-    and returns them as trajectory segments: whole when the game ended, else cut at the
-    current position with what is needed to bootstrap (so every update trains on fresh data)."""
+def make_generator(config: SelfPlayConfig, shape: dict, workers: int, worker: int,
+                   seed: int) -> "SelfPlayGenerator":
+    """Generator `worker` of `workers` (the pool's factory, with functools.partial): it plays
+    its share of `config.envs` games with a network of `shape` (weights come by set_weights)."""
+    with torch.random.fork_rng(devices=[]):  # building a net draws from torch's global RNG
+        net = PolicyValueNet(**shape)
+    return SelfPlayGenerator(config, net, seed, envs=split(config.envs, workers)[worker])
 
-    def __init__(self, config: SelfPlayConfig, learner: PolicyValueNet, seed: int):
+
+class SelfPlayGenerator:
+    """Keeps `envs` games running (default `config.envs`); `collect(n)` plays until the
+    learner made >= n decisions and returns them as trajectory segments: whole when the game
+    ended, else cut at the current position with what is needed to bootstrap (so every update
+    trains on fresh data). `learner` is the network it plays (and `set_weights` loads)."""
+
+    def __init__(self, config: SelfPlayConfig, learner: PolicyValueNet, seed: int,
+                 envs: int | None = None):
         self.config = config
+        self.envs = config.envs if envs is None else envs
         self.learner = learner
         self.pool: list[PolicyValueNet] = []
+        self.pool_version = 0  # snapshots ever added, as of the last set_weights
+        self.version = -1  # of the weights given by set_weights
         self.rng = np.random.default_rng(seed)
         self.torch_generator = torch.Generator().manual_seed(seed)
         self.scratch = new_scratch()
-        self._obs = np.zeros((config.envs, N_CELLS, N_PLANES), dtype=np.float32)
-        self._masks = np.zeros((config.envs, N_ACTIONS), dtype=np.int8)
-        self._lookaheads = np.zeros((config.envs, N_ACTIONS), dtype=np.float32)
+        self._obs = np.zeros((self.envs, N_CELLS, N_PLANES), dtype=np.float32)
+        self._masks = np.zeros((self.envs, N_ACTIONS), dtype=np.int8)
+        self._lookaheads = np.zeros((self.envs, N_ACTIONS), dtype=np.float32)
         self._features = LookaheadFeatures()
         self._baseline: Agent | None = None
         self.stats = GenerationStats()
@@ -94,15 +113,45 @@ class SelfPlayGenerator:
         """Drop the games in flight; the next step starts new ones."""
         self.slots = []
 
-    # ------------------------------------------------------------------ opponents
+    # ------------------------------------------------------------------ the Generator interface
 
-    def add_snapshot(self, net: PolicyValueNet) -> None:
-        """Add a frozen copy of `net` to the opponent pool (oldest dropped beyond pool_size)."""
-        snapshot = PolicyValueNet(**net.shape)
-        snapshot.load_state_dict(net.state_dict())
-        snapshot.eval()
-        self.pool.append(snapshot)
-        del self.pool[:-self.config.pool_size]
+    def set_weights(self, weights: dict, version: int) -> None:
+        """`weights`: {"model": the learner's state dict, "pool": the opponent snapshots'
+        state dicts (oldest first), "pool_version": snapshots ever added}."""
+        self.learner.load_state_dict(weights["model"])
+        if weights["pool_version"] != self.pool_version or len(self.pool) != len(
+                weights["pool"]):
+            while len(self.pool) < len(weights["pool"]):
+                with torch.random.fork_rng(devices=[]):
+                    self.pool.append(PolicyValueNet(**self.learner.shape).eval())
+            del self.pool[len(weights["pool"]):]
+            for net, snapshot in zip(self.pool, weights["pool"]):
+                net.load_state_dict(snapshot)
+            self.pool_version = weights["pool_version"]
+        self.version = version
+
+    def generate(self, n: int) -> SampleBatch:
+        """`collect(n)` as a batch: its segments, the learner decisions in them, and the
+        counters of the games played meanwhile (env_steps, games, truncated, game_moves)."""
+        before = (self.stats.steps, self.stats.games, self.stats.truncated,
+                  len(self.stats.game_lengths))
+        segments = self.collect(n) if n > 0 else []
+        lengths = self.stats.game_lengths[before[3]:]
+        del self.stats.game_lengths[:-200]  # a long-lived actor keeps the recent ones only
+        counters = {"env_steps": self.stats.steps - before[0],
+                    "games": self.stats.games - before[1],
+                    "truncated": self.stats.truncated - before[2],
+                    "game_moves": int(sum(lengths))}
+        return SampleBatch(segments, sum(len(s) for s in segments), counters, self.version)
+
+    def state(self) -> dict:
+        return {"rng": self.rng.bit_generator.state, "torch": self.torch_generator.get_state()}
+
+    def restore(self, state: dict) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.torch_generator.set_state(state["torch"])
+
+    # ------------------------------------------------------------------ opponents
 
     def _new_slot(self) -> _Slot:
         game = Game(initial_state(self.rng), self.config.max_moves)
@@ -150,7 +199,7 @@ class SelfPlayGenerator:
     def step(self) -> list[Trajectory]:
         """One action in every running game; returns the learner trajectories that ended."""
         if not self.slots:
-            self.slots = [self._new_slot() for _ in range(self.config.envs)]
+            self.slots = [self._new_slot() for _ in range(self.envs)]
         groups: dict = {}
         for i, slot in enumerate(self.slots):
             game = slot.game
