@@ -71,6 +71,11 @@ class _ArenaActor:
         return _run_job(job, seed, max_moves, self.agents)
 
 
+def _new_actor(actor_class):
+    """Start one arena actor (a seam: the tests watch which actors exist)."""
+    return actor_class.remote()
+
+
 def run_jobs_on_ray(jobs: list[tuple[int, int, str, str]], seed: int, max_moves: int,
                     workers: int, address: str | None = None,
                     progress: Callable[[int, int], None] | None = None,
@@ -79,7 +84,7 @@ def run_jobs_on_ray(jobs: list[tuple[int, int, str, str]], seed: int, max_moves:
     ray = import_ray()
     started = connect(address, workers)
     actor_class = ray.remote(num_cpus=1, max_restarts=0)(_ArenaActor)
-    actors = [actor_class.remote() for _ in range(min(workers, len(jobs)))]
+    actors = [_new_actor(actor_class) for _ in range(min(workers, len(jobs)))]
     results: list = [None] * len(jobs)
     queue = list(range(len(jobs)))[::-1]  # next job last
     pending: dict = {}  # ref -> (job index, actor slot)
@@ -107,7 +112,7 @@ def run_jobs_on_ray(jobs: list[tuple[int, int, str, str]], seed: int, max_moves:
                 lost = [ref for ref, (_, s) in pending.items() if s == slot]
                 for ref in lost:
                     queue.append(pending.pop(ref)[0])
-                actors[slot] = actor_class.remote()
+                actors[slot] = _new_actor(actor_class)
                 submit(slot)
                 submit(slot)
                 continue

@@ -148,8 +148,11 @@ class SelfPlayGenerator:
         return {"rng": self.rng.bit_generator.state, "torch": self.torch_generator.get_state()}
 
     def restore(self, state: dict) -> None:
+        """Set the random streams; the baseline agent is built again from them (as in a
+        fresh generator, which is what a resumed run starts with)."""
         self.rng.bit_generator.state = state["rng"]
         self.torch_generator.set_state(state["torch"])
+        self._baseline = None
 
     # ------------------------------------------------------------------ opponents
 

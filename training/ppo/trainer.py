@@ -251,6 +251,10 @@ class Trainer:
                                   f"{error}") from None
         changes = config_differences(saved, self.config)
         fixed = {key: change for key, change in changes.items() if key not in RESUMABLE_KEYS}
+        # Where self-play runs is not what the run learns: opening a run on Ray (or off it)
+        # needs no --resume; the change is still recorded when the run trains on.
+        if not resume and all(key.startswith("distributed.") for key in changes):
+            changes = {}
         if fixed or (changes and not resume):
             listed = "; ".join(f"{key}: {old!r} -> {new!r}" for key, (old, new) in
                                (fixed or changes).items())
