@@ -28,7 +28,9 @@ def local_ray():
 
 
 def config(backend: str, workers: int = 2, **overrides):
-    return fast_config(distributed={"backend": backend, "workers": workers}, **overrides)
+    # a hung actor is replaced after 120 s (not the default 600 s): a hang shows in the time
+    return fast_config(distributed={"backend": backend, "workers": workers, "timeout": 120.0},
+                       **overrides)
 
 
 def counters_of(trainer: Trainer) -> dict:
@@ -61,6 +63,9 @@ def test_a_ray_run_is_the_local_run_and_its_checkpoint_plays(tmp_path):
         trainer.run()
         runs[backend] = trainer
     assert counters_of(runs["ray"]) == counters_of(runs["local"])
+    # evaluation games were played by the actors: the same results as in this process
+    assert [vars(e) for e in runs["ray"].history] == [vars(e) for e in runs["local"].history]
+    assert runs["ray"].history[-1].final and len(runs["ray"].history) >= 2
     assert runs["ray"].counters.steps >= 300
     assert_same_tensors(runs["ray"].net.state_dict(), runs["local"].net.state_dict(), "weights")
     assert runs["ray"].generators.stats.refused == runs["ray"].generators.stats.dropped == 0

@@ -72,8 +72,8 @@ class Worker:
     def restart_games(self) -> None:
         self.generator.restart_games()
 
-    def ping(self) -> int:
-        return self.worker
+    def run(self, function, *args):
+        return function(self.generator, *args)
 
 
 class GeneratorPool:
@@ -224,6 +224,15 @@ class GeneratorPool:
 
     # ------------------------------------------------------------------ checkpoints
 
+    def run(self, function, arguments: list[tuple]) -> list:
+        """`function(generator, *arguments[k])` on worker k's generator, for every k; results
+        in worker order. For work that depends only on its arguments and the broadcast weights
+        (evaluation games): an actor that dies is replaced and the call made again."""
+        if self.backend == "local":
+            return [member.run(function, *args) for member, args in zip(self.members,
+                                                                         arguments)]
+        return self._call_all("run", [(function, *args) for args in arguments])
+
     def states(self) -> list[dict]:
         """Each worker's random streams (for a checkpoint), in worker order."""
         if self.backend == "local":
@@ -238,7 +247,7 @@ class GeneratorPool:
             for member, state in zip(self.members, states):
                 member.restore(state)
         else:
-            self._call_all("restore", states)
+            self._call_all("restore", [(state,) for state in states])
 
     def restart_games(self) -> None:
         """Every worker drops its games in flight."""
@@ -248,20 +257,23 @@ class GeneratorPool:
         else:
             self._call_all("restart_games")
 
-    def _call_all(self, method: str, arguments: list | None = None) -> list:
-        """One call on every actor, replacing (and calling again) any that died."""
+    def _call_all(self, method: str, arguments: list[tuple] | None = None) -> list:
+        """One call on every actor at once, results in worker order; an actor that dies is
+        replaced and called again (up to max_replacements over the pool's life)."""
         ray = self._ray
+        arguments = arguments or [()] * self.workers
+        refs = [getattr(member, method).remote(*args)
+                for member, args in zip(self.members, arguments)]
         results = []
         for k in range(self.workers):
-            args = () if arguments is None else (arguments[k],)
-            for _ in range(self.max_replacements + 1):
+            while True:
                 try:
-                    results.append(ray.get(getattr(self.members[k], method).remote(*args),
-                                           timeout=self.timeout))
+                    results.append(ray.get(refs[k], timeout=self.timeout))
                     break
                 except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError,
                         ray.exceptions.GetTimeoutError) as error:
                     self._replace(k, type(error).__name__)
+                    refs[k] = getattr(self.members[k], method).remote(*arguments[k])
         return results
 
     def close(self) -> None:

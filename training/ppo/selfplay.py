@@ -84,6 +84,20 @@ def make_generator(config: SelfPlayConfig, shape: dict, workers: int, worker: in
     return SelfPlayGenerator(config, net, seed, envs=split(config.envs, workers)[worker])
 
 
+def play_match_games(generator: "SelfPlayGenerator", opponent: str, opponent_seed: int,
+                     games: list[int], seed: int, max_moves: int) -> list:
+    """Games `games` of the pairing learner (its current weights, most likely action) against
+    `opponent`, as `arena.match` plays them: run by the pool on a generator's worker, so
+    evaluation spreads over the same actors; [(game index, record)]."""
+    from satellites_env.arena import play_pairing_game
+
+    from ..common.checkpoint import PolicyAgent
+
+    learner = PolicyAgent(generator.learner, spec=LEARNER)
+    rival = make_agent(opponent, seed=opponent_seed)
+    return [(i, play_pairing_game(learner, rival, i, seed, max_moves)) for i in games]
+
+
 class SelfPlayGenerator:
     """Keeps `envs` games running (default `config.envs`); `collect(n)` plays until the
     learner made >= n decisions and returns them as trajectory segments: whole when the game

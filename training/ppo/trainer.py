@@ -63,7 +63,7 @@ from ..common.runlock import RunLock
 from ..distributed.generator import worker_seed
 from ..distributed.pool import GeneratorPool
 from .update import build_batch, ppo_update
-from .selfplay import make_generator
+from .selfplay import make_generator, play_match_games
 
 LEARNER = "learner"
 #: settings `--resume` may change: they extend or re-pace a run without changing what it learns
@@ -367,16 +367,33 @@ class Trainer:
         learner = PolicyAgent(self.net, spec=LEARNER)
         evaluation = Evaluation(self.counters.steps, final=final)
         pairs = []
+        seed, max_moves = 10_000 + self.config.seed, self.config.eval.max_moves
         for k, spec in enumerate(self.config.eval.opponents):
-            opponent = make_agent(spec, seed=self.config.seed + k)
-            result = match(learner, opponent, games, seed=10_000 + self.config.seed,
-                           max_moves=self.config.eval.max_moves)
+            if self.config.distributed.backend == "ray":
+                result = self._match_on_generators(spec, self.config.seed + k, games)
+            else:
+                opponent = make_agent(spec, seed=self.config.seed + k)
+                result = match(learner, opponent, games, seed=seed, max_moves=max_moves)
             evaluation.results[spec] = result.as_dict()
             pairs.append(result)
         if "random" not in self.config.eval.opponents:
             pairs.append(PairResult(LEARNER, "random"))
         evaluation.elo = fit_elo([LEARNER] + [p.b for p in pairs], pairs)[LEARNER]
         return evaluation
+
+    def _match_on_generators(self, opponent: str, opponent_seed: int, games: int) -> PairResult:
+        """`match(learner, opponent, games)` with the games spread over the generators'
+        actors (each game is a pure function of its index: the same result)."""
+        pool = self.generators
+        pool.set_weights(self.weights(), self.counters.updates)
+        shares = [list(range(k, games, pool.workers)) for k in range(pool.workers)]
+        played = pool.run(play_match_games, [
+            (opponent, opponent_seed, share, 10_000 + self.config.seed,
+             self.config.eval.max_moves) for share in shares])
+        result = PairResult(LEARNER, opponent)
+        for i, record in sorted((pair for part in played for pair in part), key=lambda p: p[0]):
+            result.add(record, a_is_red=i % 2 == 0)
+        return result
 
     def run(self) -> Evaluation:
         """Train to total_steps, evaluate at the end and save everything; returns the final
