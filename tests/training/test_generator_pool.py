@@ -125,3 +125,26 @@ def test_distributed_keys_may_change_on_resume(tmp_path):
     resumed.train_update()  # two fresh generator streams (the saved one was for one worker)
     assert len(resumed.generator_states()) == 2
     assert resumed.counters.updates == 2
+
+
+def test_segments_cross_the_object_store_small_and_exact():
+    import pickle
+
+    import numpy as np
+
+    from training.common.network import PolicyValueNet
+
+    config = tiny_config(model={"channels": 8, "blocks": 1, "lookahead": 2.0},
+                         selfplay={**TINY["selfplay"], "baseline_opponent": "random"})
+    generator = SelfPlayGenerator(config.selfplay, PolicyValueNet(8, 1, 2.0), seed=4)
+    segments = generator.collect(120)
+    data = pickle.dumps(segments, protocol=5)
+    assert len(data) < 3000 * sum(len(s) for s in segments)  # ~25 KB a decision unpacked
+    for before, after in zip(segments, pickle.loads(data)):
+        for name in ("observations", "masks", "lookaheads", "states"):
+            assert len(getattr(after, name)) == len(before)
+            for a, b in zip(getattr(before, name), getattr(after, name)):
+                assert a.dtype == b.dtype and np.array_equal(a, b), name
+        assert (after.actions, after.log_probs, after.potentials, after.outcome, after.done) == \
+            (before.actions, before.log_probs, before.potentials, before.outcome, before.done)
+        assert (after.bootstrap_observation is None) == (before.bootstrap_observation is None)

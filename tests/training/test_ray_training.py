@@ -95,6 +95,9 @@ def test_a_killed_actor_is_replaced_and_the_run_finishes(tmp_path):
     assert trainer.counters.games == sum(batch.counters["games"] for batch in delivered)
     assert trainer.counters.env_steps == sum(b.counters["env_steps"] for b in delivered)
     assert (tmp_path / "run" / "final.pt").is_file() and trainer.finished
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["session"]["generators"] == {"delivered": len(tags), "dropped": 1,
+                                                "refused": 0, "replaced": 1}
 
 
 def test_a_resumed_ray_run_continues_like_the_local_one(tmp_path):

@@ -526,6 +526,10 @@ class Trainer:
         if self._mean_game_length is not None:
             writer.add_scalar("selfplay/mean_game_length", self._mean_game_length, step)
         writer.add_scalar("selfplay/pool_size", len(self.snapshots), step)
+        if self._pool is not None and self._pool.backend == "ray":
+            for key, value in vars(self._pool.stats).items():
+                writer.add_scalar(f"distributed/{key}_batches" if key != "replaced"
+                                  else "distributed/replaced_actors", value, step)
 
     def _log_evaluation(self, writer, evaluation: Evaluation) -> None:
         for opponent in evaluation.results:
@@ -551,8 +555,10 @@ class Trainer:
         if not write:
             return
         summary = {"final": vars(final), "counters": vars(self.counters),
-                   "throughput": rates, "session": {"learner_steps": session_steps,
-                                                    "seconds": session_seconds},
+                   "throughput": rates, "session": {
+                       "learner_steps": session_steps, "seconds": session_seconds,
+                       # batches delivered, dropped with a dead actor, refused; actors replaced
+                       "generators": vars(self._pool.stats) if self._pool else None},
                    "config": self.config.to_dict(), "config_changes": self.config_changes}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
 
