@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,8 @@ def connect(address: str | None = None, num_cpus: int = 0) -> bool:
         return False
     options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
                                "log_to_driver": False}
+    if address:
+        _probe(address)
     try:
         if address:
             ray.init(address=address, **options)
@@ -54,6 +57,20 @@ def connect(address: str | None = None, num_cpus: int = 0) -> bool:
                                   f"a cluster with `ray start --head` and pass the address it "
                                   f"prints, or give --ray alone for a local Ray)") from None
     return True
+
+
+def _probe(address: str, seconds: float = 5.0) -> None:
+    """Refuse at once a HOST:PORT where nothing listens (ray.init would wait for minutes)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # `auto`, or a form Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=seconds).close()
+    except (OSError, ValueError, OverflowError) as error:
+        raise RayUnavailableError(
+            f"no Ray cluster answers at {address!r} ({getattr(error, 'strerror', None) or error}"
+            f"): start one with `ray start --head` and pass the address it prints, or give "
+            f"--ray alone for a local Ray") from None
 
 
 class _ArenaActor:

@@ -148,3 +148,19 @@ def test_segments_cross_the_object_store_small_and_exact():
         assert (after.actions, after.log_probs, after.potentials, after.outcome, after.done) == \
             (before.actions, before.log_probs, before.potentials, before.outcome, before.done)
         assert (after.bootstrap_observation is None) == (before.bootstrap_observation is None)
+
+
+def test_an_address_where_no_cluster_listens_is_refused_at_once():
+    import socket
+    import time
+
+    from satellites_env.distributed import RayUnavailableError, _probe
+
+    with socket.socket() as closed:  # a port that nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(RayUnavailableError, match=f"no Ray cluster answers at '127.0.0.1:{port}'"):
+        _probe(f"127.0.0.1:{port}")
+    assert time.monotonic() - started < 10
+    _probe("auto")  # resolved by Ray itself

@@ -162,3 +162,22 @@ def test_evaluation_survives_a_killed_actor(monkeypatch):
     results = distributed.run_jobs_on_ray(jobs, 2, 60, workers=2)
     assert len(started) == 3  # one replacement
     assert [record.as_dict() for _, _, record in results] == expected
+
+
+def test_evaluate_joins_an_existing_cluster_by_its_address(tmp_path):
+    """`--ray ADDRESS` from another process: it joins the running cluster (this module's Ray,
+    as one started by `ray start --head`) and leaves it running."""
+    import subprocess
+    import sys
+
+    address = ray.get_runtime_context().gcs_address
+    out = tmp_path / "cluster.json"
+    command = [sys.executable, "-m", "satellites_env", "evaluate", "--agents", "random",
+               "greedy", "--games", "2", "--seed", "1", "--max-moves", "40", "--workers", "2",
+               "--ray", address, "--out", str(out)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert main(["evaluate", "--agents", "random", "greedy", "--games", "2", "--seed", "1",
+                 "--max-moves", "40", "--out", str(tmp_path / "here.json")]) == 0
+    assert json.loads(out.read_text()) == json.loads((tmp_path / "here.json").read_text())
+    assert ray.is_initialized() and ray.cluster_resources().get("CPU") == 2

@@ -408,6 +408,7 @@ class Trainer:
 
     def _run(self) -> Evaluation:
         config = self.config
+        _ = self.generators  # start them (join Ray) before anything is written: fail early
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if not self.resumed or not (self.run_dir / "config.json").exists():
             (self.run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
