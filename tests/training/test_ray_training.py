@@ -181,3 +181,10 @@ def test_evaluate_joins_an_existing_cluster_by_its_address(tmp_path):
                  "--max-moves", "40", "--out", str(tmp_path / "here.json")]) == 0
     assert json.loads(out.read_text()) == json.loads((tmp_path / "here.json").read_text())
     assert ray.is_initialized() and ray.cluster_resources().get("CPU") == 2
+
+
+def test_a_cluster_without_the_cpus_asked_for_is_an_error_not_a_hang():
+    from training.distributed.pool import GeneratorPool, PoolError
+
+    with pytest.raises(PoolError, match="the Ray cluster has 2 CPUs; 3 workers x 1 CPUs"):
+        GeneratorPool(lambda worker, seed: None, 3, 0, backend="ray")

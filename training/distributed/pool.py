@@ -28,8 +28,9 @@ from .generator import Generator, GeneratorFactory, SampleBatch, split, worker_s
 BACKENDS = ("local", "ray")
 
 
-class PoolError(RuntimeError):
-    """The pool cannot deliver (too many actors died, or Ray is missing or unreachable)."""
+class PoolError(ValueError):
+    """The pool cannot run as asked: Ray missing, a cluster without the resources, or more
+    dead actors than `max_replacements` (a ValueError: the CLI reports it in one line)."""
 
 
 @dataclass
