@@ -10,7 +10,7 @@ import pytest
 
 from training.common.config import ConfigError, config_from_dict
 from training.distributed.generator import Generator, SampleBatch, split, worker_seed
-from training.distributed.pool import GeneratorPool, PoolError
+from training.distributed.pool import GeneratorPool
 from training.ppo.selfplay import SelfPlayGenerator, make_generator
 from training.ppo.trainer import Trainer
 
@@ -90,7 +90,9 @@ def test_one_local_worker_is_the_single_generator():
 
 def test_ray_backend_without_ray_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
-    with pytest.raises(PoolError, match="install the 'ray' extra"):
+    from satellites_env.distributed import RayUnavailableError
+
+    with pytest.raises(RayUnavailableError, match="install the 'ray' extra"):
         GeneratorPool(lambda worker, seed: None, 1, 0, backend="ray")
     with pytest.raises(ValueError, match="backend must be one of local, ray"):
         GeneratorPool(lambda worker, seed: None, 1, 0, backend="spark")

@@ -55,7 +55,6 @@ class Worker:
 
     def set_weights(self, weights: Any, version: int) -> None:
         self.generator.set_weights(weights, version)
-        self.version = version
 
     def generate(self, n: int) -> SampleBatch:
         batch = self.generator.generate(n)
@@ -103,9 +102,9 @@ class GeneratorPool:
         self._weights: tuple[Any, int] | None = None  # the last broadcast (ref or payload)
         self._started_ray = False
         if backend == "ray":
-            from satellites_env.distributed import connect
+            from satellites_env.distributed import connect, import_ray
 
-            self._ray = _import_ray()
+            self._ray = import_ray()
             self._started_ray = connect(address, math.ceil(workers * cpus_per_worker))
             self._check_resources()
             self._actor_class = self._ray.remote(Worker)
@@ -297,11 +296,3 @@ class GeneratorPool:
     def __exit__(self, *exc) -> None:
         self.close()
 
-
-def _import_ray():
-    try:
-        import ray
-    except ImportError as error:
-        raise PoolError("backend 'ray' needs Ray: install the 'ray' extra "
-                        f"(pip install 'satellites[ray]'); import failed: {error}") from None
-    return ray
