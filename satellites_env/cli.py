@@ -473,7 +473,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=SEED, default=0, help="seed of the set-ups and agents, "
                     "0-4294967295 (default 0)")
     ev.add_argument("--workers", type=WORKERS, default=1,
-                    help="processes, 1-256, each on one thread (2 uses both cores here)")
+                    help="processes (Ray actors with --ray), 1-256, each on one thread (2 uses "
+                    "both cores here)")
     ev.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
                     help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
     ev.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
