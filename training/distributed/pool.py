@@ -45,10 +45,11 @@ class Worker:
     """One generator and its batch numbering; the Ray actor class is this class."""
 
     def __init__(self, factory: GeneratorFactory, worker: int, incarnation: int, seed: int,
-                 threads: int = 1):
-        import torch
+                 threads: int | None = None):
+        if threads:  # an actor's own process: its CPUs are its threads (the workers are the
+            import torch  # parallelism); in the learner's process the learner decides
 
-        torch.set_num_threads(threads)  # the pool's workers are the parallelism
+            torch.set_num_threads(threads)
         self.worker, self.incarnation = worker, incarnation
         self.generator: Generator = factory(worker, seed)
         self.sequence = 0
@@ -117,7 +118,7 @@ class GeneratorPool:
         seed = worker_seed(self.seed, worker, incarnation)
         self._expected[worker] = 0
         if self.backend == "local":
-            member = Worker(self.factory, worker, incarnation, seed, threads=1)
+            member = Worker(self.factory, worker, incarnation, seed)
             if self._weights is not None:
                 member.set_weights(*self._weights)
             return member
