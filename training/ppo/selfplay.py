@@ -21,16 +21,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import torch
 
 from satellites_env.agents import Agent, make_agent
+from satellites_env.core.batch import legal_masks, new_batch_scratch
 from satellites_env.core.board import N_ACTIONS, N_CELLS
-from satellites_env.core.engine import fill_legal_mask
 from satellites_env.core.game import Game
 from satellites_env.core.rules import new_scratch
-from satellites_env.core.state import TO_MOVE, initial_state
-from satellites_env.observation import N_PLANES, OBSERVATION_SHAPE, fill_observation, observe
+from satellites_env.core.state import initial_state
+from satellites_env.observation import (N_PLANES, OBSERVATION_SHAPE, fill_observation, observe,
+                                        observe_states)
 
 from ..common.config import SelfPlayConfig
 from ..common.features import LookaheadFeatures
@@ -79,20 +81,26 @@ class Trajectory:
     def __setstate__(self, packed: dict) -> None:
         states, values = packed["states"], packed["lookaheads"]
         self.__dict__.update(packed, states=[], observations=[], masks=[], lookaheads=[])
-        work = new_scratch()
-        start = 0
-        for state in states:
-            mask = np.zeros(N_ACTIONS, dtype=np.int8)
-            fill_legal_mask(state, mask, work)
-            self.states.append(state)
-            self.masks.append(mask)
-            self.observations.append(observe(state, int(state[TO_MOVE]), self.max_moves, work))
-            if values is not None:
-                legal = np.flatnonzero(mask)
-                lookahead = np.zeros(N_ACTIONS, dtype=np.float32)
-                lookahead[legal] = values[start:start + len(legal)]
-                start += len(legal)
-                self.lookaheads.append(lookahead)
+        if not len(states):
+            return
+        n, scratch = len(states), new_batch_scratch()
+        masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
+        planes = np.empty((n, N_CELLS, N_PLANES), dtype=np.float32)
+        threads = numba.get_num_threads()
+        # One segment is small work: waking numba's threads for it (OpenMP's, once torch is
+        # loaded) costs milliseconds on a busy machine, running it on this thread microseconds.
+        numba.set_num_threads(1)
+        try:
+            legal_masks(states, self.max_moves, masks, np.zeros(n, dtype=np.int32), scratch)
+            observe_states(states, self.max_moves, planes, scratch)
+        finally:
+            numba.set_num_threads(threads)
+        self.states, self.masks = list(states), list(masks)
+        self.observations = list(planes.reshape(n, *OBSERVATION_SHAPE))
+        if values is not None:
+            lookaheads = np.zeros((n, N_ACTIONS), dtype=np.float32)
+            lookaheads[masks != 0] = values  # packed row by row, in action order
+            self.lookaheads = list(lookaheads)
 
 
 @dataclass
