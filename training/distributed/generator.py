@@ -9,29 +9,33 @@ PPO (`training.ppo.selfplay.SelfPlayGenerator`) implements it: a sample is one l
 decision; `SampleBatch.samples` is a list of `Trajectory` segments (whole games, or games in
 flight cut and bootstrapped), `count` the decisions in them.
 
-An AlphaZero generator (phase 2) wraps `training.alphazero.selfplay.SelfPlay` the same way:
+An AlphaZero generator (phase 2) wraps `training.alphazero.selfplay.SelfPlay` the same way,
+with no change to the pool:
 
-* ``__init__`` (through the factory): ``SelfPlay(config.search with games = this worker's
-  share, seed, cheap_value_targets)`` plus the network it evaluates with (built from the
-  checkpoint's shape) and an `Evaluator` over it;
-* ``set_weights(weights, version)``: load ``weights`` (the learner's ``state_dict``) into that
-  network;
-* ``generate(n)``: ``SelfPlay.play(n, evaluate, buffer)`` into a *local, empty*
-  ``ReplayBuffer`` (capacity >= the positions of the games that can end meanwhile), then return
-  ``SampleBatch(samples={"states", "actions", "policy", "value", "policy_weight"}`` (the
-  buffer's filled arrays, in the order added, i.e. finished games' positions only),
-  ``count`` = positions added, ``counters`` = ``{"positions": searched moves,
-  "full_searches", "games", "red_wins", "blue_wins", "draws", "game_moves"}`` (deltas of
-  `SelfPlayStats` over the call)). The learner adds the arrays to its own replay buffer with
-  ``ReplayBuffer.add(...)``: games still in flight stay in the generator and are delivered by
-  a later call, so no position is sent twice;
-* ``state()`` / ``restore(state)``: ``{"rng": self.rng.bit_generator.state}``;
-* ``restart_games()``: ``SelfPlay.restart_games()``.
+* the factory ``factory(worker, seed)`` builds ``SelfPlay(search config with ``games`` = this
+  worker's share of ``config.search.games`` (``split(games, workers)[worker]``), seed,
+  config.replay.cheap_value_targets)`` and a network of the run's shape (built under
+  ``torch.random.fork_rng``, its weights come by ``set_weights``);
+* ``set_weights(weights, version)``: ``net.load_state_dict(weights)`` (the learner sends its
+  ``state_dict``); keep ``version``;
+* ``generate(n)``: ``added = selfplay.play(n, Evaluator(net), collector)``, where
+  ``collector`` has the replay buffer's ``add(states, actions, policy, value,
+  policy_weight)`` and keeps the arrays it is given (``SelfPlay`` only calls ``add``, once
+  per finished game); return ``SampleBatch(samples={"states", "actions", "policy",
+  "value", "policy_weight"}: those arrays concatenated in the order added, count=added,
+  counters={"positions", "games", "evaluations", "full_searches"}: the deltas of
+  ``selfplay.stats`` and ``selfplay.search.evaluations`` over the call, version)``. The
+  learner calls ``ReplayBuffer.add(**samples)`` for each batch, in worker order, and counts
+  ``samples += count``. Games still in flight stay in the generator and are delivered, once,
+  by the call in which they end;
+* ``state()`` / ``restore(state)``: ``{"rng": selfplay.rng.bit_generator.state}`` (the
+  trainer's checkpoint stores it as it stores its own self-play stream today);
+* ``restart_games()``: ``selfplay.restart_games()``.
 
 Rules every generator keeps, so the pool can promise "delivered once or dropped":
 
-* ``generate(n)`` returns only *finished* samples, never one it returned before: what it keeps
-  for later (games in flight) is not in the batch;
+* ``generate(n)`` returns only samples that are ready (finished games, or PPO's cut segments),
+  never one it returned before: what it keeps for later (games in flight) is not in the batch;
 * it is deterministic for its seed and the sequence of ``set_weights``/``generate`` calls, so a
   run with ``backend: local`` is exactly reproducible, and so is a Ray run without faults;
 * weights, samples, counters and states are plain data (tensors, numpy arrays, numbers,
@@ -57,7 +61,7 @@ class SampleBatch:
     """
 
     samples: Any  # the learner's own format (PPO: list[Trajectory])
-    count: int  # samples in `samples`: what `generate(n)` counts toward n
+    count: int  # samples in `samples` (PPO: decisions, >= n; AlphaZero: finished positions)
     counters: dict[str, int] = field(default_factory=dict)  # additive: env_steps, games, ...
     version: int = -1  # version of the weights the samples were played with
     worker: int = -1
@@ -77,7 +81,9 @@ class Generator(Protocol):
         """Play with these weights from now on (the learner's payload, e.g. a state dict)."""
 
     def generate(self, n: int) -> SampleBatch:
-        """Play until at least `n` finished samples are ready; return them with counters."""
+        """Play `n` units of the learner's work and return the samples finished meanwhile,
+        with counters. PPO: until >= n decisions, all delivered (games in flight are cut);
+        AlphaZero: n searched positions, delivering the positions of the games that ended."""
 
     def state(self) -> dict:
         """The random streams (plain data) that `restore` sets again: for checkpoints."""
