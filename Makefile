@@ -10,7 +10,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,web,dev,examples]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,web,dev,examples,ray,rllib]"
 	touch $(STAMP)
 
 test: $(STAMP)

@@ -204,11 +204,13 @@ def _run_job(job: tuple[int, int, str, str], seed: int, max_moves: int,
 
 
 def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 1,
-                   max_moves: int = DEFAULT_MAX_MOVES, progress=None) -> TournamentResult:
+                   max_moves: int = DEFAULT_MAX_MOVES, progress=None, ray: bool = False,
+                   ray_address: str | None = None) -> TournamentResult:
     """Round robin: every pair of `agents` plays `games` games (colors balanced).
 
     `progress(done, total)` is called after each game; `workers` > 1 uses processes, each
-    on one thread.
+    on one thread. With `ray`, the games run in `workers` Ray actors instead (a local Ray, or
+    the cluster at `ray_address`; see `satellites_env.distributed`): the same results.
     """
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {agents}")
@@ -220,7 +222,11 @@ def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 
     built = {spec: make_agent(spec, seed=0) for spec in agents}  # fail fast, before any game
     pairs = [PairResult(a, b) for a, b in itertools.combinations(agents, 2)]
     results: list[tuple[int, bool, GameRecord] | None] = [None] * len(jobs)
-    if workers > 1:
+    if ray:
+        from .distributed import run_jobs_on_ray
+
+        results = run_jobs_on_ray(jobs, seed, max_moves, workers, ray_address, progress)
+    elif workers > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
                                  initializer=_init_worker) as pool:
             futures = {pool.submit(_run_job, job, seed, max_moves): k

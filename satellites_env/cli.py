@@ -88,6 +88,18 @@ def float_in(low: float, high: float) -> Callable[[str], float]:
     return parse
 
 
+def ray_address(text: str) -> str:
+    """An argparse type: a Ray address (`auto`, `HOST:PORT`, `ray://HOST:PORT`); "" (what
+    `--ray` alone gives) starts a local Ray."""
+    if text == "":
+        return text
+    text = text.strip()
+    if not text or any(c.isspace() or not c.isprintable() for c in text) or len(text) > 300:
+        raise argparse.ArgumentTypeError(f"expected a Ray cluster address such as auto or "
+                                         f"127.0.0.1:6379, got {text!r}")
+    return text
+
+
 GAMES = int_in(1, 1_000_000)
 SEED = int_in(0, 2**32 - 1)
 WORKERS = int_in(1, 256)
@@ -250,7 +262,9 @@ def write_records(result: TournamentResult, folder: Path, progress=None) -> None
 
 
 def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | None,
-             records: Path | None, max_moves: int) -> TournamentResult:
+             records: Path | None, max_moves: int, ray: str | None = None) -> TournamentResult:
+    """`satellites evaluate`; `ray` None: this machine's processes, "" a local Ray, else the
+    address of a Ray cluster (the games run in `workers` actors, with the same results)."""
     if out:
         check_output_file(out, "--out", "results.json")
     if records:
@@ -261,7 +275,8 @@ def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | 
         task = progress.add_task("games", total=None)
         result = run_tournament(specs, games, seed, workers, max_moves,
                                 progress=lambda done, total: progress.update(
-                                    task, completed=done, total=total))
+                                    task, completed=done, total=total),
+                                ray=ray is not None, ray_address=ray or None)
     console.print(results_table(result, f"{games} games per pairing, seed {seed}"))
     console.print(elo_table(result))
     problems = []
@@ -474,14 +489,15 @@ def serve(opponent: str, host: str, port: int, max_moves: int, open_browser: boo
 # --------------------------------------------------------------------------- train
 
 
-def train(config_path: Path, out: Path | None, resume: bool) -> None:
-    """`satellites train`: the learner named by the config (needs the `train` extra)."""
+def train(config_path: Path, out: Path | None, resume: bool, ray: str | None = None) -> None:
+    """`satellites train`: the learner named by the config (needs the `train` extra); `ray`
+    (a cluster address, or "" for a local Ray) runs self-play on Ray whatever the config says."""
     try:
         from training.train import train as run_training
     except ImportError as error:
         raise ValueError("`satellites train` needs the trainer: install the 'train' extra "
                          f"(pip install 'satellites[train]'); import failed: {error}") from error
-    run_training(config_path, out, resume, console)
+    run_training(config_path, out, resume, console, ray=ray)
 
 
 # --------------------------------------------------------------------------- demo
@@ -538,6 +554,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "configs/quick.yaml")
     tr.add_argument("--out", type=Path, help="run folder (default runs/<config name>)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out")
+    tr.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                    type=ray_address, help="self-play in Ray actors (distributed.backend: ray): "
+                    "alone, a local Ray on this machine; with the address of a cluster started "
+                    "by `ray start --head` (or auto), join it")
 
     ev = sub.add_parser("evaluate", help="round-robin tournament between agents")
     ev.add_argument("--agents", nargs="+", required=True,
@@ -547,9 +567,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=SEED, default=0, help="seed of the set-ups and agents, "
                     "0-4294967295 (default 0)")
     ev.add_argument("--workers", type=WORKERS, default=1,
-                    help="processes, 1-256, each on one thread (2 uses both cores here)")
+                    help="processes (Ray actors with --ray), 1-256, each on one thread (2 uses "
+                    "both cores here)")
     ev.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
                     help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
+    ev.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                    type=ray_address, help="play the games in --workers Ray actors: alone, a "
+                    "local Ray; with an address, that cluster (the same results as without)")
     ev.add_argument("--out", type=Path, help="write the results as JSON to this file (checked "
                     "before the first game; winners are \"red\", \"blue\" or null)")
     ev.add_argument("--records", type=Path,
@@ -611,10 +635,10 @@ def _describe(error: BaseException) -> str:
 
 def run_command(args: argparse.Namespace) -> None:
     if args.command == "train":
-        train(args.config, args.out, args.resume)
+        train(args.config, args.out, args.resume, args.ray)
     elif args.command == "evaluate":
         evaluate(args.agents, args.games, args.seed, args.workers, args.out, args.records,
-                 args.max_moves)
+                 args.max_moves, args.ray)
     elif args.command == "play":
         play(args.opponent, args.color, args.seed, args.render, args.max_moves, args.save)
     elif args.command == "serve":

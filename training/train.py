@@ -59,15 +59,24 @@ def train_alphazero(config_path: Path, out: Path | None, resume: bool, console: 
                   f"learning curve: {run_dir / 'learning_curve.png'}")
 
 
-def train(config_path: Path, out: Path | None, resume: bool, console: Console) -> None:
-    """Train from the YAML config at `config_path` into `out` (default runs/<config name>)."""
+def train(config_path: Path, out: Path | None, resume: bool, console: Console,
+          ray: str | None = None) -> None:
+    """Train from the YAML config at `config_path` into `out` (default runs/<config name>).
+
+    `ray` (from `--ray [ADDRESS]`): run self-play on Ray, a local one ("") or the cluster at
+    that address, in place of the config's `distributed.backend` and `address`."""
     config_path = Path(config_path)
     if learner_of(config_path) == "alphazero":
+        if ray is not None:
+            raise ConfigError("--ray: the AlphaZero learner has no Ray generator yet; train it "
+                              "without --ray")
         train_alphazero(config_path, out, resume, console)
         return
     from .ppo.trainer import Trainer
 
     config = load_config(config_path)  # everything checked before anything runs
+    if ray is not None:
+        config.distributed.backend, config.distributed.address = "ray", ray
     run_dir = Path(out) if out else Path("runs") / config_path.stem
     with RunLock(run_dir):
         trainer = Trainer(config, run_dir, resume=resume, console=console)

@@ -1,9 +1,11 @@
 """Torch-free baseline agents and `make_agent(spec)`.
 
 Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200),
-`checkpoint:PATH` (a trained policy playing its most likely action) and `az:PATH[:SIMS]` (an
-AlphaZero network with its Gumbel search, SIMS simulations, default 32). The last two need the
-`train` extra (PyTorch) and load the trainer lazily: this package never imports it otherwise.
+`checkpoint:PATH` (a trained policy playing its most likely action), `az:PATH[:SIMS]` (an
+AlphaZero network with its Gumbel search, SIMS simulations, default 32) and `rllib:PATH` (an
+RLlib RLModule saved with `save_to_path`, e.g. by examples/rllib_ppo_selfplay.py). The last
+three need the `train` extra (PyTorch; `rllib:` also the `rllib` extra) and load the trainer
+lazily: this package never imports it otherwise.
 """
 
 from __future__ import annotations
@@ -51,9 +53,19 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
                 f"agent spec {spec!r} needs the trainer: install the 'train' extra "
                 f"(pip install 'satellites[train]'); import failed: {error}") from error
         return AZAgent(path, simulations=simulations, seed=seed)
+    if name == "rllib":
+        if not argument:
+            raise AgentSpecError(f"agent spec {spec!r}: expected 'rllib:PATH'")
+        try:
+            from training.distributed.rllib_agent import RLlibAgent
+        except ImportError as error:
+            raise AgentSpecError(
+                f"agent spec {spec!r} needs the trainer and RLlib: install the 'train' and "
+                f"'rllib' extras; import failed: {error}") from error
+        return RLlibAgent(argument, seed=seed)
     raise AgentSpecError(
         f"unknown agent spec {spec!r}; expected one of: random, greedy, mcts:N, checkpoint:PATH, "
-        f"az:PATH[:SIMS]")
+        f"az:PATH[:SIMS], rllib:PATH")
 
 
 __all__ = ["Agent", "AgentSpecError", "BASELINES", "GreedyAgent", "MCTSAgent", "RandomAgent",

@@ -127,7 +127,7 @@ def test_a_lookahead_run_trains_saves_and_plays(tmp_path):
     loaded = network_from_checkpoint(payload)
     assert torch.equal(loaded.lookahead_weight, trainer.net.lookahead_weight)
     resumed = Trainer(config, tmp_path / "run", resume=True)
-    assert resumed.net.uses_lookahead and len(resumed.generator.pool) == len(trainer.generator.pool)
+    assert resumed.net.uses_lookahead and len(resumed.snapshots) == len(trainer.snapshots)
     agent = make_agent(f"checkpoint:{tmp_path / 'run' / 'final.pt'}", seed=0)
     game = Game.new(seed=4)
     for _ in range(30):

@@ -152,7 +152,7 @@ def test_tiny_config_trains_and_writes_everything(tmp_path):
     trainer = Trainer(tiny_config(), tmp_path / "run")
     final = trainer.run()
     assert trainer.counters.updates >= 2 and trainer.counters.steps >= 300
-    assert trainer.generator.pool, "snapshots were added to the opponent pool"
+    assert trainer.snapshots, "snapshots were added to the opponent pool"
     assert final.results["random"]["games"] == 2
     for name in ("checkpoint.pt", "final.pt", "learning_curve.png", "summary.json", "config.json"):
         assert (tmp_path / "run" / name).is_file(), name
@@ -176,18 +176,20 @@ def test_save_then_resume_gives_identical_state(tmp_path):
     for a, b in zip(trainer.net.state_dict().values(), resumed.net.state_dict().values()):
         assert torch.equal(a, b)
     assert vars(resumed.counters) == vars(trainer.counters)
-    assert len(resumed.generator.pool) == len(trainer.generator.pool)
-    for a, b in zip(trainer.generator.pool, resumed.generator.pool):
-        assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(),
-                                                     b.state_dict().values()))
+    assert len(resumed.snapshots) == len(trainer.snapshots)
+    assert resumed.snapshots_added == trainer.snapshots_added
+    for a, b in zip(trainer.snapshots, resumed.snapshots):
+        assert all(torch.equal(x, y) for x, y in zip(a.values(), b.values()))
     saved_opt, restored_opt = trainer.optimizer.state_dict(), resumed.optimizer.state_dict()
     assert saved_opt["param_groups"] == restored_opt["param_groups"]
     for key, state in saved_opt["state"].items():
         for name, value in state.items():
             assert torch.equal(value, restored_opt["state"][key][name])
     assert torch.equal(trainer.update_generator.get_state(), resumed.update_generator.get_state())
-    assert (trainer.generator.rng.bit_generator.state ==
-            resumed.generator.rng.bit_generator.state)
+    (saved_generator,), (restored_generator,) = (trainer.generator_states(),
+                                                 resumed.generator_states())
+    assert saved_generator["rng"] == restored_generator["rng"]
+    assert torch.equal(saved_generator["torch"], restored_generator["torch"])
     # The resumed run keeps training from the same counters.
     resumed.train_update()
     assert resumed.counters.updates == trainer.counters.updates + 1

@@ -71,6 +71,20 @@ class EvalConfig:
 
 
 @dataclass
+class DistributedConfig:
+    backend: str = "local"  # "local": generators in this process; "ray": Ray actors (the `ray` extra)
+    address: str = ""  # Ray cluster to join ("auto", or the address `ray start --head` prints); "" = a local Ray
+    workers: int = 1  # self-play generators; selfplay.envs games are split among them
+    cpus_per_worker: float = 1.0  # Ray CPUs reserved per generator actor (its torch threads, rounded down)
+    gpus_per_worker: float = 0.0  # Ray GPUs per generator actor (self-play inference stays on CPU)
+    timeout: float = 600.0  # seconds a generator may take for one batch before it is replaced
+    max_replacements: int = 16  # dead generator actors replaced over a session before the run stops
+
+
+BACKENDS = ("local", "ray")
+
+
+@dataclass
 class TrainConfig:
     learner: str = "ppo"  # which learner reads this file: "ppo" here (see training/train.py)
     seed: int = 0  # seeds set-ups, sampling, updates and evaluation
@@ -81,6 +95,7 @@ class TrainConfig:
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    distributed: DistributedConfig = field(default_factory=DistributedConfig)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -93,6 +108,7 @@ MAX_ENVS = 4096
 MAX_CHANNELS = 1024  # as training.common.checkpoint.MAX_CHANNELS
 MAX_BLOCKS = 64  # as training.common.checkpoint.MAX_BLOCKS
 MAX_THREADS = 256
+MAX_WORKERS = 1024
 
 
 class _Loader(yaml.SafeLoader):
@@ -291,10 +307,37 @@ def _check_values(config: TrainConfig) -> None:
         raise ConfigError("selfplay.pool_fraction + selfplay.baseline_fraction must be <= 1, "
                           f"got {config.selfplay.pool_fraction} + "
                           f"{config.selfplay.baseline_fraction}")
+    _check_distributed(config)
     if not config.eval.opponents:
         raise ConfigError("eval.opponents must name at least one agent spec")
     if len(set(config.eval.opponents)) != len(config.eval.opponents):
         raise ConfigError(f"eval.opponents lists an opponent twice: {config.eval.opponents}")
+
+
+def _check_distributed(config: TrainConfig) -> None:
+    d = config.distributed
+    if d.backend not in BACKENDS:
+        raise ConfigError(f"distributed.backend must be one of {', '.join(BACKENDS)}, got "
+                          f"{d.backend!r}")
+    if d.address and d.backend != "ray":
+        raise ConfigError(f"distributed.address {d.address!r} is set but distributed.backend "
+                          f"is {d.backend!r}: set backend: ray (or pass --ray ADDRESS)")
+    if d.address != d.address.strip() or any(c.isspace() for c in d.address):
+        raise ConfigError(f"distributed.address must not contain spaces, got {d.address!r}")
+    if not 1 <= d.workers <= MAX_WORKERS:
+        raise ConfigError(f"distributed.workers must be in [1, {MAX_WORKERS}], got {d.workers}")
+    if d.workers > config.selfplay.envs:
+        raise ConfigError(f"distributed.workers ({d.workers}) must be <= selfplay.envs "
+                          f"({config.selfplay.envs}): the games in flight are split among them")
+    if d.max_replacements < 0:
+        raise ConfigError(f"distributed.max_replacements must be >= 0, got {d.max_replacements}")
+    for key, value, zero_ok, high in (("cpus_per_worker", d.cpus_per_worker, False, MAX_THREADS),
+                                      ("gpus_per_worker", d.gpus_per_worker, True, 64.0),
+                                      ("timeout", d.timeout, False, 7 * 24 * 3600.0)):
+        if not (math.isfinite(value) and (value >= 0 if zero_ok else value > 0)
+                and value <= high):
+            raise ConfigError(f"distributed.{key} must be a finite number "
+                              f"{'>= 0' if zero_ok else '> 0'} and <= {high:g}, got {value:g}")
 
 
 def check_agent_spec(spec: str) -> None:

@@ -11,24 +11,32 @@ Who plays a new game (the opponent rule, drawn per game from the generator's RNG
 
 Only the learner's own decisions become training data. Games run on the core engine directly
 (not through the AEC env): the generator is the hot loop of training.
+
+`SelfPlayGenerator` is a `training.distributed.Generator`: the trainer runs one or more of them
+in a `GeneratorPool` (in this process, or as Ray actors), gives them the learner's weights and
+the opponent pool with `set_weights`, and takes finished segments from `generate(n)`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import torch
 
 from satellites_env.agents import Agent, make_agent
+from satellites_env.core.batch import legal_masks, new_batch_scratch
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.game import Game
 from satellites_env.core.rules import new_scratch
 from satellites_env.core.state import initial_state
-from satellites_env.observation import N_PLANES, OBSERVATION_SHAPE, fill_observation, observe
+from satellites_env.observation import (N_PLANES, OBSERVATION_SHAPE, fill_observation, observe,
+                                        observe_states)
 
 from ..common.config import SelfPlayConfig
 from ..common.features import LookaheadFeatures
+from ..distributed.generator import SampleBatch, split
 from ..common.network import PolicyValueNet, sample_masked
 from .shaping import potential
 
@@ -37,8 +45,16 @@ LEARNER = "learner"
 
 @dataclass
 class Trajectory:
-    """One player's decisions in one game, with what PPO needs."""
+    """One player's decisions in one game, with what PPO needs.
 
+    Pickled (to cross Ray's object store) it travels small: the positions' states instead of
+    their observation planes and masks, which are computed again on arrival by the same
+    kernels (so exactly), and the lookahead values at legal actions only (the others are 0):
+    about 1.5 KB a decision instead of 25 KB.
+    """
+
+    states: list[np.ndarray] = field(default_factory=list)  # the position at each decision
+    max_moves: int = 400  # of the game (its observation planes depend on it)
     observations: list[np.ndarray] = field(default_factory=list)
     masks: list[np.ndarray] = field(default_factory=list)
     lookaheads: list[np.ndarray] = field(default_factory=list)  # when the net uses them
@@ -52,6 +68,39 @@ class Trajectory:
 
     def __len__(self) -> int:
         return len(self.actions)
+
+    def __getstate__(self) -> dict:
+        packed = self.__dict__.copy()
+        if self.states:
+            legal = np.stack(self.masks) != 0
+            packed["states"] = np.stack(self.states)
+            packed["lookaheads"] = np.stack(self.lookaheads)[legal] if self.lookaheads else None
+        packed["observations"] = packed["masks"] = None
+        return packed
+
+    def __setstate__(self, packed: dict) -> None:
+        states, values = packed["states"], packed["lookaheads"]
+        self.__dict__.update(packed, states=[], observations=[], masks=[], lookaheads=[])
+        if not len(states):
+            return
+        n, scratch = len(states), new_batch_scratch()
+        masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
+        planes = np.empty((n, N_CELLS, N_PLANES), dtype=np.float32)
+        threads = numba.get_num_threads()
+        # One segment is small work: waking numba's threads for it (OpenMP's, once torch is
+        # loaded) costs milliseconds on a busy machine, running it on this thread microseconds.
+        numba.set_num_threads(1)
+        try:
+            legal_masks(states, self.max_moves, masks, np.zeros(n, dtype=np.int32), scratch)
+            observe_states(states, self.max_moves, planes, scratch)
+        finally:
+            numba.set_num_threads(threads)
+        self.states, self.masks = list(states), list(masks)
+        self.observations = list(planes.reshape(n, *OBSERVATION_SHAPE))
+        if values is not None:
+            lookaheads = np.zeros((n, N_ACTIONS), dtype=np.float32)
+            lookaheads[masks != 0] = values  # packed row by row, in action order
+            self.lookaheads = list(lookaheads)
 
 
 @dataclass
@@ -70,21 +119,49 @@ class GenerationStats:
     truncated: int = 0
 
 
-class SelfPlayGenerator:
-    """Keeps `envs` games running; `collect(n)` plays until the learner made >= n decisions
-    and returns them as trajectory segments: whole when the game ended, else cut at the
-    current position with what is needed to bootstrap (so every update trains on fresh data)."""
+def make_generator(config: SelfPlayConfig, shape: dict, workers: int, worker: int,
+                   seed: int) -> "SelfPlayGenerator":
+    """Generator `worker` of `workers` (the pool's factory, with functools.partial): it plays
+    its share of `config.envs` games with a network of `shape` (weights come by set_weights)."""
+    with torch.random.fork_rng(devices=[]):  # building a net draws from torch's global RNG
+        net = PolicyValueNet(**shape)
+    return SelfPlayGenerator(config, net, seed, envs=split(config.envs, workers)[worker])
 
-    def __init__(self, config: SelfPlayConfig, learner: PolicyValueNet, seed: int):
+
+def play_match_games(generator: "SelfPlayGenerator", opponent: str, opponent_seed: int,
+                     games: list[int], seed: int, max_moves: int) -> list:
+    """Games `games` of the pairing learner (its current weights, most likely action) against
+    `opponent`, as `arena.match` plays them: run by the pool on a generator's worker, so
+    evaluation spreads over the same actors; [(game index, record)]."""
+    from satellites_env.arena import play_pairing_game
+
+    from ..common.checkpoint import PolicyAgent
+
+    learner = PolicyAgent(generator.learner, spec=LEARNER)
+    rival = make_agent(opponent, seed=opponent_seed)
+    return [(i, play_pairing_game(learner, rival, i, seed, max_moves)) for i in games]
+
+
+class SelfPlayGenerator:
+    """Keeps `envs` games running (default `config.envs`); `collect(n)` plays until the
+    learner made >= n decisions and returns them as trajectory segments: whole when the game
+    ended, else cut at the current position with what is needed to bootstrap (so every update
+    trains on fresh data). `learner` is the network it plays (and `set_weights` loads)."""
+
+    def __init__(self, config: SelfPlayConfig, learner: PolicyValueNet, seed: int,
+                 envs: int | None = None):
         self.config = config
+        self.envs = config.envs if envs is None else envs
         self.learner = learner
         self.pool: list[PolicyValueNet] = []
+        self.pool_version = 0  # snapshots ever added, as of the last set_weights
+        self.version = -1  # of the weights given by set_weights
         self.rng = np.random.default_rng(seed)
         self.torch_generator = torch.Generator().manual_seed(seed)
         self.scratch = new_scratch()
-        self._obs = np.zeros((config.envs, N_CELLS, N_PLANES), dtype=np.float32)
-        self._masks = np.zeros((config.envs, N_ACTIONS), dtype=np.int8)
-        self._lookaheads = np.zeros((config.envs, N_ACTIONS), dtype=np.float32)
+        self._obs = np.zeros((self.envs, N_CELLS, N_PLANES), dtype=np.float32)
+        self._masks = np.zeros((self.envs, N_ACTIONS), dtype=np.int8)
+        self._lookaheads = np.zeros((self.envs, N_ACTIONS), dtype=np.float32)
         self._features = LookaheadFeatures()
         self._baseline: Agent | None = None
         self.stats = GenerationStats()
@@ -94,15 +171,51 @@ class SelfPlayGenerator:
         """Drop the games in flight; the next step starts new ones."""
         self.slots = []
 
+    # ------------------------------------------------------------------ the Generator interface
+
+    def set_weights(self, weights: dict, version: int) -> None:
+        """`weights`: {"model": the learner's state dict, "pool": the opponent snapshots'
+        state dicts (oldest first), "pool_version": snapshots ever added}."""
+        self.learner.load_state_dict(weights["model"])
+        if weights["pool_version"] != self.pool_version or len(self.pool) != len(
+                weights["pool"]):
+            while len(self.pool) < len(weights["pool"]):
+                with torch.random.fork_rng(devices=[]):
+                    self.pool.append(PolicyValueNet(**self.learner.shape).eval())
+            del self.pool[len(weights["pool"]):]
+            for net, snapshot in zip(self.pool, weights["pool"]):
+                net.load_state_dict(snapshot)
+            self.pool_version = weights["pool_version"]
+        self.version = version
+
+    def generate(self, n: int) -> SampleBatch:
+        """`collect(n)` as a batch: its segments, the learner decisions in them, and the
+        counters of the games played meanwhile (env_steps, games, truncated, game_moves)."""
+        before = (self.stats.steps, self.stats.games, self.stats.truncated,
+                  len(self.stats.game_lengths))
+        segments = self.collect(n) if n > 0 else []
+        lengths = self.stats.game_lengths[before[3]:]
+        del self.stats.game_lengths[:-200]  # a long-lived actor keeps the recent ones only
+        counters = {"env_steps": self.stats.steps - before[0],
+                    "games": self.stats.games - before[1],
+                    "truncated": self.stats.truncated - before[2],
+                    "game_moves": int(sum(lengths))}
+        return SampleBatch(segments, sum(len(s) for s in segments), counters, self.version)
+
+    def state(self) -> dict:
+        return {"rng": self.rng.bit_generator.state, "torch": self.torch_generator.get_state()}
+
+    def restore(self, state: dict) -> None:
+        """Set the random streams; the baseline agent is built again from them (as in a
+        fresh generator, which is what a resumed run starts with)."""
+        self.rng.bit_generator.state = state["rng"]
+        self.torch_generator.set_state(state["torch"])
+        self._baseline = None
+
     # ------------------------------------------------------------------ opponents
 
-    def add_snapshot(self, net: PolicyValueNet) -> None:
-        """Add a frozen copy of `net` to the opponent pool (oldest dropped beyond pool_size)."""
-        snapshot = PolicyValueNet(**net.shape)
-        snapshot.load_state_dict(net.state_dict())
-        snapshot.eval()
-        self.pool.append(snapshot)
-        del self.pool[:-self.config.pool_size]
+    def _trajectory(self) -> Trajectory:
+        return Trajectory(max_moves=self.config.max_moves)
 
     def _new_slot(self) -> _Slot:
         game = Game(initial_state(self.rng), self.config.max_moves)
@@ -116,11 +229,11 @@ class SelfPlayGenerator:
         elif self.pool and draw < self.config.baseline_fraction + self.config.pool_fraction:
             opponent = int(self.rng.integers(len(self.pool)))
         else:
-            return _Slot(game, (LEARNER, LEARNER), (Trajectory(), Trajectory()))
+            return _Slot(game, (LEARNER, LEARNER), (self._trajectory(), self._trajectory()))
         controllers = [opponent, opponent]
         controllers[learner_color] = LEARNER
         trajectories = [None, None]
-        trajectories[learner_color] = Trajectory()
+        trajectories[learner_color] = self._trajectory()
         return _Slot(game, tuple(controllers), tuple(trajectories))
 
     # ------------------------------------------------------------------ generation
@@ -142,7 +255,7 @@ class SelfPlayGenerator:
                 trajectory.bootstrap_potential = float(potential(
                     game.state[:N_CELLS], 1 - 2 * color, self.scratch))
                 segments.append(trajectory)
-                trajectories[color] = Trajectory()
+                trajectories[color] = self._trajectory()
             slot.trajectories = tuple(trajectories)
         return segments
 
@@ -150,7 +263,7 @@ class SelfPlayGenerator:
     def step(self) -> list[Trajectory]:
         """One action in every running game; returns the learner trajectories that ended."""
         if not self.slots:
-            self.slots = [self._new_slot() for _ in range(self.config.envs)]
+            self.slots = [self._new_slot() for _ in range(self.envs)]
         groups: dict = {}
         for i, slot in enumerate(self.slots):
             game = slot.game
@@ -199,6 +312,7 @@ class SelfPlayGenerator:
             player = game.to_move
             if i in learner_set:
                 trajectory = slot.trajectories[player]
+                trajectory.states.append(game.state.copy())
                 trajectory.observations.append(self._obs[i].reshape(OBSERVATION_SHAPE).copy())
                 trajectory.masks.append(self._masks[i].copy())
                 if self.learner.uses_lookahead:

@@ -20,8 +20,17 @@ Guarantees:
   it loses only the unfinished update; `--resume` continues from it with the same counters
   and random streams (games in flight are not saved: fresh ones start).
 * `--resume` accepts only settings that are safe to change mid-run (RESUMABLE_KEYS: extend
-  `total_steps`, evaluation cadence and size, checkpoint cadence, threads) and records each
-  change; any other difference is an error listing the keys.
+  `total_steps`, evaluation cadence and size, checkpoint cadence, threads, and every
+  `distributed` key: backend, address, workers, resources) and records each change; any other
+  difference is an error listing the keys. With the same `distributed.workers` the resumed run
+  continues each generator's random stream; with another count the generators start fresh
+  streams (derived from the seed and the update), so the run is valid but not the one an
+  uninterrupted run would have given.
+* Self-play runs in a `GeneratorPool` (training/distributed): `distributed.workers`
+  generators, each playing its share of `selfplay.envs` games, in this process
+  (`backend: local`) or as Ray actors (`backend: ray`). The learner gives them its weights
+  and the opponent pool before each update and takes their finished segments in worker order,
+  so for one worker count both backends give the same run.
 * A finished run is not trained again: opening it reports its final evaluation.
 """
 
@@ -29,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import functools
 import json
 import random
 import time
@@ -51,14 +61,19 @@ from ..common.config import ConfigError, TrainConfig, config_from_dict
 from ..common.network import PolicyValueNet
 from ..common.runlock import RunLock
 from ..common.tensorboard import log_game
+from ..distributed.generator import worker_seed
+from ..distributed.pool import GeneratorPool
 from .update import build_batch, ppo_update
-from .selfplay import SelfPlayGenerator
+from .selfplay import make_generator, play_match_games
 
 LEARNER = "learner"
 #: settings `--resume` may change: they extend or re-pace a run without changing what it learns
 #: from so far (a longer `total_steps` also stretches an annealed learning rate from here on)
 RESUMABLE_KEYS = ("total_steps", "threads", "checkpoint_every", "eval.every", "eval.games",
-                  "eval.final_games")
+                  "eval.final_games", "distributed.backend", "distributed.address",
+                  "distributed.workers", "distributed.cpus_per_worker",
+                  "distributed.gpus_per_worker", "distributed.timeout",
+                  "distributed.max_replacements")
 #: seconds between progress lines when the console is not a terminal (a log file)
 PROGRESS_SECONDS = 30.0
 
@@ -120,7 +135,13 @@ class Trainer:
                                   config.model.lookahead)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.ppo.learning_rate)
         self.update_generator = torch.Generator().manual_seed(config.seed + 1)
-        self.generator = SelfPlayGenerator(config.selfplay, self.net, config.seed)
+        self.snapshots: list[dict] = []  # the opponent pool: past learners' state dicts
+        self.snapshots_added = 0
+        # The generators start on first use (a finished run that is only reported starts
+        # none); until then their states are these (None: fresh from the seed).
+        self._pool: GeneratorPool | None = None
+        self._generator_states: list[dict] | None = None
+        self._mean_game_length: float | None = None  # of the last update's finished games
         self.resumed = False
         if self.checkpoint_path.exists() or resume:
             if not self.checkpoint_path.exists():
@@ -139,6 +160,51 @@ class Trainer:
     @property
     def checkpoint_path(self) -> Path:
         return self.run_dir / "checkpoint.pt"
+
+    @property
+    def generators(self) -> GeneratorPool:
+        """The self-play generators (started on first use, restored from the checkpoint)."""
+        if self._pool is None:
+            d = self.config.distributed
+            factory = functools.partial(make_generator, self.config.selfplay, self.net.shape,
+                                        d.workers)
+            seed = self.config.seed
+            if self._generator_states is not None and len(self._generator_states) != d.workers:
+                # another worker count than the checkpoint's: fresh streams from this update
+                seed = worker_seed(seed, d.workers, 1 + self.counters.updates)
+                self._generator_states = None
+            pool = GeneratorPool(factory, d.workers, seed, backend=d.backend,
+                                 address=d.address or None, cpus_per_worker=d.cpus_per_worker,
+                                 gpus_per_worker=d.gpus_per_worker, timeout=d.timeout,
+                                 max_replacements=d.max_replacements)
+            if self._generator_states is not None:
+                pool.restore(self._generator_states)
+                pool.restart_games()  # games in flight are not saved: fresh ones start
+            self._pool = pool
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the generators (Ray actors); the next use starts them again from their
+        current random streams."""
+        if self._pool is not None:
+            self._generator_states = self._pool.states()
+            self._pool.close()
+            self._pool = None
+
+    def generator_states(self) -> list[dict] | None:
+        return self._pool.states() if self._pool is not None else self._generator_states
+
+    def add_snapshot(self) -> None:
+        """A frozen copy of the learner joins the opponent pool (the oldest beyond
+        selfplay.pool_size leave it)."""
+        self.snapshots.append(_clone(self.net.state_dict()))
+        del self.snapshots[:-self.config.selfplay.pool_size]
+        self.snapshots_added += 1
+
+    def weights(self) -> dict:
+        """What the generators play with (see SelfPlayGenerator.set_weights)."""
+        return {"model": self.net.state_dict(), "pool": self.snapshots,
+                "pool_version": self.snapshots_added}
 
     @staticmethod
     def _steps_of(payload: dict) -> str:
@@ -163,10 +229,11 @@ class Trainer:
             "finished": self.finished,
             "counters": vars(self.counters).copy(),
             "history": [copy.deepcopy(vars(e)) for e in self.history],
-            "pool": [snapshot.state_dict() for snapshot in self.generator.pool],
-            "rng": {"selfplay": self.generator.rng.bit_generator.state,
-                    "selfplay_torch": self.generator.torch_generator.get_state(),
-                    "update_torch": self.update_generator.get_state(),
+            "pool": list(self.snapshots),
+            "snapshots_added": self.snapshots_added,
+            # one per generator, in worker order; None: not started yet (fresh from the seed)
+            "generators": self.generator_states(),
+            "rng": {"update_torch": self.update_generator.get_state(),
                     "torch": torch.get_rng_state(), "python": random.getstate()},
         }
 
@@ -186,6 +253,10 @@ class Trainer:
                                   f"{error}") from None
         changes = config_differences(saved, self.config)
         fixed = {key: change for key, change in changes.items() if key not in RESUMABLE_KEYS}
+        # Where self-play runs is not what the run learns: opening a run on Ray (or off it)
+        # needs no --resume; the change is still recorded when the run trains on.
+        if not resume and all(key.startswith("distributed.") for key in changes):
+            changes = {}
         if fixed or (changes and not resume):
             listed = "; ".join(f"{key}: {old!r} -> {new!r}" for key, (old, new) in
                                (fixed or changes).items())
@@ -236,28 +307,47 @@ class Trainer:
         self.config_changes = copy.deepcopy(changes)
         for weights in payload["pool"]:
             check_weights(weights, path, "pool")
-            self.generator.add_snapshot(network_from_weights(self.net.shape, weights, path,
-                                                             "pool"))
+            self.snapshots.append(network_from_weights(self.net.shape, weights, path,
+                                                       "pool").state_dict())
+        del self.snapshots[:-self.config.selfplay.pool_size]
+        self.snapshots_added = payload.get("snapshots_added", len(self.snapshots))
+        if type(self.snapshots_added) is not int or self.snapshots_added < len(self.snapshots):
+            raise CheckpointError(f"checkpoint {str(path)!r}: snapshots_added must be an int "
+                                  f">= the pool size, got {self.snapshots_added!r}")
         rng = payload["rng"]
-        self.generator.rng.bit_generator.state = rng["selfplay"]
-        self.generator.torch_generator.set_state(rng["selfplay_torch"])
+        states = payload.get("generators")
+        if "selfplay" in rng:  # written before the generators were a pool: one generator
+            states = [{"rng": rng["selfplay"], "torch": rng["selfplay_torch"]}]
+        if states is not None:
+            if not (isinstance(states, list) and all(
+                    isinstance(state, dict) and isinstance(state.get("rng"), dict)
+                    and isinstance(state.get("torch"), torch.Tensor) for state in states)):
+                raise CheckpointError(f"checkpoint {str(path)!r}: generators must be a list "
+                                      f"of random-stream states")
+            for state in states:  # a bad state fails here, not later inside an actor
+                np.random.default_rng().bit_generator.state = state["rng"]
+                torch.Generator().set_state(state["torch"])
+        self._generator_states = states
         self.update_generator.set_state(rng["update_torch"])
         torch.set_rng_state(rng["torch"])
         random.setstate(rng["python"])
-        # Games in flight are not saved: fresh ones start from the restored generator.
-        self.generator.restart_games()
 
     # ------------------------------------------------------------------ the loop
 
     def train_update(self) -> dict[str, float]:
         """Collect one batch of self-play and do one PPO update."""
-        stats = self.generator.stats
-        before_env, before_games = stats.steps, stats.games
+        generators = self.generators
+        generators.set_weights(self.weights(), self.counters.updates)
         # Batched inference on a small net gains nothing from a second thread, and threads
         # that spin-wait on a busy machine slow generation down many times over.
         torch.set_num_threads(1)
-        trajectories = self.generator.collect(self.config.ppo.steps_per_update)
+        batches = generators.generate(self.config.ppo.steps_per_update)
         torch.set_num_threads(self.config.threads)
+        trajectories = [segment for batch in batches for segment in batch.samples]
+        played = {key: sum(batch.counters[key] for batch in batches)
+                  for key in ("env_steps", "games", "game_moves")}
+        if played["games"]:
+            self._mean_game_length = played["game_moves"] / played["games"]
         batch = build_batch(self.net, trajectories, self.config.ppo, self.config.selfplay.shaping)
         if self.config.ppo.anneal_lr:
             remaining = max(0.0, 1.0 - self.counters.steps / self.config.total_steps)
@@ -267,10 +357,10 @@ class Trainer:
                             self.update_generator)
         self.counters.updates += 1
         self.counters.steps += len(batch)
-        self.counters.env_steps += stats.steps - before_env
-        self.counters.games += stats.games - before_games
+        self.counters.env_steps += played["env_steps"]
+        self.counters.games += played["games"]
         if self.counters.updates % self.config.selfplay.snapshot_every == 0:
-            self.generator.add_snapshot(self.net)
+            self.add_snapshot()
         return losses
 
     def evaluate(self, games: int, final: bool = False) -> Evaluation:
@@ -281,16 +371,20 @@ class Trainer:
         evaluation = Evaluation(self.counters.steps, final=final)
         pairs = []
         opponents = self.config.eval.opponents
+        seed, max_moves = 10_000 + self.config.seed, self.config.eval.max_moves
 
         def keep_sample(i: int, record) -> None:
             if i == 0:
                 self.sample_game = record
 
         for k, spec in enumerate(opponents):
-            opponent = make_agent(spec, seed=self.config.seed + k)
-            result = match(learner, opponent, games, seed=10_000 + self.config.seed,
-                           max_moves=self.config.eval.max_moves,
-                           on_record=keep_sample if k == len(opponents) - 1 else None)
+            on_record = keep_sample if k == len(opponents) - 1 else None
+            if self.config.distributed.backend == "ray":
+                result = self._match_on_generators(spec, self.config.seed + k, games, on_record)
+            else:
+                opponent = make_agent(spec, seed=self.config.seed + k)
+                result = match(learner, opponent, games, seed=seed, max_moves=max_moves,
+                               on_record=on_record)
             evaluation.results[spec] = result.as_dict()
             pairs.append(result)
         if "random" not in self.config.eval.opponents:
@@ -298,16 +392,37 @@ class Trainer:
         evaluation.elo = fit_elo([LEARNER] + [p.b for p in pairs], pairs)[LEARNER]
         return evaluation
 
+    def _match_on_generators(self, opponent: str, opponent_seed: int, games: int,
+                             on_record=None) -> PairResult:
+        """`match(learner, opponent, games, on_record=...)` with the games spread over the
+        generators' actors (each game is a pure function of its index: the same result)."""
+        pool = self.generators
+        pool.set_weights(self.weights(), self.counters.updates)
+        shares = [list(range(k, games, pool.workers)) for k in range(pool.workers)]
+        played = pool.run(play_match_games, [
+            (opponent, opponent_seed, share, 10_000 + self.config.seed,
+             self.config.eval.max_moves) for share in shares])
+        result = PairResult(LEARNER, opponent)
+        for i, record in sorted((pair for part in played for pair in part), key=lambda p: p[0]):
+            result.add(record, a_is_red=i % 2 == 0)
+            if on_record is not None:
+                on_record(i, record)
+        return result
+
     def run(self) -> Evaluation:
         """Train to total_steps, evaluate at the end and save everything; returns the final
         evaluation. A finished run returns its final evaluation at once."""
         with RunLock(self.run_dir):
             if self.finished:
                 return self.final_evaluation()
-            return self._run()
+            try:
+                return self._run()
+            finally:
+                self.close()
 
     def _run(self) -> Evaluation:
         config = self.config
+        _ = self.generators  # start them (join Ray) before anything is written: fail early
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if not self.resumed or not (self.run_dir / "config.json").exists():
             (self.run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
@@ -423,10 +538,13 @@ class Trainer:
             writer.add_scalar(f"loss/{key}", value, step)
         for key, value in self.throughput().items():
             writer.add_scalar(f"throughput/{key}", value, step)
-        lengths = self.generator.stats.game_lengths[-200:]
-        if lengths:
-            writer.add_scalar("selfplay/mean_game_length", float(np.mean(lengths)), step)
-        writer.add_scalar("selfplay/pool_size", len(self.generator.pool), step)
+        if self._mean_game_length is not None:
+            writer.add_scalar("selfplay/mean_game_length", self._mean_game_length, step)
+        writer.add_scalar("selfplay/pool_size", len(self.snapshots), step)
+        if self._pool is not None and self._pool.backend == "ray":
+            for key, value in vars(self._pool.stats).items():
+                writer.add_scalar(f"distributed/{key}_batches" if key != "replaced"
+                                  else "distributed/replaced_actors", value, step)
 
     def _log_evaluation(self, writer, evaluation: Evaluation) -> None:
         for opponent in evaluation.results:
@@ -455,8 +573,10 @@ class Trainer:
         if not write:
             return
         summary = {"final": vars(final), "counters": vars(self.counters),
-                   "throughput": rates, "session": {"learner_steps": session_steps,
-                                                    "seconds": session_seconds},
+                   "throughput": rates, "session": {
+                       "learner_steps": session_steps, "seconds": session_seconds,
+                       # batches delivered, dropped with a dead actor, refused; actors replaced
+                       "generators": vars(self._pool.stats) if self._pool else None},
                    "config": self.config.to_dict(), "config_changes": self.config_changes}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
 

@@ -1,0 +1,168 @@
+"""The generator pool with `backend: local` (no Ray needed): shares, worker order, batch tags
+accepted once, the PPO generator behind the interface, and the `distributed:` config keys."""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+import pytest
+
+from training.common.config import ConfigError, config_from_dict
+from training.distributed.generator import Generator, SampleBatch, split, worker_seed
+from training.distributed.pool import GeneratorPool
+from training.ppo.selfplay import SelfPlayGenerator, make_generator
+from training.ppo.trainer import Trainer
+
+from test_training import TINY, tiny_config
+
+
+def ppo_pool(workers: int, envs: int = 5, seed: int = 0) -> tuple[GeneratorPool, Trainer]:
+    config = tiny_config(selfplay={**TINY["selfplay"], "envs": envs})
+    trainer_like = Trainer.__new__(Trainer)  # only for its weights payload
+    trainer_like.config = config
+    from training.common.network import PolicyValueNet
+
+    trainer_like.net = PolicyValueNet(8, 1)
+    trainer_like.snapshots, trainer_like.snapshots_added = [], 0
+    factory = functools.partial(make_generator, config.selfplay, trainer_like.net.shape, workers)
+    return GeneratorPool(factory, workers, seed), trainer_like
+
+
+def test_split_and_seeds():
+    assert split(10, 3) == [4, 3, 3] and split(2, 4) == [1, 1, 0, 0] and sum(split(99, 7)) == 99
+    assert worker_seed(5, 0) == 5  # one worker plays exactly the single-generator run
+    seeds = {worker_seed(5, k, i) for k in range(4) for i in range(3)}
+    assert len(seeds) == 12
+
+
+def test_local_pool_splits_games_and_samples_and_tags_batches_in_worker_order():
+    pool, trainer = ppo_pool(workers=2, envs=5)
+    assert [m.generator.envs for m in pool.members] == [3, 2]
+    assert isinstance(pool.members[0].generator, Generator)
+    pool.set_weights(trainer.weights(), version=7)
+    for sequence in range(2):
+        batches = pool.generate(41)
+        assert [b.tag for b in batches] == [(0, 0, sequence), (1, 0, sequence)]
+        assert [b.count >= share for b, share in zip(batches, split(41, 2))] == [True, True]
+        assert all(b.version == 7 and b.count == sum(len(t) for t in b.samples)
+                   for b in batches)
+        assert all(set(b.counters) == {"env_steps", "games", "truncated", "game_moves"}
+                   for b in batches)
+    assert (pool.stats.delivered, pool.stats.refused, pool.stats.dropped) == (4, 0, 0)
+
+
+def test_a_batch_is_accepted_once_and_in_turn():
+    pool, trainer = ppo_pool(workers=2)
+    pool.set_weights(trainer.weights(), 0)
+    first = pool.members[0].generate(5)
+    assert pool._accept(first)
+    assert not pool._accept(first)  # the same batch again: refused
+    skipped = SampleBatch([], 0, worker=1, sequence=1)  # sequence 0 never came
+    assert not pool._accept(skipped)
+    stale = SampleBatch([], 0, worker=0, incarnation=1, sequence=1)  # no such actor yet
+    assert not pool._accept(stale)
+    assert pool.stats.refused == 3 and pool.stats.delivered == 1
+
+
+def test_generator_states_restore_the_same_games():
+    pool, trainer = ppo_pool(workers=2)
+    pool.set_weights(trainer.weights(), 0)
+    states = pool.states()
+    first = pool.generate(30)
+    pool.restore(states)
+    pool.restart_games()
+    again = pool.generate(30)
+    for a, b in zip(first, again):
+        assert [t.actions for t in a.samples] == [t.actions for t in b.samples]
+    with pytest.raises(ValueError, match="1 generator states for 2 workers"):
+        pool.restore(states[:1])
+
+
+def test_one_local_worker_is_the_single_generator():
+    config = tiny_config()
+    pool, trainer = ppo_pool(workers=1, envs=config.selfplay.envs, seed=11)
+    pool.set_weights(trainer.weights(), 0)
+    (batch,) = pool.generate(50)
+    direct = SelfPlayGenerator(config.selfplay, trainer.net, seed=11).collect(50)
+    assert [t.actions for t in batch.samples] == [t.actions for t in direct]
+
+
+def test_ray_backend_without_ray_is_a_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
+    from satellites_env.distributed import RayUnavailableError
+
+    with pytest.raises(RayUnavailableError, match="install the 'ray' extra"):
+        GeneratorPool(lambda worker, seed: None, 1, 0, backend="ray")
+    with pytest.raises(ValueError, match="backend must be one of local, ray"):
+        GeneratorPool(lambda worker, seed: None, 1, 0, backend="spark")
+
+
+@pytest.mark.parametrize("section, message", [
+    ({"backend": "dask"}, "distributed.backend must be one of local, ray, got 'dask'"),
+    ({"address": "auto"}, "distributed.address 'auto' is set but distributed.backend is 'local'"),
+    ({"backend": "ray", "address": "a b"}, "distributed.address must not contain spaces"),
+    ({"workers": 0}, r"distributed.workers must be in \[1, 1024\]"),
+    ({"workers": 5}, r"distributed.workers \(5\) must be <= selfplay.envs \(4\)"),
+    ({"cpus_per_worker": 0}, "distributed.cpus_per_worker must be a finite number > 0"),
+    ({"gpus_per_worker": -1}, "distributed.gpus_per_worker must be a finite number >= 0"),
+    ({"timeout": float("inf")}, "distributed.timeout must be a finite number > 0"),
+    ({"max_replacements": -1}, "distributed.max_replacements must be >= 0"),
+    ({"worker": 2}, "unknown config key distributed.worker"),
+    ({"workers": "2"}, "distributed.workers must be int"),
+])
+def test_bad_distributed_keys_are_named(section, message):
+    with pytest.raises(ConfigError, match=message):
+        config_from_dict({**TINY, "distributed": section})
+
+
+def test_distributed_keys_may_change_on_resume(tmp_path):
+    trainer = Trainer(tiny_config(), tmp_path / "run")
+    trainer.train_update()
+    trainer.save()
+    two = tiny_config(distributed={"workers": 2, "timeout": 60.0})
+    resumed = Trainer(two, tmp_path / "run", resume=True)
+    assert resumed.new_changes == {"distributed.workers": [1, 2],
+                                   "distributed.timeout": [600.0, 60.0]}
+    resumed.train_update()  # two fresh generator streams (the saved one was for one worker)
+    assert len(resumed.generator_states()) == 2
+    assert resumed.counters.updates == 2
+
+
+def test_segments_cross_the_object_store_small_and_exact():
+    import pickle
+
+    import numpy as np
+
+    from training.common.network import PolicyValueNet
+
+    config = tiny_config(model={"channels": 8, "blocks": 1, "lookahead": 2.0},
+                         selfplay={**TINY["selfplay"], "baseline_opponent": "random"})
+    generator = SelfPlayGenerator(config.selfplay, PolicyValueNet(8, 1, 2.0), seed=4)
+    segments = generator.collect(120)
+    data = pickle.dumps(segments, protocol=5)
+    assert len(data) < 3000 * sum(len(s) for s in segments)  # ~25 KB a decision unpacked
+    for before, after in zip(segments, pickle.loads(data)):
+        for name in ("observations", "masks", "lookaheads", "states"):
+            assert len(getattr(after, name)) == len(before)
+            for a, b in zip(getattr(before, name), getattr(after, name)):
+                assert a.dtype == b.dtype and np.array_equal(a, b), name
+        assert (after.actions, after.log_probs, after.potentials, after.outcome, after.done) == \
+            (before.actions, before.log_probs, before.potentials, before.outcome, before.done)
+        assert (after.bootstrap_observation is None) == (before.bootstrap_observation is None)
+
+
+def test_an_address_where_no_cluster_listens_is_refused_at_once():
+    import socket
+    import time
+
+    from satellites_env.distributed import RayUnavailableError, _probe
+
+    with socket.socket() as closed:  # a port that nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(RayUnavailableError, match=f"no Ray cluster answers at '127.0.0.1:{port}'"):
+        _probe(f"127.0.0.1:{port}")
+    assert time.monotonic() - started < 10
+    _probe("auto")  # resolved by Ray itself

@@ -1,0 +1,299 @@
+"""`GeneratorPool`: K generators in this process (`backend: local`) or as Ray actors (`ray`).
+
+Each update the learner calls `set_weights(weights, version)` then `generate(n)`: the pool
+splits `n` over its workers, and returns their batches in worker order, so the learner's
+input is the same whichever worker finished first (a run without faults is reproducible with
+either backend, and the two backends give the same run for the same worker count).
+
+Exactly once: every batch carries (worker, incarnation, sequence); the pool accepts the next
+sequence number of the live actor of each slot and refuses anything else (counted in
+`stats.refused`). An actor that dies or does not answer within `timeout` seconds is killed,
+its batch in flight dropped (`stats.dropped`), and a new actor takes its slot
+(`stats.replaced`): a fresh random stream (the slot's seed and incarnation), the current
+weights, the same share of the work. Ray's own actor restarts are off (`max_restarts=0`):
+a restarted actor would replay its constructor's random stream, and its retried task could
+hand back samples already delivered; replacing the actor here keeps the accounting in one
+place.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .generator import Generator, GeneratorFactory, SampleBatch, split, worker_seed
+
+BACKENDS = ("local", "ray")
+
+
+class PoolError(ValueError):
+    """The pool cannot run as asked: Ray missing, a cluster without the resources, or more
+    dead actors than `max_replacements` (a ValueError: the CLI reports it in one line)."""
+
+
+@dataclass
+class PoolStats:
+    delivered: int = 0  # batches accepted
+    dropped: int = 0  # batches lost with their actor (never delivered)
+    refused: int = 0  # batches with an unexpected (worker, incarnation, sequence)
+    replaced: int = 0  # actors started to replace dead ones
+
+
+class Worker:
+    """One generator and its batch numbering; the Ray actor class is this class."""
+
+    def __init__(self, factory: GeneratorFactory, worker: int, incarnation: int, seed: int,
+                 threads: int | None = None):
+        if threads:  # an actor's own process: its CPUs are its threads (the workers are the
+            import torch  # parallelism); in the learner's process the learner decides
+
+            torch.set_num_threads(threads)
+        self.worker, self.incarnation = worker, incarnation
+        self.generator: Generator = factory(worker, seed)
+        self.sequence = 0
+
+    def set_weights(self, weights: Any, version: int) -> None:
+        self.generator.set_weights(weights, version)
+
+    def generate(self, n: int) -> SampleBatch:
+        batch = self.generator.generate(n)
+        batch.worker, batch.incarnation, batch.sequence = (self.worker, self.incarnation,
+                                                           self.sequence)
+        self.sequence += 1
+        return batch
+
+    def state(self) -> dict:
+        return self.generator.state()
+
+    def restore(self, state: dict) -> None:
+        self.generator.restore(state)
+
+    def restart_games(self) -> None:
+        self.generator.restart_games()
+
+    def run(self, function, *args):
+        return function(self.generator, *args)
+
+
+class GeneratorPool:
+    """`workers` generators built by `factory(worker, seed)`; see the module docstring.
+
+    `backend="ray"` connects to Ray (`address` None: a local Ray started here, else an
+    existing cluster) and runs each generator in an actor with `cpus_per_worker` CPUs and
+    `gpus_per_worker` GPUs; `max_replacements` bounds how many dead actors are replaced over
+    the pool's life before `generate` gives up with a PoolError.
+    """
+
+    def __init__(self, factory: GeneratorFactory, workers: int, seed: int,
+                 backend: str = "local", address: str | None = None,
+                 cpus_per_worker: float = 1.0, gpus_per_worker: float = 0.0,
+                 timeout: float = 600.0, max_replacements: int = 16):
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.factory, self.workers, self.seed, self.backend = factory, workers, seed, backend
+        self.cpus_per_worker, self.gpus_per_worker = cpus_per_worker, gpus_per_worker
+        self.timeout, self.max_replacements = timeout, max_replacements
+        self.stats = PoolStats()
+        self.incarnations = [0] * workers
+        self._expected = [0] * workers  # next sequence number of each slot's live actor
+        self._weights: tuple[Any, int] | None = None  # the last broadcast (ref or payload)
+        self._started_ray = False
+        if backend == "ray":
+            from satellites_env.distributed import connect, import_ray
+
+            self._ray = import_ray()
+            self._started_ray = connect(address, math.ceil(workers * cpus_per_worker))
+            self._check_resources()
+            self._actor_class = self._ray.remote(Worker)
+        self.members: list[Any] = [self._start(k) for k in range(workers)]
+
+    # ------------------------------------------------------------------ members
+
+    def _start(self, worker: int) -> Any:
+        incarnation = self.incarnations[worker]
+        seed = worker_seed(self.seed, worker, incarnation)
+        self._expected[worker] = 0
+        if self.backend == "local":
+            member = Worker(self.factory, worker, incarnation, seed)
+            if self._weights is not None:
+                member.set_weights(*self._weights)
+            return member
+        threads = max(1, int(self.cpus_per_worker))
+        member = self._actor_class.options(
+            num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker, max_restarts=0,
+            max_task_retries=0).remote(self.factory, worker, incarnation, seed, threads)
+        if self._weights is not None:
+            member.set_weights.remote(*self._weights)
+        return member
+
+    def _replace(self, worker: int, why: str) -> None:
+        if self.stats.replaced >= self.max_replacements:
+            raise PoolError(f"generator worker {worker} failed ({why}) and "
+                            f"{self.stats.replaced} actors were replaced already "
+                            f"(max_replacements={self.max_replacements}); giving up")
+        if self.backend == "ray":
+            self._ray.kill(self.members[worker], no_restart=True)
+        self.incarnations[worker] += 1
+        self.stats.replaced += 1
+        self.members[worker] = self._start(worker)
+
+    def _check_resources(self) -> None:
+        available = self._ray.cluster_resources()
+        needs = {"CPU": self.workers * self.cpus_per_worker,
+                 "GPU": self.workers * self.gpus_per_worker}
+        for resource, needed in needs.items():
+            if needed > available.get(resource, 0.0) + 1e-9:
+                raise PoolError(f"the Ray cluster has {available.get(resource, 0.0):g} "
+                                f"{resource}s; {self.workers} workers x "
+                                f"{needed / self.workers:g} {resource}s per worker need "
+                                f"{needed:g}: lower distributed.workers or the per-worker "
+                                f"share, or add nodes")
+
+    # ------------------------------------------------------------------ the learner's calls
+
+    def set_weights(self, weights: Any, version: int) -> None:
+        """Broadcast the learner's weights: one copy in Ray's object store for all actors."""
+        if self.backend == "ray":
+            weights = self._ray.put(weights)
+            for member in self.members:
+                member.set_weights.remote(weights, version)
+        else:
+            for member in self.members:
+                member.set_weights(weights, version)
+        self._weights = (weights, version)
+
+    def generate(self, n: int) -> list[SampleBatch]:
+        """At least `n` finished samples, as one batch per worker in worker order."""
+        shares = split(n, self.workers)
+        if self.backend == "local":
+            batches = [member.generate(share) for member, share in zip(self.members, shares)]
+            if not all(self._accept(batch) for batch in batches):
+                raise PoolError(f"a local generator numbered its batches out of turn: "
+                                f"{[batch.tag for batch in batches]}")
+            return batches
+        return self._generate_ray(shares)
+
+    def _generate_ray(self, shares: list[int]) -> list[SampleBatch]:
+        ray = self._ray
+        results: list[SampleBatch | None] = [None] * self.workers
+        pending = {self.members[k].generate.remote(share): k for k, share in enumerate(shares)}
+        deadline = {ref: time.monotonic() + self.timeout for ref in pending}
+        while pending:
+            wait = max(0.0, min(deadline.values()) - time.monotonic())
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait)
+            if not ready:  # the earliest deadline passed: that actor is hung
+                ref = min(deadline, key=deadline.get)
+                ready, why = [ref], f"no answer within {self.timeout:g} s"
+            else:
+                why = None
+            ref = ready[0]
+            k = pending.pop(ref)
+            del deadline[ref]
+            try:
+                if why is not None:
+                    raise TimeoutError(why)
+                batch = ray.get(ref)
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError,
+                    ray.exceptions.ObjectLostError, TimeoutError) as error:
+                self.stats.dropped += 1
+                self._replace(k, why or type(error).__name__)
+            else:
+                if self._accept(batch):
+                    results[k] = batch
+                    continue
+                self._replace(k, f"it sent batch {batch.tag} out of turn")
+            retry = self.members[k].generate.remote(shares[k])
+            pending[retry] = k
+            deadline[retry] = time.monotonic() + self.timeout
+        return results  # type: ignore[return-value]
+
+    def _accept(self, batch: SampleBatch) -> bool:
+        """Take `batch` if it is the next one of its slot's live actor; else count it refused
+        (a repeat of a delivered batch, or one from a replaced actor) and leave it out."""
+        k = batch.worker
+        if not (0 <= k < self.workers and batch.incarnation == self.incarnations[k]
+                and batch.sequence == self._expected[k]):
+            self.stats.refused += 1
+            return False
+        self._expected[k] += 1
+        self.stats.delivered += 1
+        return True
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def run(self, function, arguments: list[tuple]) -> list:
+        """`function(generator, *arguments[k])` on worker k's generator, for every k; results
+        in worker order. For work that depends only on its arguments and the broadcast weights
+        (evaluation games): an actor that dies is replaced and the call made again."""
+        if self.backend == "local":
+            return [member.run(function, *args) for member, args in zip(self.members,
+                                                                         arguments)]
+        return self._call_all("run", [(function, *args) for args in arguments])
+
+    def states(self) -> list[dict]:
+        """Each worker's random streams (for a checkpoint), in worker order."""
+        if self.backend == "local":
+            return [member.state() for member in self.members]
+        return self._call_all("state")
+
+    def restore(self, states: list[dict]) -> None:
+        """Give worker k `states[k]` (a list of another length is refused: reseed instead)."""
+        if len(states) != self.workers:
+            raise ValueError(f"{len(states)} generator states for {self.workers} workers")
+        if self.backend == "local":
+            for member, state in zip(self.members, states):
+                member.restore(state)
+        else:
+            self._call_all("restore", [(state,) for state in states])
+
+    def restart_games(self) -> None:
+        """Every worker drops its games in flight."""
+        if self.backend == "local":
+            for member in self.members:
+                member.restart_games()
+        else:
+            self._call_all("restart_games")
+
+    def _call_all(self, method: str, arguments: list[tuple] | None = None) -> list:
+        """One call on every actor at once, results in worker order; an actor that dies is
+        replaced and called again (up to max_replacements over the pool's life)."""
+        ray = self._ray
+        arguments = arguments or [()] * self.workers
+        refs = [getattr(member, method).remote(*args)
+                for member, args in zip(self.members, arguments)]
+        results = []
+        for k in range(self.workers):
+            while True:
+                try:
+                    results.append(ray.get(refs[k], timeout=self.timeout))
+                    break
+                except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError,
+                        ray.exceptions.GetTimeoutError) as error:
+                    self._replace(k, type(error).__name__)
+                    refs[k] = getattr(self.members[k], method).remote(*arguments[k])
+        return results
+
+    def close(self) -> None:
+        """End the actors (and the local Ray this pool started)."""
+        if self.backend != "ray":
+            return
+        for member in self.members:
+            try:
+                self._ray.kill(member, no_restart=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        self.members = []
+        if self._started_ray:
+            self._ray.shutdown()
+            self._started_ray = False
+
+    def __enter__(self) -> "GeneratorPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
