@@ -32,7 +32,11 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 
 from satellites_env.agents import make_agent
-from satellites_env.arena import match, rate_with_interval
+from satellites_env.arena import (BASELINE_ELO, elo_against, match, rate_with_interval,
+                                  wilson_interval)
+
+from training.common.network import masked_entropy
+from training.common.tensorboard import log_game
 
 from .agent import AZAgent, AZPolicyAgent
 from .config import AZConfig, az_config_from_dict
@@ -62,10 +66,18 @@ class AZCounters:
 class AZEvaluation:
     positions: int
     results: dict = field(default_factory=dict)  # opponent spec -> PairResult dict
+    minutes: float = 0.0  # training wall time (self-play + gradient steps) when it was taken
 
     def win_rate(self, opponent: str) -> float:
         r = self.results[opponent]
         return r["a_wins"] / max(r["games"], 1)
+
+    def elo(self) -> tuple[float, float, float] | None:
+        """The raw policy's Elo with its 95% interval, on the baselines' scale
+        (`BASELINE_ELO`, random = 0), from its games against the rated opponents."""
+        rated = [(BASELINE_ELO[o], r["a_wins"] + 0.5 * r["draws"], r["games"])
+                 for o, r in self.results.items() if o in BASELINE_ELO and r["games"]]
+        return elo_against(rated) if rated else None
 
 
 def _rng_state(rng: np.random.Generator) -> dict:
@@ -97,7 +109,10 @@ def policy_value_loss(net, batch: dict, value_coef: float, ownership_coef: float
     policy_loss = (per_sample * weight).sum() / weight.sum().clamp(min=1.0)
     value_loss = torch.mean((value - batch["value"]) ** 2)
     loss = policy_loss + value_coef * value_loss
-    parts = {"policy": policy_loss.item(), "value": value_loss.item()}
+    with torch.no_grad():  # how sharp the raw policy is (its entropy, nats)
+        entropy = masked_entropy(logits).mean()
+    parts = {"policy": policy_loss.item(), "value": value_loss.item(),
+             "entropy": entropy.item()}
     if net.has_ownership:
         ownership_loss = torch.mean((ownership - batch["ownership"]) ** 2)
         loss = loss + ownership_coef * ownership_loss
@@ -127,6 +142,7 @@ class AZTrainer:
         self.counters = AZCounters()
         self.history: list[AZEvaluation] = []
         self.last_losses: dict[str, float] = {}
+        self.sample_game = None  # the last evaluation's first game against its last opponent
         if resume:
             self._restore(self.checkpoint_path)
         elif self.checkpoint_path.exists():
@@ -218,7 +234,7 @@ class AZTrainer:
         if steps == 0:
             return {}
         self.net.train()
-        totals = {"policy": 0.0, "value": 0.0}
+        totals = {"policy": 0.0, "value": 0.0, "entropy": 0.0}
         if self.net.has_ownership:
             totals["ownership"] = 0.0
         for _ in range(steps):
@@ -245,16 +261,22 @@ class AZTrainer:
 
     def evaluate(self, games: int, search_games: int = 0) -> AZEvaluation:
         """The raw policy (and, with `search_games`, the search agent) against each opponent."""
-        evaluation = AZEvaluation(self.counters.positions)
+        evaluation = AZEvaluation(self.counters.positions, minutes=self.counters.seconds / 60)
         self.net.eval()
         torch.set_num_threads(1)
         learner = AZPolicyAgent(self.net, spec=LEARNER)
         ev = self.config.eval
+
+        def keep_sample(i: int, record) -> None:  # the first game against the last opponent
+            if i == 0:
+                self.sample_game = record
+
         for k, spec in enumerate(ev.opponents):
             if games:
                 opponent = make_agent(spec, seed=self.config.seed + k)
                 result = match(learner, opponent, games, seed=10_000 + self.config.seed,
-                               max_moves=ev.max_moves)
+                               max_moves=ev.max_moves,
+                               on_record=keep_sample if k == len(ev.opponents) - 1 else None)
                 evaluation.results[spec] = result.as_dict()
             if search_games:
                 agent = AZAgent(self.net, ev.search_simulations, settings=self.config.search)
@@ -358,6 +380,14 @@ class AZTrainer:
         for opponent in evaluation.results:
             writer.add_scalar(f"eval/win_rate_vs_{opponent}", evaluation.win_rate(opponent),
                               evaluation.positions)
+        if self.sample_game is not None:  # how the raw policy plays now, as an animation
+            log_game(writer, f"eval/game_vs_{self.config.eval.opponents[-1]}", self.sample_game,
+                     evaluation.positions)
+            self.sample_game = None
+        rating = evaluation.elo()
+        if rating is not None:
+            for name, value in zip(("elo", "elo_low", "elo_high"), rating):
+                writer.add_scalar(f"eval/{name}", value, evaluation.positions)
 
     def _write_summary(self, final: AZEvaluation, eval_seconds: float) -> None:
         c = self.counters
@@ -384,6 +414,8 @@ class AZTrainer:
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
 
     def _plot(self) -> Path | None:
+        """learning_curve.png: the raw policy's Elo with its 95% band (left) and its win
+        rate against each opponent with 95% Wilson bands (right), over self-play positions."""
         if not self.history:
             return None
         import matplotlib
@@ -391,15 +423,35 @@ class AZTrainer:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        figure, axis = plt.subplots(figsize=(7, 4))
-        xs = [e.positions for e in self.history]
+        figure, (elo_axis, rate_axis) = plt.subplots(1, 2, figsize=(11, 4))
+        rated = [(e.positions, e.elo()) for e in self.history if e.elo() is not None]
+        if rated:
+            xs = [x for x, _ in rated]
+            elo_axis.plot(xs, [r[0] for _, r in rated], marker="o", color="tab:purple")
+            elo_axis.fill_between(xs, [r[1] for _, r in rated], [r[2] for _, r in rated],
+                                  color="tab:purple", alpha=0.2, label="95% interval")
+            for name, rating in BASELINE_ELO.items():
+                elo_axis.axhline(rating, color="grey", linewidth=0.8, linestyle="--")
+                elo_axis.annotate(name, (xs[0], rating), fontsize=8, color="grey",
+                                  textcoords="offset points", xytext=(2, 2))
+            elo_axis.legend(loc="lower right")
+        elo_axis.set(xlabel="self-play positions", ylabel="Elo (random = 0)",
+                     title="raw policy (no search): Elo on the baselines' scale")
         for opponent in self.config.eval.opponents:
-            ys = [e.win_rate(opponent) if opponent in e.results else np.nan for e in self.history]
-            axis.plot(xs, ys, marker="o", label=f"raw policy vs {opponent}")
-        axis.set(xlabel="self-play positions", ylabel="win rate", ylim=(-0.02, 1.02),
-                 title="Gumbel AlphaZero: raw policy (no search)")
-        axis.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
-        axis.legend()
+            points = [(e.positions, e.results[opponent]) for e in self.history
+                      if opponent in e.results and e.results[opponent]["games"]]
+            if not points:
+                continue
+            xs = [x for x, _ in points]
+            bands = [wilson_interval(r["a_wins"], r["games"]) for _, r in points]
+            line, = rate_axis.plot(xs, [r["a_wins"] / r["games"] for _, r in points],
+                                   marker="o", label=f"vs {opponent}")
+            rate_axis.fill_between(xs, [b[0] for b in bands], [b[1] for b in bands],
+                                   color=line.get_color(), alpha=0.15)
+        rate_axis.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+        rate_axis.set(xlabel="self-play positions", ylabel="win rate", ylim=(-0.02, 1.02),
+                      title="raw policy win rate (95% Wilson bands)")
+        rate_axis.legend(loc="lower right")
         figure.tight_layout()
         path = self.run_dir / "learning_curve.png"
         figure.savefig(path, dpi=110)
