@@ -40,7 +40,7 @@ from training.common.tensorboard import log_game
 
 from .agent import AZAgent, AZPolicyAgent
 from .config import AZConfig, az_config_from_dict
-from .network import Evaluator, build_network, network_shape
+from .network import Evaluator, build_network, network_shape, resolve_device
 from .replay import ReplayBuffer, make_batch
 from .selfplay import SelfPlay
 
@@ -130,9 +130,10 @@ class AZTrainer:
         self.console = console or Console()
         torch.set_num_threads(config.threads)
         numba.set_num_threads(min(config.threads, numba.config.NUMBA_NUM_THREADS))
+        self.device = resolve_device(config.device)
         self.net = build_network(config.model.channels, config.model.blocks, seed=config.seed,
                                  ownership=config.model.ownership,
-                                 landing_values=config.model.landing_values)
+                                 landing_values=config.model.landing_values).to(self.device)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=config.optim.learning_rate,
                                            weight_decay=config.optim.weight_decay)
         self.buffer = ReplayBuffer(config.replay.capacity)
@@ -158,7 +159,7 @@ class AZTrainer:
     def state_payload(self, with_buffer: bool = True) -> dict:
         payload = {
             "learner": "alphazero",
-            "model": self.net.state_dict(),
+            "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
             "model_shape": network_shape(self.net),
             "config": self.config.to_dict(),
             "counters": asdict(self.counters),
@@ -241,7 +242,8 @@ class AZTrainer:
             rows = self.buffer.sample(replay.batch_size, self.train_rng)
             syms = (self.train_rng.integers(0, 8, size=len(rows)) if replay.symmetries
                     else np.zeros(len(rows), dtype=np.int64))
-            batch = make_batch(self.buffer, rows, syms, self.config.search.max_moves)
+            batch = {k: v.to(self.device) for k, v in
+                     make_batch(self.buffer, rows, syms, self.config.search.max_moves).items()}
             loss, parts = policy_value_loss(self.net, batch, self.config.optim.value_coef,
                                             self.config.optim.ownership_coef)
             self.optimizer.zero_grad(set_to_none=True)
