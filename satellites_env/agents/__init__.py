@@ -2,7 +2,8 @@
 
 Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200),
 `checkpoint:PATH` (a trained policy playing its most likely action), `az:PATH[:SIMS]` (an
-AlphaZero network with its Gumbel search, SIMS simulations, default 32) and `rllib:PATH` (an
+AlphaZero network with its Gumbel search, SIMS simulations, default 32; PATH `pretrained` is
+the network shipped with the package, also as `checkpoint:pretrained`) and `rllib:PATH` (an
 RLlib RLModule saved with `save_to_path`, e.g. by examples/rllib_ppo_selfplay.py). The last
 three need the `train` extra (PyTorch; `rllib:` also the `rllib` extra) and load the trainer
 lazily: this package never imports it otherwise.
@@ -33,6 +34,14 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if name == "checkpoint":
         if not argument:
             raise AgentSpecError(f"agent spec {spec!r}: expected 'checkpoint:PATH'")
+        if argument.partition(":")[0] == "pretrained":  # the shipped AlphaZero network
+            try:
+                from training.alphazero.agent import PRETRAINED
+            except ImportError as error:
+                raise AgentSpecError(
+                    f"agent spec {spec!r} needs the trainer: install the 'train' extra "
+                    f"(pip install 'satellites[train]'); import failed: {error}") from error
+            argument = str(PRETRAINED) + argument[len("pretrained"):]
         try:
             from training.common.checkpoint import CheckpointAgent
         except ImportError as error:

@@ -20,19 +20,30 @@ from .network import Evaluator, device_of
 from .search import NEED_ROOT, BatchedSearch
 
 
+#: The shipped network (`az:pretrained[:SIMS]`, `checkpoint:pretrained`): the final network of
+#: `configs/az_standard.yaml`; docs/pretrained.md is its model card.
+PRETRAINED = Path(__file__).with_name("pretrained.pt")
+
+
+def resolve(path: str | Path) -> Path:
+    """`pretrained` names the shipped network; any other path is itself."""
+    return PRETRAINED if str(path) == "pretrained" else Path(path)
+
+
 def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]:
-    """A checked AlphaZero checkpoint payload (a path, or a payload already loaded)."""
+    """A checked AlphaZero checkpoint payload (a path, `pretrained`, or a payload already
+    loaded)."""
     from training.common.checkpoint import load_checkpoint
 
     return (path_or_payload if isinstance(path_or_payload, dict)
-            else load_checkpoint(path_or_payload))
+            else load_checkpoint(resolve(path_or_payload)))
 
 
 def load_network(path_or_payload: str | Path | dict[str, Any]):
     """The network of an AlphaZero checkpoint (a path, or a payload already loaded)."""
     from training.common.checkpoint import network_from_checkpoint
 
-    where = "<payload>" if isinstance(path_or_payload, dict) else path_or_payload
+    where = "<payload>" if isinstance(path_or_payload, dict) else resolve(path_or_payload)
     return network_from_checkpoint(load_payload(path_or_payload), where)
 
 
