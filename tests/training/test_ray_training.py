@@ -14,6 +14,7 @@ from satellites_env.cli import main
 from satellites_env.core import Game
 from training.ppo.trainer import Trainer
 
+from ray_helpers import KillOnFirstWait
 from test_run_guarantees import FAST_EVAL, assert_same_tensors, fast_config, log_console
 
 ray = pytest.importorskip("ray", reason="needs the 'ray' extra")
@@ -37,23 +38,6 @@ def counters_of(trainer: Trainer) -> dict:
     counters = vars(trainer.counters).copy()
     del counters["seconds"]
     return counters
-
-
-class KillOnFirstWait:
-    """Ray, except that the pool's first wait for batches kills one actor first: its batch in
-    flight is lost, as when a node dies mid-generation."""
-
-    def __init__(self, victim):
-        self.victim, self.killed = victim, False
-
-    def wait(self, *args, **kwargs):
-        if not self.killed:
-            ray.kill(self.victim, no_restart=True)
-            self.killed = True
-        return ray.wait(*args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(ray, name)
 
 
 def test_a_ray_run_is_the_local_run_and_its_checkpoint_plays(tmp_path):
@@ -83,7 +67,7 @@ def test_a_killed_actor_is_replaced_and_the_run_finishes(tmp_path):
     accept = pool._accept
     pool._accept = lambda batch: accept(batch) and (delivered.append(batch) or True)
     trainer.train_update()
-    pool._ray = KillOnFirstWait(pool.members[0])
+    pool._ray = KillOnFirstWait(ray, pool.members[0])
     trainer.train_update()  # worker 0 dies mid-generation: replaced, its share played again
     assert (pool.stats.dropped, pool.stats.replaced, pool.stats.refused) == (1, 1, 0)
     assert pool.incarnations == [1, 0]

@@ -77,6 +77,34 @@ class Worker:
         return function(self.generator, *args)
 
 
+def open_pool(factory: GeneratorFactory, distributed: Any, seed: int,
+              states: list[dict] | None = None, progress: int = 0) -> "GeneratorPool":
+    """A learner's pool as its config's `distributed:` section (a DistributedConfig) asks.
+
+    `states` (a checkpoint's, in worker order) are given back to the workers, whose games in
+    flight start afresh (they are not saved). States saved for another worker count cannot
+    continue: the workers start fresh streams derived from `seed` and `progress` (the learner's
+    update or iteration count), a valid run but not the one an uninterrupted run would give."""
+    d = distributed
+    if states is not None and len(states) != d.workers:
+        seed, states = worker_seed(seed, d.workers, 1 + progress), None
+    pool = GeneratorPool(factory, d.workers, seed, backend=d.backend, address=d.address or None,
+                         cpus_per_worker=d.cpus_per_worker, gpus_per_worker=d.gpus_per_worker,
+                         timeout=d.timeout, max_replacements=d.max_replacements)
+    if states is not None:
+        pool.restore(states)
+        pool.restart_games()
+    return pool
+
+
+def log_pool(writer, pool: "GeneratorPool | None", step: int) -> None:
+    """The pool's batch and actor counts on TensorBoard (`distributed/...`), for Ray pools."""
+    if pool is not None and pool.backend == "ray":
+        for key, value in vars(pool.stats).items():
+            writer.add_scalar(f"distributed/{key}_batches" if key != "replaced"
+                              else "distributed/replaced_actors", value, step)
+
+
 class GeneratorPool:
     """`workers` generators built by `factory(worker, seed)`; see the module docstring.
 
