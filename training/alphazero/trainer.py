@@ -42,7 +42,7 @@ from rich.table import Table
 from satellites_env.agents import make_agent
 from satellites_env.arena import match, rate_with_interval
 
-from ..distributed.pool import GeneratorPool, log_pool, open_pool
+from ..distributed.pool import GeneratorPool, PoolOwner, log_pool, open_pool
 from .agent import AZAgent, AZPolicyAgent
 from .config import AZConfig, az_config_from_dict
 from .generator import add_batches, check_states, make_generator, match_on_pool
@@ -115,7 +115,7 @@ def policy_value_loss(net, batch: dict, value_coef: float, ownership_coef: float
     return loss, parts
 
 
-class AZTrainer:
+class AZTrainer(PoolOwner):
     def __init__(self, config: AZConfig, run_dir: str | Path, resume: bool = False,
                  console: Console | None = None):
         import numba
@@ -287,26 +287,11 @@ class AZTrainer:
 
     # ------------------------------------------------------------------ the generators
 
-    @property
-    def generators(self) -> GeneratorPool:
-        """The self-play generators (started on first use, restored from the checkpoint)."""
-        if self._pool is None:
-            factory = functools.partial(make_generator, self.config, network_shape(self.net),
-                                        self.config.distributed.workers)
-            self._pool = open_pool(factory, self.config.distributed, self.config.seed,
-                                   self._generator_states, self.counters.iterations)
-        return self._pool
-
-    def generator_states(self) -> list[dict] | None:
-        return self._pool.states() if self._pool is not None else self._generator_states
-
-    def close(self) -> None:
-        """Stop the generators (Ray actors); the next use starts them again from their
-        current random streams."""
-        if self._pool is not None:
-            self._generator_states = self._pool.states()
-            self._pool.close()
-            self._pool = None
+    def _open_pool(self) -> GeneratorPool:  # PoolOwner: `generators`, `close()`
+        factory = functools.partial(make_generator, self.config, network_shape(self.net),
+                                    self.config.distributed.workers)
+        return open_pool(factory, self.config.distributed, self.config.seed,
+                         self._generator_states, self.counters.iterations)
 
     def _match(self, a, b, games: int, seed: int, max_moves: int):
         """`arena.match`; on Ray, with the games spread over the generators' actors."""

@@ -61,7 +61,7 @@ from ..common.config import ConfigError, TrainConfig, config_from_dict
 from ..common.network import PolicyValueNet
 from ..common.runlock import RunLock
 from ..common.tensorboard import log_game
-from ..distributed.pool import GeneratorPool, log_pool, open_pool
+from ..distributed.pool import GeneratorPool, PoolOwner, log_pool, open_pool
 from .update import build_batch, ppo_update
 from .selfplay import make_generator, play_match_games
 
@@ -108,7 +108,7 @@ class Evaluation:
         return r["a_wins"] / r["games"]
 
 
-class Trainer:
+class Trainer(PoolOwner):
     """One run in one folder. `Trainer(config, run_dir)` starts a new run (an error if the
     folder holds an unfinished one); `resume=True` continues the folder's run. Opening a
     finished run, with or without `resume`, restores it with `finished` set: `report()` shows
@@ -160,26 +160,11 @@ class Trainer:
     def checkpoint_path(self) -> Path:
         return self.run_dir / "checkpoint.pt"
 
-    @property
-    def generators(self) -> GeneratorPool:
-        """The self-play generators (started on first use, restored from the checkpoint)."""
-        if self._pool is None:
-            factory = functools.partial(make_generator, self.config.selfplay, self.net.shape,
-                                        self.config.distributed.workers)
-            self._pool = open_pool(factory, self.config.distributed, self.config.seed,
-                                   self._generator_states, self.counters.updates)
-        return self._pool
-
-    def close(self) -> None:
-        """Stop the generators (Ray actors); the next use starts them again from their
-        current random streams."""
-        if self._pool is not None:
-            self._generator_states = self._pool.states()
-            self._pool.close()
-            self._pool = None
-
-    def generator_states(self) -> list[dict] | None:
-        return self._pool.states() if self._pool is not None else self._generator_states
+    def _open_pool(self) -> GeneratorPool:
+        factory = functools.partial(make_generator, self.config.selfplay, self.net.shape,
+                                    self.config.distributed.workers)
+        return open_pool(factory, self.config.distributed, self.config.seed,
+                         self._generator_states, self.counters.updates)
 
     def add_snapshot(self) -> None:
         """A frozen copy of the learner joins the opponent pool (the oldest beyond

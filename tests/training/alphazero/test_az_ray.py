@@ -19,18 +19,12 @@ from satellites_env.core import Game
 from training.alphazero import az_config_from_dict
 from training.alphazero.trainer import AZTrainer
 
-from ray_helpers import KillOnFirstWait
+from ray_helpers import assert_each_batch_once, kill_worker_0_mid_generation
+from ray_helpers import local_ray  # noqa: F401 - this module's Ray (an autouse fixture)
 from test_az_training import TINY, quiet
 
 ray = pytest.importorskip("ray", reason="needs the 'ray' extra")
 pytestmark = pytest.mark.ray
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def settings(backend: str = "local", **overrides) -> dict:
@@ -79,19 +73,9 @@ def test_a_ray_run_is_the_local_run_and_its_final_network_plays(tmp_path):
 
 def test_a_killed_actor_is_replaced_and_no_position_arrives_twice(tmp_path):
     trainer = AZTrainer(az_config_from_dict(settings("ray")), tmp_path, console=quiet())
-    pool = trainer.generators
-    delivered = []
-    accept = pool._accept
-    pool._accept = lambda batch: accept(batch) and (delivered.append(batch) or True)
-    trainer.iterate()
-    pool._ray = KillOnFirstWait(ray, pool.members[0])
-    trainer.iterate()  # worker 0 dies mid-generation: replaced, its share played again
-    assert (pool.stats.dropped, pool.stats.replaced, pool.stats.refused) == (1, 1, 0)
-    assert pool.incarnations == [1, 0]
+    delivered = kill_worker_0_mid_generation(trainer.generators, trainer.iterate)
     trainer.run()
-    tags = [batch.tag for batch in delivered]
-    assert len(tags) == len(set(tags)) == 2 * trainer.counters.iterations
-    assert (0, 1, 0) in tags and (0, 0, 1) not in tags  # the lost batch never arrived
+    assert_each_batch_once(delivered, trainer.counters.iterations)
     c = trainer.counters
     assert c.samples == trainer.buffer.added == sum(batch.count for batch in delivered) > 0
     for key in ("positions", "games", "evaluations"):
@@ -101,7 +85,7 @@ def test_a_killed_actor_is_replaced_and_no_position_arrives_twice(tmp_path):
     assert np.array_equal(trainer.buffer.states[:trainer.buffer.size], states)
     assert (tmp_path / "final.pt").is_file()
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["generators"] == {"delivered": len(tags), "dropped": 1, "refused": 0,
+    assert summary["generators"] == {"delivered": len(delivered), "dropped": 1, "refused": 0,
                                      "replaced": 1}
 
 
