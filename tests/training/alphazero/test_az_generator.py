@@ -12,14 +12,17 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from training.alphazero import az_config_from_dict
+from training.alphazero import AZConfigError, az_config_from_dict
 from training.alphazero.generator import AZGenerator, Collector, build_selfplay, make_generator
 from training.alphazero.network import Evaluator, build_network, network_shape
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer, _rng_state
 from training.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from training.common.config import DistributedConfig
 from training.distributed.generator import Generator
 
 from test_az_training import TINY, quiet
@@ -193,3 +196,25 @@ def test_a_checkpoint_from_before_the_pool_resumes_its_selfplay_stream(tmp_path)
     save_checkpoint(tmp_path / "bad" / "checkpoint.pt", payload)
     with pytest.raises(CheckpointError, match="generators must be a list of random-stream"):
         AZTrainer(config, tmp_path / "bad", resume=True, console=quiet())
+
+
+DISTRIBUTED_KEYS = sorted(asdict(DistributedConfig()))
+values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6),
+                   st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=10),
+                   st.sampled_from(["local", "ray", "auto", "127.0.0.1:6379", " auto", ""]),
+                   st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.dictionaries(st.sampled_from(DISTRIBUTED_KEYS) | st.text(max_size=8),
+                                 values, max_size=5), values),
+       st.integers(1, 8))
+def test_fuzz_the_distributed_section_raises_only_config_errors(section, games):
+    try:
+        config = az_config_from_dict({"search": {"games": games}, "distributed": section})
+    except AZConfigError:
+        return
+    d = config.distributed
+    assert isinstance(d, DistributedConfig) and d.backend in ("local", "ray")
+    assert 1 <= d.workers <= games and (d.backend == "ray" or not d.address)
+    assert config.to_dict()["distributed"] == asdict(d)
