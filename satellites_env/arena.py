@@ -48,6 +48,10 @@ def rate_with_interval(wins: int, games: int) -> str:
 
 
 ELO_PER_NAT = 400 / math.log(10)
+#: Ratings of the baselines (random = 0), fitted from `satellites evaluate --agents random
+#: greedy mcts:200 --games 200 --seed 0` (results/baselines.json; a test keeps them equal):
+#: the fixed scale that learning curves rate a learner on.
+BASELINE_ELO = {"random": 0.0, "greedy": 445.2, "mcts:200": 789.2}
 
 
 def elo_against(results: list[tuple[float, float, int]], z: float = Z95

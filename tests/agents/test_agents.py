@@ -241,3 +241,42 @@ def test_elo_orders_and_matches_logistic_expectation():
 def test_match_between_agent_objects():
     result = match(GreedyAgent(seed=0), RandomAgent(seed=0), games=2, seed=0, max_moves=100)
     assert result.games == 2 and result.a == "greedy" and result.b == "random"
+
+
+def test_elo_against_known_ratings_matches_the_logistic_model_and_fit_elo():
+    from satellites_env.arena import elo_against
+
+    # 75% against a 0-rated opponent is +191 under the logistic model (the half virtual draw
+    # moves it a little towards 0).
+    elo, low, high = elo_against([(0.0, 3000.0, 4000)])
+    assert elo == pytest.approx(400 * np.log10(3), abs=1) and low < elo < high
+    assert high - low == pytest.approx(2 * 1.96 * 400 / np.log(10) / np.sqrt(4001 * 0.75 * 0.25),
+                                       rel=0.01)
+    # the same games as a tournament with the opponent anchored: the same rating
+    pairs = [PairResult("random", "x", games=200, a_wins=40, b_wins=150, draws=10)]
+    fitted = fit_elo(["random", "x"], pairs)["x"]
+    assert elo_against([(0.0, 155.0, 200)])[0] == pytest.approx(fitted, abs=1)
+    # more games, a narrower interval; a clean sweep stays finite; the scale shifts with
+    # the opponent's rating
+    narrow = elo_against([(0.0, 1500.0, 2000)])
+    wide = elo_against([(0.0, 15.0, 20)])
+    assert narrow[2] - narrow[1] < wide[2] - wide[1]
+    assert np.isfinite(elo_against([(0.0, 50.0, 50)])[0])
+    assert elo_against([(445.0, 10.0, 20)])[0] == pytest.approx(445.0, abs=1e-6)
+    with pytest.raises(ValueError):
+        elo_against([(0.0, 0.0, 0)])
+
+
+def test_baseline_ratings_are_the_ones_the_baseline_tournament_gives():
+    import json
+    from pathlib import Path
+
+    from satellites_env.arena import BASELINE_ELO
+
+    data = json.loads((Path(__file__).parents[2] / "results" / "baselines.json").read_text())
+    pairs = [PairResult(p["a"], p["b"], p["games"], p["a_wins"], p["b_wins"], p["draws"])
+             for p in data["pairs"]]
+    fitted = fit_elo(data["agents"], pairs)
+    assert set(BASELINE_ELO) == set(data["agents"])
+    for agent, rating in BASELINE_ELO.items():
+        assert rating == pytest.approx(fitted[agent], abs=0.1)

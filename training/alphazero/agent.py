@@ -16,7 +16,7 @@ from satellites_env.core.game import Game
 from satellites_env.observation import observe
 
 from .config import AZSearchConfig
-from .network import Evaluator
+from .network import Evaluator, device_of
 from .search import NEED_ROOT, BatchedSearch
 
 
@@ -63,9 +63,11 @@ class AZPolicyAgent(Agent):
     @torch.inference_mode()
     def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The action from an observation alone: planes (10, 10, 22) and mask (3217,)."""
-        logits, _ = self.net(torch.as_tensor(np.asarray(observation, np.float32))[None])
-        logits = logits[0].masked_fill(torch.as_tensor(np.asarray(action_mask)) == 0,
-                                       float("-inf"))
+        device = device_of(self.net)
+        logits, _ = self.net(torch.as_tensor(np.asarray(observation, np.float32),
+                                             device=device)[None])
+        logits = logits[0].masked_fill(torch.as_tensor(np.asarray(action_mask),
+                                                       device=device) == 0, float("-inf"))
         return int(logits.argmax().item())
 
     def act(self, game: Game) -> int:

@@ -83,6 +83,8 @@ class AZConfig:
     total_positions: int = 50_000  # self-play moves searched in the whole run
     positions_per_iteration: int = 1_024  # self-play moves between training phases
     threads: int = 2  # torch CPU threads and numba threads
+    device: str = "auto"  # the network's device: auto (cuda when available, else cpu), cpu,
+                          # cuda or cuda:N; self-play trees and the engine stay on the CPU
     checkpoint_every: int = 10  # iterations between checkpoints
     model: AZModelConfig = field(default_factory=AZModelConfig)
     search: AZSearchConfig = field(default_factory=AZSearchConfig)
@@ -208,6 +210,9 @@ def az_config_from_dict(data: dict) -> AZConfig:
     if config.model.channels % 8:
         raise AZConfigError(f"model.channels must be a multiple of 8 (GroupNorm groups), got "
                             f"{config.model.channels}")
+    if not (config.device in ("auto", "cpu", "cuda")
+            or (config.device.startswith("cuda:") and config.device[5:].isdigit())):
+        raise AZConfigError(f"device must be auto, cpu, cuda or cuda:N, got {config.device!r}")
     for spec in config.eval.opponents:
         if not spec:
             raise AZConfigError("eval.opponents: an empty agent spec")

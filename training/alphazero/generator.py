@@ -38,7 +38,7 @@ from ..distributed.generator import SampleBatch, split
 from ..distributed.pool import GeneratorPool
 from .agent import AZAgent, AZPolicyAgent
 from .config import AZConfig
-from .network import Evaluator
+from .network import Evaluator, resolve_device
 from .replay import ReplayBuffer
 from .selfplay import SelfPlay, SelfPlayStats
 
@@ -49,12 +49,27 @@ def build_selfplay(config: AZConfig, seed: int, games: int | None = None) -> Sel
     return SelfPlay(search, seed, config.replay.cheap_value_targets, config.replay.value_mix)
 
 
+def cpu_weights(net: torch.nn.Module) -> dict:
+    """The network's state dict on the CPU: what checkpoints hold and generators are sent (a
+    Ray actor without a GPU could not load CUDA tensors)."""
+    return {k: v.detach().cpu() for k, v in net.state_dict().items()}
+
+
+def generator_device(name: str) -> torch.device:
+    """Where a generator's network runs: the config's `device` where this process has it (the
+    learner's own, or a Ray actor given GPUs by `gpus_per_worker`), else the CPU."""
+    if name == "cpu" or not torch.cuda.is_available():
+        return torch.device("cpu")
+    return resolve_device(name)
+
+
 def make_generator(config: AZConfig, shape: dict, workers: int, worker: int,
                    seed: int) -> "AZGenerator":
     """Generator `worker` of `workers` (the pool's factory, with functools.partial): its share
-    of `search.games` in flight, a network of `shape` (weights come by `set_weights`)."""
+    of `search.games` in flight, a network of `shape` on `generator_device(config.device)`
+    (weights come by `set_weights`)."""
     with torch.random.fork_rng(devices=[]):  # building a net draws from torch's global RNG
-        net = PolicyValueNet(**shape)
+        net = PolicyValueNet(**shape).to(generator_device(config.device))
     return AZGenerator(build_selfplay(config, seed, split(config.search.games, workers)[worker]),
                        net)
 
@@ -203,10 +218,10 @@ def play_match_games(generator: AZGenerator, player: PlayerSpec, opponent: str,
 
 
 def match_on_pool(pool: GeneratorPool, weights: dict, version: int, a, b, games: int,
-                  seed: int, max_moves: int) -> PairResult | None:
-    """`arena.match(a, b, games, seed, max_moves)` with the games spread over the pool's
-    generators, which get `weights` first; None when `a` is not an agent of the learner's
-    network (the caller then plays the match itself)."""
+                  seed: int, max_moves: int, on_record=None) -> PairResult | None:
+    """`arena.match(a, b, games, seed, max_moves, on_record)` with the games spread over the
+    pool's generators, which get `weights` first; None when `a` is not an agent of the
+    learner's network (the caller then plays the match itself)."""
     player = PlayerSpec.of(a)
     if player is None:
         return None
@@ -217,5 +232,7 @@ def match_on_pool(pool: GeneratorPool, weights: dict, version: int, a, b, games:
     result = PairResult(a.spec, b.spec)
     for i, record in sorted((pair for part in played for pair in part), key=lambda p: p[0]):
         result.add(record, a_is_red=i % 2 == 0)
+        if on_record is not None:
+            on_record(i, record)
     return result
 

@@ -28,15 +28,32 @@ def network_shape(net: PolicyValueNet) -> dict:
     return net.shape
 
 
+def resolve_device(name: str) -> torch.device:
+    """The torch device of a config's `device`: `auto` is cuda when torch sees a GPU, else cpu;
+    asking for cuda without one is a ValueError (a run never silently falls back)."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r}: torch sees no CUDA GPU here (use auto or cpu)")
+    return torch.device(name)
+
+
+def device_of(net: torch.nn.Module) -> torch.device:
+    """Where the network's parameters live (the CPU for a network without any)."""
+    first = next(net.parameters(), None)
+    return first.device if first is not None else torch.device("cpu")
+
+
 class Evaluator:
     """`evaluator(obs)` -> (logits, values) as float32 numpy arrays, one forward pass in
-    inference mode (the search's network call)."""
+    inference mode on the network's device (the search's network call)."""
 
     def __init__(self, net: PolicyValueNet):
         self.net = net
+        self.device = device_of(net)
 
     @torch.inference_mode()
     def __call__(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         self.net.eval()
-        logits, values = self.net(torch.from_numpy(obs))
-        return logits.numpy(), values.numpy()
+        logits, values = self.net(torch.from_numpy(obs).to(self.device))
+        return logits.float().cpu().numpy(), values.float().cpu().numpy()

@@ -77,8 +77,11 @@ def considered_visits(max_considered: int, simulations: int) -> list[int]:
 
 
 def considered_for(max_considered: int, budget: int) -> int:
-    """Root actions a search of `budget` simulations samples: max_considered, but at most
-    half the budget (at least 2), so that sequential halving has a round to halve in."""
+    """Root actions a search of `budget` simulations samples: max_considered when the budget
+    visits each of them at least once; a smaller budget samples half of it (at least 2), so
+    that sequential halving still has a round to halve in."""
+    if budget >= max_considered:
+        return max(1, max_considered)
     return max(1, min(max_considered, max(2, budget // 2)))
 
 

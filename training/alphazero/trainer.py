@@ -40,13 +40,17 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 
 from satellites_env.agents import make_agent
-from satellites_env.arena import match, rate_with_interval
+from satellites_env.arena import (BASELINE_ELO, elo_against, match, rate_with_interval,
+                                  wilson_interval)
+
+from training.common.network import masked_entropy
+from training.common.tensorboard import log_game
 
 from ..distributed.pool import GeneratorPool, PoolOwner, log_pool, open_pool
 from .agent import AZAgent, AZPolicyAgent
 from .config import AZConfig, az_config_from_dict
-from .generator import add_batches, check_states, make_generator, match_on_pool
-from .network import build_network, network_shape
+from .generator import add_batches, check_states, cpu_weights, make_generator, match_on_pool
+from .network import build_network, network_shape, resolve_device
 from .replay import ReplayBuffer, make_batch
 from .selfplay import SelfPlayStats
 
@@ -72,10 +76,18 @@ class AZCounters:
 class AZEvaluation:
     positions: int
     results: dict = field(default_factory=dict)  # opponent spec -> PairResult dict
+    minutes: float = 0.0  # training wall time (self-play + gradient steps) when it was taken
 
     def win_rate(self, opponent: str) -> float:
         r = self.results[opponent]
         return r["a_wins"] / max(r["games"], 1)
+
+    def elo(self) -> tuple[float, float, float] | None:
+        """The raw policy's Elo with its 95% interval, on the baselines' scale
+        (`BASELINE_ELO`, random = 0), from its games against the rated opponents."""
+        rated = [(BASELINE_ELO[o], r["a_wins"] + 0.5 * r["draws"], r["games"])
+                 for o, r in self.results.items() if o in BASELINE_ELO and r["games"]]
+        return elo_against(rated) if rated else None
 
 
 def _rng_state(rng: np.random.Generator) -> dict:
@@ -107,7 +119,10 @@ def policy_value_loss(net, batch: dict, value_coef: float, ownership_coef: float
     policy_loss = (per_sample * weight).sum() / weight.sum().clamp(min=1.0)
     value_loss = torch.mean((value - batch["value"]) ** 2)
     loss = policy_loss + value_coef * value_loss
-    parts = {"policy": policy_loss.item(), "value": value_loss.item()}
+    with torch.no_grad():  # how sharp the raw policy is (its entropy, nats)
+        entropy = masked_entropy(logits).mean()
+    parts = {"policy": policy_loss.item(), "value": value_loss.item(),
+             "entropy": entropy.item()}
     if net.has_ownership:
         ownership_loss = torch.mean((ownership - batch["ownership"]) ** 2)
         loss = loss + ownership_coef * ownership_loss
@@ -125,9 +140,10 @@ class AZTrainer(PoolOwner):
         self.console = console or Console()
         torch.set_num_threads(config.threads)
         numba.set_num_threads(min(config.threads, numba.config.NUMBA_NUM_THREADS))
+        self.device = resolve_device(config.device)
         self.net = build_network(config.model.channels, config.model.blocks, seed=config.seed,
                                  ownership=config.model.ownership,
-                                 landing_values=config.model.landing_values)
+                                 landing_values=config.model.landing_values).to(self.device)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=config.optim.learning_rate,
                                            weight_decay=config.optim.weight_decay)
         self.buffer = ReplayBuffer(config.replay.capacity)
@@ -141,6 +157,7 @@ class AZTrainer(PoolOwner):
         self.counters = AZCounters()
         self.history: list[AZEvaluation] = []
         self.last_losses: dict[str, float] = {}
+        self.sample_game = None  # the last evaluation's first game against its last opponent
         if resume:
             self._restore(self.checkpoint_path)
         elif self.checkpoint_path.exists():
@@ -156,7 +173,7 @@ class AZTrainer(PoolOwner):
     def state_payload(self, with_buffer: bool = True) -> dict:
         payload = {
             "learner": "alphazero",
-            "model": self.net.state_dict(),
+            "model": cpu_weights(self.net),
             "model_shape": network_shape(self.net),
             "config": self.config.to_dict(),
             "counters": asdict(self.counters),
@@ -208,7 +225,7 @@ class AZTrainer(PoolOwner):
         # threads that spin-wait on a busy machine slow it down several times (measured).
         torch.set_num_threads(1)
         generators = self.generators
-        generators.set_weights(self.net.state_dict(), c.iterations)
+        generators.set_weights(cpu_weights(self.net), c.iterations)
         played = add_batches(generators.generate(config.positions_per_iteration), self.buffer,
                              self.selfplay_stats)  # in worker order
         added = played["samples"]
@@ -237,14 +254,15 @@ class AZTrainer(PoolOwner):
         if steps == 0:
             return {}
         self.net.train()
-        totals = {"policy": 0.0, "value": 0.0}
+        totals = {"policy": 0.0, "value": 0.0, "entropy": 0.0}
         if self.net.has_ownership:
             totals["ownership"] = 0.0
         for _ in range(steps):
             rows = self.buffer.sample(replay.batch_size, self.train_rng)
             syms = (self.train_rng.integers(0, 8, size=len(rows)) if replay.symmetries
                     else np.zeros(len(rows), dtype=np.int64))
-            batch = make_batch(self.buffer, rows, syms, self.config.search.max_moves)
+            batch = {k: v.to(self.device) for k, v in
+                     make_batch(self.buffer, rows, syms, self.config.search.max_moves).items()}
             loss, parts = policy_value_loss(self.net, batch, self.config.optim.value_coef,
                                             self.config.optim.ownership_coef)
             self.optimizer.zero_grad(set_to_none=True)
@@ -264,16 +282,22 @@ class AZTrainer(PoolOwner):
 
     def evaluate(self, games: int, search_games: int = 0) -> AZEvaluation:
         """The raw policy (and, with `search_games`, the search agent) against each opponent."""
-        evaluation = AZEvaluation(self.counters.positions)
+        evaluation = AZEvaluation(self.counters.positions, minutes=self.counters.seconds / 60)
         self.net.eval()
         torch.set_num_threads(1)
         learner = AZPolicyAgent(self.net, spec=LEARNER)
         ev = self.config.eval
+
+        def keep_sample(i: int, record) -> None:  # the first game against the last opponent
+            if i == 0:
+                self.sample_game = record
+
         for k, spec in enumerate(ev.opponents):
             if games:
                 opponent = make_agent(spec, seed=self.config.seed + k)
                 result = self._match(learner, opponent, games, seed=10_000 + self.config.seed,
-                                     max_moves=ev.max_moves)
+                                     max_moves=ev.max_moves,
+                                     on_record=keep_sample if k == len(ev.opponents) - 1 else None)
                 evaluation.results[spec] = result.as_dict()
             if search_games:
                 agent = AZAgent(self.net, ev.search_simulations, settings=self.config.search)
@@ -293,14 +317,15 @@ class AZTrainer(PoolOwner):
         return open_pool(factory, self.config.distributed, self.config.seed,
                          self._generator_states, self.counters.iterations)
 
-    def _match(self, a, b, games: int, seed: int, max_moves: int):
+    def _match(self, a, b, games: int, seed: int, max_moves: int, on_record=None):
         """`arena.match`; on Ray, with the games spread over the generators' actors."""
         if self.config.distributed.backend == "ray":
-            result = match_on_pool(self.generators, self.net.state_dict(),
-                                   self.counters.iterations, a, b, games, seed, max_moves)
+            result = match_on_pool(self.generators, cpu_weights(self.net),
+                                   self.counters.iterations, a, b, games, seed, max_moves,
+                                   on_record)
             if result is not None:
                 return result
-        return match(a, b, games, seed=seed, max_moves=max_moves)
+        return match(a, b, games, seed=seed, max_moves=max_moves, on_record=on_record)
 
     # ------------------------------------------------------------------ the loop
 
@@ -403,6 +428,14 @@ class AZTrainer(PoolOwner):
         for opponent in evaluation.results:
             writer.add_scalar(f"eval/win_rate_vs_{opponent}", evaluation.win_rate(opponent),
                               evaluation.positions)
+        if self.sample_game is not None:  # how the raw policy plays now, as an animation
+            log_game(writer, f"eval/game_vs_{self.config.eval.opponents[-1]}", self.sample_game,
+                     evaluation.positions)
+            self.sample_game = None
+        rating = evaluation.elo()
+        if rating is not None:
+            for name, value in zip(("elo", "elo_low", "elo_high"), rating):
+                writer.add_scalar(f"eval/{name}", value, evaluation.positions)
 
     def _write_summary(self, final: AZEvaluation, eval_seconds: float) -> None:
         c = self.counters
@@ -431,6 +464,8 @@ class AZTrainer(PoolOwner):
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
 
     def _plot(self) -> Path | None:
+        """learning_curve.png: the raw policy's Elo with its 95% band (left) and its win
+        rate against each opponent with 95% Wilson bands (right), over self-play positions."""
         if not self.history:
             return None
         import matplotlib
@@ -438,15 +473,35 @@ class AZTrainer(PoolOwner):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        figure, axis = plt.subplots(figsize=(7, 4))
-        xs = [e.positions for e in self.history]
+        figure, (elo_axis, rate_axis) = plt.subplots(1, 2, figsize=(11, 4))
+        rated = [(e.positions, e.elo()) for e in self.history if e.elo() is not None]
+        if rated:
+            xs = [x for x, _ in rated]
+            elo_axis.plot(xs, [r[0] for _, r in rated], marker="o", color="tab:purple")
+            elo_axis.fill_between(xs, [r[1] for _, r in rated], [r[2] for _, r in rated],
+                                  color="tab:purple", alpha=0.2, label="95% interval")
+            for name, rating in BASELINE_ELO.items():
+                elo_axis.axhline(rating, color="grey", linewidth=0.8, linestyle="--")
+                elo_axis.annotate(name, (xs[0], rating), fontsize=8, color="grey",
+                                  textcoords="offset points", xytext=(2, 2))
+            elo_axis.legend(loc="lower right")
+        elo_axis.set(xlabel="self-play positions", ylabel="Elo (random = 0)",
+                     title="raw policy (no search): Elo on the baselines' scale")
         for opponent in self.config.eval.opponents:
-            ys = [e.win_rate(opponent) if opponent in e.results else np.nan for e in self.history]
-            axis.plot(xs, ys, marker="o", label=f"raw policy vs {opponent}")
-        axis.set(xlabel="self-play positions", ylabel="win rate", ylim=(-0.02, 1.02),
-                 title="Gumbel AlphaZero: raw policy (no search)")
-        axis.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
-        axis.legend()
+            points = [(e.positions, e.results[opponent]) for e in self.history
+                      if opponent in e.results and e.results[opponent]["games"]]
+            if not points:
+                continue
+            xs = [x for x, _ in points]
+            bands = [wilson_interval(r["a_wins"], r["games"]) for _, r in points]
+            line, = rate_axis.plot(xs, [r["a_wins"] / r["games"] for _, r in points],
+                                   marker="o", label=f"vs {opponent}")
+            rate_axis.fill_between(xs, [b[0] for b in bands], [b[1] for b in bands],
+                                   color=line.get_color(), alpha=0.15)
+        rate_axis.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+        rate_axis.set(xlabel="self-play positions", ylabel="win rate", ylim=(-0.02, 1.02),
+                      title="raw policy win rate (95% Wilson bands)")
+        rate_axis.legend(loc="lower right")
         figure.tight_layout()
         path = self.run_dir / "learning_curve.png"
         figure.savefig(path, dpi=110)

@@ -76,7 +76,7 @@ class DistributedConfig:
     address: str = ""  # Ray cluster to join ("auto", or the address `ray start --head` prints); "" = a local Ray
     workers: int = 1  # self-play generators; the games in flight are split among them (PPO: selfplay.envs, AlphaZero: search.games)
     cpus_per_worker: float = 1.0  # Ray CPUs reserved per generator actor (its torch threads, rounded down)
-    gpus_per_worker: float = 0.0  # Ray GPUs per generator actor (self-play inference stays on CPU)
+    gpus_per_worker: float = 0.0  # Ray GPUs per generator actor (PPO's self-play stays on the CPU; AlphaZero's network uses it unless device: cpu)
     timeout: float = 600.0  # seconds a generator may take for one batch before it is replaced
     max_replacements: int = 16  # dead generator actors replaced over a session before the run stops
 

@@ -218,3 +218,20 @@ def test_fuzz_the_distributed_section_raises_only_config_errors(section, games):
     assert isinstance(d, DistributedConfig) and d.backend in ("local", "ray")
     assert 1 <= d.workers <= games and (d.backend == "ray" or not d.address)
     assert config.to_dict()["distributed"] == asdict(d)
+
+
+def test_generators_run_where_their_process_has_the_configs_device(monkeypatch):
+    """The learner's device where the process has it (the learner's own process, or a Ray
+    actor given GPUs), else the CPU; the weights travel as CPU tensors."""
+    from training.alphazero.generator import cpu_weights, generator_device
+
+    for name in ("auto", "cpu", "cuda", "cuda:1"):
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+        assert generator_device(name) == torch.device("cpu")
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        expected = "cpu" if name == "cpu" else ("cuda" if name == "auto" else name)
+        assert generator_device(name) == torch.device(expected)
+    net = build_network(8, 1, seed=0)
+    weights = cpu_weights(net)
+    assert all(v.device.type == "cpu" for v in weights.values())
+    assert all(torch.equal(weights[k], v) for k, v in net.state_dict().items())

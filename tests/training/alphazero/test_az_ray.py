@@ -55,7 +55,8 @@ def test_a_ray_run_is_the_local_run_and_its_final_network_plays(tmp_path):
     assert counters_of(saved["counters"]) == counters_of(asdict(local.counters))
     assert local.counters.samples > 0 and local.counters.train_steps > 0
     # evaluation games were played by the actors: the same results as in this process
-    assert saved["history"] == [asdict(e) for e in local.history]
+    assert [e["results"] for e in saved["history"]] == [e.results for e in local.history]
+    assert [e["positions"] for e in saved["history"]] == [e.positions for e in local.history]
     assert set(saved["history"][-1]["results"]) == {"random", "search:random"}
     assert_same_weights(saved["model"], local.net.state_dict())
     summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
@@ -84,6 +85,8 @@ def test_a_killed_actor_is_replaced_and_no_position_arrives_twice(tmp_path):
     states = np.concatenate([b.samples["states"] for b in delivered if b.count])
     assert np.array_equal(trainer.buffer.states[:trainer.buffer.size], states)
     assert (tmp_path / "final.pt").is_file()
+    # the final evaluation's first game against the last opponent came back from an actor
+    assert trainer.sample_game is not None and trainer.sample_game.players["red"] == "az-policy"
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["generators"] == {"delivered": len(delivered), "dropped": 1, "refused": 0,
                                      "replaced": 1}

@@ -120,3 +120,65 @@ def test_improved_policy_is_a_distribution_over_the_legal_actions_only():
         assert dense.sum() == pytest.approx(1.0, abs=1e-5)
         assert (dense[engine.legal_action_mask(state) == 0] == 0).all()
         assert (probs > 0).all()
+
+
+def test_considered_actions_follow_the_budget():
+    from training.alphazero.search import considered_for
+
+    assert considered_for(64, 128) == 64  # every considered action visited at least once
+    assert considered_for(64, 64) == 64
+    assert considered_for(16, 8) == 4  # a small budget halves: rounds to halve in
+    assert considered_for(16, 2) == 2 and considered_for(1, 8) == 1
+
+
+@pytest.mark.parametrize("rescale", [True, False])
+def test_rescaling_decides_whether_small_q_differences_make_sharp_targets(rescale):
+    """Values that differ by at most 0.01: min-max rescaling (mctx) stretches them to the whole
+    sigma range, a near one-hot target; without it the target stays near the flat prior."""
+    rng = np.random.default_rng(5)
+    state = engine.init(rng=rng)
+    for _ in range(30):
+        state = engine.step(state, int(rng.choice(np.flatnonzero(
+            engine.legal_action_mask(state)))))
+
+    def tiny_values(obs):
+        n = len(obs)
+        values = (np.abs(obs.reshape(n, -1) * np.arange(2200)).sum(1) % 101) / 10_000
+        return np.zeros((n, N_ACTIONS), np.float32), values.astype(np.float32)
+
+    search = BatchedSearch(1, [128], max_considered=64, c_scale=1.0, rescale=rescale)
+    search.trees.game_state[0] = state
+    for _ in range(200):
+        search.step(tiny_values)
+        if search.trees.out_ready[0]:
+            break
+    n = int(search.trees.out_count[0])
+    top = float(search.trees.out_policy[0, :n].max())
+    if rescale:
+        assert top > 0.5
+    else:
+        assert top < 3.0 / n
+
+
+def test_landing_values_head_reads_the_map_of_the_moving_value():
+    """With landing_values, a move's logit is the landing map of the value on its from-cell,
+    at its landing cell (plus the move head, zeroed here)."""
+    from satellites_env.observation import observe
+    from training.common.network import LANDING
+
+    net = build_network(16, 1, seed=0, landing_values=True)
+    torch.nn.init.zeros_(net.move_head.weight)
+    torch.nn.init.zeros_(net.move_head.bias)
+    state = engine.init(seed=3)
+    obs = torch.as_tensor(observe(state, 0, 400, engine.new_work()))[None]
+    with torch.no_grad():
+        logits, _ = net(obs)
+        maps = net.landing_head(net.trunk(net.stem(obs.permute(0, 3, 1, 2))))[0].flatten(1)
+    legal = np.flatnonzero(engine.legal_action_mask(state))
+    values = set()
+    for action in legal:
+        value = abs(int(state[action // 32]))
+        values.add(value)
+        assert logits[0, action].item() == pytest.approx(
+            maps[value - 1, int(LANDING[action])].item(), abs=1e-5)
+    assert values == {1, 2, 3, 4}

@@ -72,6 +72,11 @@ def test_value_targets_are_the_final_result_for_the_player_to_move(played):
             state = buffer.states[row]
             expected = 0.0 if code == engine.DRAW else (1.0 if state[TO_MOVE] == code else -1.0)
             assert buffer.value[row] == expected
+    # the ownership target: the final control map (red's view) on every position of the game
+    control = np.zeros(N_CELLS, np.int8)
+    for final, _, length, start in finals:
+        engine.fill_control_map(final[:N_CELLS], work, control)
+        assert (buffer.ownership[start:start + length] == control).all()
     # consecutive stored positions of one game follow each other by one legal action
     final, _, length, start = finals[0]
     for row in range(start, start + length - 1):
@@ -219,3 +224,26 @@ def test_training_loop_fits_greedy_targets_under_symmetries():
     picks = logits.masked_fill(plain["mask"] == 0, float("-inf")).argmax(1)
     accuracy = float((picks == plain["policy"].argmax(1)).float().mean())
     assert accuracy >= 0.8, accuracy  # chance: about 1 / 60
+
+
+def test_value_mix_blends_the_result_with_the_root_value():
+    """replay.value_mix = a: the value target is (1 - a) z + a v_root, v_root the position's own
+    search value (in [-1, 1], same view as z)."""
+    config = AZSearchConfig(games=4, max_moves=40, full_simulations=4, cheap_simulations=2,
+                            full_fraction=0.5)
+    plain, mixed = ReplayBuffer(2_000), ReplayBuffer(2_000)
+
+    def small_values(obs):  # a value that varies with the position, so roots differ from 0
+        n = len(obs)
+        return np.zeros((n, N_ACTIONS), np.float32), (obs.reshape(n, -1).sum(1) % 7 / 10
+                                                      - 0.3).astype(np.float32)
+
+    SelfPlay(config, seed=2).play(200, small_values, plain)
+    SelfPlay(config, seed=2, value_mix=0.25).play(200, small_values, mixed)
+    n = plain.size
+    assert n > 40 and mixed.size == n
+    assert np.array_equal(plain.states[:n], mixed.states[:n])  # same games
+    z = plain.value[:n]
+    root = (mixed.value[:n] - 0.75 * z) / 0.25
+    assert np.abs(root).max() <= 1.0 + 1e-5
+    assert np.abs(root).max() > 0.05  # the root values took part

@@ -38,6 +38,8 @@ def test_config_errors_name_the_key_and_value():
         az_config_from_dict({"model": {"blocks": "two"}})
     with pytest.raises(AZConfigError, match="cheap_simulations"):
         az_config_from_dict({"search": {"full_simulations": 4, "cheap_simulations": 8}})
+    with pytest.raises(AZConfigError, match="device must be auto, cpu, cuda or cuda:N"):
+        az_config_from_dict({"device": "gpu"})
     assert issubclass(AZConfigError, ValueError)
     assert az_config_from_dict({}).search.full_simulations == 32
 
@@ -106,3 +108,15 @@ def test_policy_agent_acts_from_the_observation_alone():
     obs = observe(game.state, game.to_move, game.max_moves, new_work())
     action = agent.policy(obs, game.legal_mask())
     assert game.legal_mask()[action] and action == agent.act(game)
+
+
+def test_device_auto_is_the_cpu_without_a_gpu_and_cuda_is_refused_then():
+    from training.alphazero.network import resolve_device
+
+    assert resolve_device("cpu") == torch.device("cpu")
+    if not torch.cuda.is_available():
+        assert resolve_device("auto") == torch.device("cpu")
+        with pytest.raises(ValueError, match="no CUDA GPU"):
+            resolve_device("cuda")
+        with pytest.raises(ValueError, match="no CUDA GPU"):
+            AZTrainer(az_config_from_dict({**TINY, "device": "cuda:0"}), "unused", console=quiet())
