@@ -1,12 +1,22 @@
 """Self-play throughput of the generator pool: backend local vs ray, 1 and 2 workers.
 
-What the trainer does for each update, without the PPO step: broadcast the weights, then
-`generate(steps_per_update)` over the workers, with the model and self-play settings of a
-config (configs/quick.yaml by default). Prints env steps/s, games/s and learner steps/s per
-case, and the ratios: ray / local at the same worker count (Ray's overhead, or its parallel
-gain), and each case / local with 1 worker.
+What the trainer does for each update, without the learning step: broadcast the weights, then
+`generate(n)` over the workers, with the model and self-play settings of a config.
+
+* `--learner ppo` (default; configs/quick.yaml): n = `ppo.steps_per_update` learner
+  decisions; env steps/s, games/s, learner steps/s; then one PPO update timed;
+* `--learner alphazero` (configs/az_quick.yaml): n = `positions_per_iteration` searched
+  positions; positions/s, network evaluations/s, games/s; then one iteration's gradient steps
+  timed.
+
+Prints each case with the ratios ray / local at the same worker count (Ray's overhead, or its
+parallel gain) and each case / local with 1 worker, and the load average of the machine. The
+local cases run with this process's numba threads (`--numba-threads`; by default those the
+trainer uses), a Ray actor with its `cpus_per_worker` (1).
 
     python benchmarks/distributed_selfplay.py --rounds 20
+    python benchmarks/distributed_selfplay.py --learner alphazero --rounds 5
+    python benchmarks/distributed_selfplay.py --learner alphazero --numba-threads 1 --cases local:1
     python benchmarks/distributed_selfplay.py --cases ray:2 --address 127.0.0.1:6380  # a cluster
 """
 
@@ -15,8 +25,11 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import torch
 from rich.console import Console
@@ -30,30 +43,73 @@ from training.ppo.selfplay import make_generator
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def measure(config, backend: str, workers: int, rounds: int, address: str | None) -> dict:
-    """Steady-state throughput of `rounds` updates' worth of generation (after a warm-up)."""
+@dataclass
+class Learner:
+    """How one learner's generation is measured: its pool's factory and weights, the work of
+    one update (`n`), the games in flight, and the rates reported (column: counter key; the
+    first one ranks the repeats; "count" is the batches' sample count)."""
+
+    name: str
+    unit: str  # what n counts
+    unit_key: str  # the rate that counts it
+    n: int
+    games: int
+    factory: Callable[[int], Callable]  # workers -> the pool's factory
+    weights: object
+    rates: dict[str, str]
+    learning_seconds: Callable[[], float]  # one update's learning step, timed
+    learning: str  # what that step is, in words
+
+
+def ppo_learner(config) -> Learner:
     torch.manual_seed(0)
     net = PolicyValueNet(config.model.channels, config.model.blocks, config.model.lookahead)
-    weights = {"model": net.state_dict(), "pool": [], "pool_version": 0}
-    factory = functools.partial(make_generator, config.selfplay, net.shape, workers)
+    return Learner(
+        "ppo", "learner steps", "count", config.ppo.steps_per_update, config.selfplay.envs,
+        lambda workers: functools.partial(make_generator, config.selfplay, net.shape, workers),
+        {"model": net.state_dict(), "pool": [], "pool_version": 0},
+        {"env steps/s": "env_steps", "games/s": "games", "learner steps/s": "count"},
+        lambda: update_seconds(config), f"PPO update ({config.threads} threads)")
+
+
+def alphazero_learner(config) -> Learner:
+    from training.alphazero.generator import make_generator as az_generator
+    from training.alphazero.network import build_network, network_shape
+
+    steps = config.positions_per_iteration * config.replay.replay_ratio / config.replay.batch_size
+    net = build_network(config.model.channels, config.model.blocks, seed=0,
+                        ownership=config.model.ownership,
+                        landing_values=config.model.landing_values)
+    return Learner(
+        "alphazero", "positions", "positions", config.positions_per_iteration,
+        config.search.games,
+        lambda workers: functools.partial(az_generator, config, network_shape(net), workers),
+        net.state_dict(),
+        {"positions/s": "positions", "evaluations/s": "evaluations", "games/s": "games"},
+        lambda: az_train_seconds(config),
+        f"{steps:.0f} gradient steps ({config.threads} threads)")
+
+
+def measure(learner: Learner, seed: int, backend: str, workers: int, rounds: int,
+            address: str | None) -> dict:
+    """Steady-state throughput of `rounds` updates' worth of generation (after a warm-up)."""
     torch.set_num_threads(1)
-    with GeneratorPool(factory, workers, config.seed, backend=backend, address=address) as pool:
+    with GeneratorPool(learner.factory(workers), workers, seed, backend=backend,
+                       address=address) as pool:
         # Warm up until as many games ended as are in flight: compiled kernels, started
         # actors, and games of every age in flight (the first ones all start together).
         version, finished = 0, 0
-        while finished < config.selfplay.envs:
-            pool.set_weights(weights, version)
-            finished += sum(b.counters["games"] for b in pool.generate(
-                config.ppo.steps_per_update))
+        while finished < learner.games:
+            pool.set_weights(learner.weights, version)
+            finished += sum(b.counters["games"] for b in pool.generate(learner.n))
             version += 1
-        totals = {"env_steps": 0, "games": 0, "learner_steps": 0}
+        totals = dict.fromkeys(learner.rates.values(), 0)
         start = time.perf_counter()
         for round_ in range(rounds):
-            pool.set_weights(weights, version + round_)
-            batches = pool.generate(config.ppo.steps_per_update)
-            totals["env_steps"] += sum(b.counters["env_steps"] for b in batches)
-            totals["games"] += sum(b.counters["games"] for b in batches)
-            totals["learner_steps"] += sum(b.count for b in batches)
+            pool.set_weights(learner.weights, version + round_)
+            for batch in pool.generate(learner.n):
+                for key in totals:
+                    totals[key] += batch.count if key == "count" else batch.counters[key]
         seconds = time.perf_counter() - start
     return {key: value / seconds for key, value in totals.items()} | {"seconds": seconds}
 
@@ -82,19 +138,70 @@ def update_seconds(config, updates: int = 3) -> float:
     return min(times[1:])
 
 
+def numba_threads() -> int:
+    import numba
+
+    return numba.get_num_threads()
+
+
+def az_train_seconds(config, iterations: int = 3) -> float:
+    """Seconds of one AlphaZero iteration's gradient steps (positions_per_iteration x
+    replay_ratio / batch_size of them) with the config's `threads`, from a buffer of
+    self-play positions: the learner's serial part."""
+    import numba
+
+    from training.alphazero.trainer import AZTrainer
+
+    with tempfile.TemporaryDirectory() as folder:
+        trainer = AZTrainer(config, folder, console=Console(file=open(os.devnull, "w")))
+        while len(trainer.buffer) < config.replay.min_positions:
+            trainer.iterate()  # self-play (and training once the buffer is full enough)
+        trainer.close()
+        torch.set_num_threads(config.threads)
+        numba.set_num_threads(min(config.threads, numba.config.NUMBA_NUM_THREADS))
+        times = []
+        for _ in range(iterations + 1):
+            start = time.perf_counter()
+            trainer.train(config.positions_per_iteration)
+            times.append(time.perf_counter() - start)
+    return min(times[1:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, default=ROOT / "configs" / "quick.yaml")
+    parser.add_argument("--learner", choices=("ppo", "alphazero"), default="ppo")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="default: configs/quick.yaml (ppo), configs/az_quick.yaml "
+                             "(alphazero)")
     parser.add_argument("--rounds", type=int, default=20, help="measured updates per case")
     parser.add_argument("--cases", nargs="+", default=["local:1", "ray:1", "local:2", "ray:2"],
                         help="BACKEND:WORKERS")
     parser.add_argument("--repeats", type=int, default=2,
                         help="measure the cases in turn this many times; keep each one's best")
+    parser.add_argument("--numba-threads", type=int, default=None,
+                        help="numba threads of this process (the local cases); default: as "
+                             "the trainer (alphazero: the config's threads; ppo: numba's own)")
     parser.add_argument("--address", default=None,
                         help="Ray cluster to join for the ray cases (default: a local Ray)")
     args = parser.parse_args()
-    config = load_config(args.config)
+    if args.learner == "ppo":
+        args.config = args.config or ROOT / "configs" / "quick.yaml"
+        config = load_config(args.config)
+        learner = ppo_learner(config)
+    else:
+        from training.alphazero.config import load_az_config
+
+        args.config = args.config or ROOT / "configs" / "az_quick.yaml"
+        config = load_az_config(args.config)
+        learner = alphazero_learner(config)
     console = Console()
+    rank = next(iter(learner.rates.values()))
+    if args.numba_threads is None and args.learner == "alphazero":
+        args.numba_threads = config.threads  # what AZTrainer sets; a Ray actor has its CPUs
+    if args.numba_threads is not None:
+        import numba
+
+        numba.set_num_threads(min(args.numba_threads, numba.config.NUMBA_NUM_THREADS))
     started = False
     if any(case.startswith("ray") for case in args.cases):
         from satellites_env.distributed import connect
@@ -105,41 +212,40 @@ def main() -> None:
         for case in args.cases:
             backend, _, workers = case.partition(":")
             console.print(f"{case} (round {repeat + 1}/{args.repeats}): {args.rounds} updates "
-                          f"of {config.ppo.steps_per_update} learner steps, "
-                          f"{config.selfplay.envs} games in flight ...")
-            r = measure(config, backend, int(workers), args.rounds, args.address)
-            if case not in results or r["env_steps"] > results[case]["env_steps"]:
+                          f"of {learner.n} {learner.unit}, {learner.games} games in flight ...")
+            r = measure(learner, config.seed, backend, int(workers), args.rounds, args.address)
+            if case not in results or r[rank] > results[case][rank]:
                 results[case] = r
     if started:
         import ray
 
         ray.shutdown()
     load = os.getloadavg()[0]
-    table = Table(title=f"Self-play generation, {args.config.name} ({config.selfplay.envs} "
-                        f"games in flight, model {config.model.channels}x{config.model.blocks}), "
-                        f"best of {args.repeats}; load average {load:.1f} on {os.cpu_count()} "
-                        f"CPUs")
-    for column in ("case", "env steps/s", "games/s", "learner steps/s", "vs local same workers",
-                   "vs local:1"):
+    table = Table(title=f"{learner.name} self-play generation, {args.config.name} "
+                        f"({learner.games} games in flight, model {config.model.channels}x"
+                        f"{config.model.blocks}), best of {args.repeats}; load average "
+                        f"{load:.1f} on {os.cpu_count()} CPUs; local cases: {numba_threads()} "
+                        f"numba threads")
+    for column in ("case", *learner.rates, "vs local same workers", "vs local:1"):
         table.add_column(column, justify="left" if column == "case" else "right")
     base = results.get("local:1")
     for case, r in results.items():
         peer = results.get("local:" + case.partition(":")[2])
-        table.add_row(case, f"{r['env_steps']:.0f}", f"{r['games']:.2f}",
-                      f"{r['learner_steps']:.0f}",
-                      f"{r['env_steps'] / peer['env_steps']:.2f}x" if peer else "-",
-                      f"{r['env_steps'] / base['env_steps']:.2f}x" if base else "-")
+        table.add_row(case, *(f"{r[key]:.2f}" if key == "games" else f"{r[key]:,.0f}"
+                              for key in learner.rates.values()),
+                      f"{r[rank] / peer[rank]:.2f}x" if peer else "-",
+                      f"{r[rank] / base[rank]:.2f}x" if base else "-")
     console.print(table)
-    update = update_seconds(config)
+    update = learner.learning_seconds()
     if base:
-        generation = config.ppo.steps_per_update / base["learner_steps"]
+        generation = learner.n / base[learner.unit_key]
         share = generation / (generation + update)
         console.print(
-            f"One update of {config.ppo.steps_per_update} decisions: generation {generation:.2f} s "
-            f"(local:1) + PPO update {update:.2f} s ({config.threads} threads). Generation is "
-            f"{share:.0%} of an update, so with K workers and no overhead an update takes "
-            f"{generation:.2f}/K + {update:.2f} s: at most {1 / (1 - share):.2f}x faster "
-            f"training, however many workers.")
+            f"One update of {learner.n} {learner.unit}: generation {generation:.2f} s "
+            f"(local:1) + {learner.learning} {update:.2f} s. Generation is {share:.0%} of an "
+            f"update, so with K workers and no overhead an update takes {generation:.2f}/K + "
+            f"{update:.2f} s: at most {1 / (1 - share):.2f}x faster training, however many "
+            f"workers (load average {os.getloadavg()[0]:.1f} now).")
 
 
 if __name__ == "__main__":

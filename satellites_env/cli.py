@@ -549,7 +549,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    tr = sub.add_parser("train", help="train a policy by self-play (PPO)")
+    tr = sub.add_parser("train", help="train a policy by self-play (the learner the config "
+                        "names: PPO or AlphaZero)")
     tr.add_argument("--config", type=Path, required=True, help="YAML run config, e.g. "
                     "configs/quick.yaml")
     tr.add_argument("--out", type=Path, help="run folder (default runs/<config name>)")

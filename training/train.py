@@ -8,8 +8,11 @@ What the command does with the run folder (`--out`, default runs/<config name>):
   command can be run again at no cost (`make train` twice trains once);
 * an unfinished run: an error unless `--resume` is given (then it continues);
 * `--resume` with a changed config: only RESUMABLE_KEYS may differ (extend `total_steps`,
-  evaluation and checkpoint cadence, threads), each change recorded in the run folder; a
-  finished run resumed with a larger `total_steps` trains on and is evaluated again;
+  evaluation and checkpoint cadence, threads, the `distributed` keys), each change recorded in
+  the run folder; a finished run resumed with a larger `total_steps` trains on and is
+  evaluated again;
+* `--ray [ADDRESS]` (either learner): self-play in Ray actors, on a local Ray or the cluster
+  at ADDRESS, in place of the config's `distributed.backend` and `address`;
 * another `satellites train` holding the folder's run.lock: an error, nothing touched.
 
 Every refusal is a ValueError (ConfigError, CheckpointError, RunError, RunLockedError) with a
@@ -38,8 +41,9 @@ def learner_of(config_path: Path) -> str:
     return learner
 
 
-def train_alphazero(config_path: Path, out: Path | None, resume: bool, console: Console) -> None:
-    """Gumbel AlphaZero (training/alphazero) from its YAML config."""
+def train_alphazero(config_path: Path, out: Path | None, resume: bool, console: Console,
+                    ray: str | None = None) -> None:
+    """Gumbel AlphaZero (training/alphazero) from its YAML config; `ray` as for `train`."""
     from .alphazero.config import az_config_from_dict
     from .alphazero.trainer import AZTrainer
 
@@ -47,6 +51,8 @@ def train_alphazero(config_path: Path, out: Path | None, resume: bool, console: 
         config = az_config_from_dict(read_yaml(config_path))
     except ValueError as error:
         raise ConfigError(f"{config_path}: {error}") from None
+    if ray is not None:
+        config.distributed.backend, config.distributed.address = "ray", ray
     run_dir = Path(out) if out else Path("runs") / config_path.stem
     with RunLock(run_dir):
         console.print(f"training (Gumbel AlphaZero) with {config_path} -> {run_dir}/")
@@ -67,10 +73,7 @@ def train(config_path: Path, out: Path | None, resume: bool, console: Console,
     that address, in place of the config's `distributed.backend` and `address`."""
     config_path = Path(config_path)
     if learner_of(config_path) == "alphazero":
-        if ray is not None:
-            raise ConfigError("--ray: the AlphaZero learner has no Ray generator yet; train it "
-                              "without --ray")
-        train_alphazero(config_path, out, resume, console)
+        train_alphazero(config_path, out, resume, console, ray=ray)
         return
     from .ppo.trainer import Trainer
 

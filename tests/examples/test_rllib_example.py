@@ -12,18 +12,12 @@ import pytest
 from satellites_env import satellites_v0
 from satellites_env.wrappers import MaskedDictObservation, masked_dict_space
 
+from ray_helpers import local_ray  # noqa: F401 - this module's Ray (an autouse fixture)
 from test_examples import load
 
 pytest.importorskip("ray.rllib", reason="needs the 'rllib' extra")
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.ray
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_the_wrapper_gives_the_masking_modules_observation():

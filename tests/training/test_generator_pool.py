@@ -103,17 +103,25 @@ def test_ray_backend_without_ray_is_a_clear_error(monkeypatch):
     ({"address": "auto"}, "distributed.address 'auto' is set but distributed.backend is 'local'"),
     ({"backend": "ray", "address": "a b"}, "distributed.address must not contain spaces"),
     ({"workers": 0}, r"distributed.workers must be in \[1, 1024\]"),
-    ({"workers": 5}, r"distributed.workers \(5\) must be <= selfplay.envs \(4\)"),
+    ({"workers": 5}, r"distributed.workers \(5\) must be <= {games} \(4\)"),
     ({"cpus_per_worker": 0}, "distributed.cpus_per_worker must be a finite number > 0"),
     ({"gpus_per_worker": -1}, "distributed.gpus_per_worker must be a finite number >= 0"),
     ({"timeout": float("inf")}, "distributed.timeout must be a finite number > 0"),
     ({"max_replacements": -1}, "distributed.max_replacements must be >= 0"),
     ({"worker": 2}, "unknown config key distributed.worker"),
     ({"workers": "2"}, "distributed.workers must be int"),
+    ([], "distributed must be a mapping"),
 ])
-def test_bad_distributed_keys_are_named(section, message):
-    with pytest.raises(ConfigError, match=message):
-        config_from_dict({**TINY, "distributed": section})
+@pytest.mark.parametrize("learner", ["ppo", "alphazero"])
+def test_bad_distributed_keys_are_named_alike_for_both_learners(learner, section, message):
+    from training.alphazero import AZConfigError, az_config_from_dict
+
+    if learner == "ppo":
+        with pytest.raises(ConfigError, match=message.format(games="selfplay.envs")):
+            config_from_dict({**TINY, "distributed": section})
+    else:
+        with pytest.raises(AZConfigError, match=message.format(games="search.games")):
+            az_config_from_dict({"search": {"games": 4}, "distributed": section})
 
 
 def test_distributed_keys_may_change_on_resume(tmp_path):

@@ -14,17 +14,12 @@ from satellites_env.cli import main
 from satellites_env.core import Game
 from training.ppo.trainer import Trainer
 
+from ray_helpers import assert_each_batch_once, kill_worker_0_mid_generation
+from ray_helpers import local_ray  # noqa: F401 - this module's Ray (an autouse fixture)
 from test_run_guarantees import FAST_EVAL, assert_same_tensors, fast_config, log_console
 
 ray = pytest.importorskip("ray", reason="needs the 'ray' extra")
 pytestmark = pytest.mark.ray
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def config(backend: str, workers: int = 2, **overrides):
@@ -37,23 +32,6 @@ def counters_of(trainer: Trainer) -> dict:
     counters = vars(trainer.counters).copy()
     del counters["seconds"]
     return counters
-
-
-class KillOnFirstWait:
-    """Ray, except that the pool's first wait for batches kills one actor first: its batch in
-    flight is lost, as when a node dies mid-generation."""
-
-    def __init__(self, victim):
-        self.victim, self.killed = victim, False
-
-    def wait(self, *args, **kwargs):
-        if not self.killed:
-            ray.kill(self.victim, no_restart=True)
-            self.killed = True
-        return ray.wait(*args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(ray, name)
 
 
 def test_a_ray_run_is_the_local_run_and_its_checkpoint_plays(tmp_path):
@@ -78,25 +56,15 @@ def test_a_ray_run_is_the_local_run_and_its_checkpoint_plays(tmp_path):
 
 def test_a_killed_actor_is_replaced_and_the_run_finishes(tmp_path):
     trainer = Trainer(config("ray"), tmp_path / "run", console=log_console()[0])
-    pool = trainer.generators
-    delivered = []
-    accept = pool._accept
-    pool._accept = lambda batch: accept(batch) and (delivered.append(batch) or True)
-    trainer.train_update()
-    pool._ray = KillOnFirstWait(pool.members[0])
-    trainer.train_update()  # worker 0 dies mid-generation: replaced, its share played again
-    assert (pool.stats.dropped, pool.stats.replaced, pool.stats.refused) == (1, 1, 0)
-    assert pool.incarnations == [1, 0]
+    delivered = kill_worker_0_mid_generation(trainer.generators, trainer.train_update)
     trainer.run()
-    tags = [batch.tag for batch in delivered]
-    assert len(tags) == len(set(tags)) == 2 * trainer.counters.updates
-    assert (0, 1, 0) in tags and (0, 0, 1) not in tags  # the lost batch never arrived
+    assert_each_batch_once(delivered, trainer.counters.updates)
     assert trainer.counters.steps == sum(batch.count for batch in delivered)
     assert trainer.counters.games == sum(batch.counters["games"] for batch in delivered)
     assert trainer.counters.env_steps == sum(b.counters["env_steps"] for b in delivered)
     assert (tmp_path / "run" / "final.pt").is_file() and trainer.finished
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["session"]["generators"] == {"delivered": len(tags), "dropped": 1,
+    assert summary["session"]["generators"] == {"delivered": len(delivered), "dropped": 1,
                                                 "refused": 0, "replaced": 1}
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from training.common.config import ConfigError, DistributedConfig, distributed_from_dict
+
 
 class AZConfigError(ValueError):
     """A bad AlphaZero configuration key or value."""
@@ -89,6 +91,9 @@ class AZConfig:
     replay: AZReplayConfig = field(default_factory=AZReplayConfig)
     optim: AZOptimConfig = field(default_factory=AZOptimConfig)
     eval: AZEvalConfig = field(default_factory=AZEvalConfig)
+    # where self-play runs: the same section, keys, checks and messages as PPO's
+    # (training/common/config.py, DistributedConfig); the workers share search.games
+    distributed: DistributedConfig = field(default_factory=DistributedConfig)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -192,6 +197,9 @@ def _build(cls, data, prefix: str):
 
 def az_config_from_dict(data: dict) -> AZConfig:
     """An AZConfig from a (YAML) dict; missing keys take their defaults."""
+    distributed = data.get("distributed", {}) if isinstance(data, dict) else {}
+    if isinstance(data, dict):  # built by the shared code below, not by _build
+        data = {key: value for key, value in data.items() if key != "distributed"}
     config = _build(AZConfig, data, "")
     if config.learner != "alphazero":
         raise AZConfigError(f"learner must be 'alphazero' for this config, got {config.learner!r}")
@@ -208,6 +216,10 @@ def az_config_from_dict(data: dict) -> AZConfig:
     for spec in config.eval.opponents:
         if not spec:
             raise AZConfigError("eval.opponents: an empty agent spec")
+    try:
+        config.distributed = distributed_from_dict(distributed, s.games, "search.games")
+    except ConfigError as error:
+        raise AZConfigError(str(error)) from None
     return config
 
 

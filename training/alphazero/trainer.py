@@ -14,10 +14,18 @@ over). Everything a run writes lives in its folder:
 ``resume=True`` continues from ``checkpoint.pt`` with the same counters, weights, optimizer,
 replay buffer and random streams; the games that were in flight are not saved (fresh games
 start from the restored generator).
+
+Self-play runs in a `GeneratorPool` (training/alphazero/generator.py): `distributed.workers`
+generators, each with its share of `search.games`, in this process (`backend: local`) or as
+Ray actors (`backend: ray`, where evaluation games are spread over the same actors). The
+learner sends them its weights before each iteration and adds their finished games to the
+buffer in worker order, so one worker count gives the same run on both backends, and one
+local worker the run of a single `SelfPlay`.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -38,11 +46,13 @@ from satellites_env.arena import (BASELINE_ELO, elo_against, match, rate_with_in
 from training.common.network import masked_entropy
 from training.common.tensorboard import log_game
 
+from ..distributed.pool import GeneratorPool, PoolOwner, log_pool, open_pool
 from .agent import AZAgent, AZPolicyAgent
 from .config import AZConfig, az_config_from_dict
-from .network import Evaluator, build_network, network_shape, resolve_device
+from .generator import add_batches, check_states, cpu_weights, make_generator, match_on_pool
+from .network import build_network, network_shape, resolve_device
 from .replay import ReplayBuffer, make_batch
-from .selfplay import SelfPlay
+from .selfplay import SelfPlayStats
 
 LEARNER = "az-policy"
 
@@ -120,7 +130,7 @@ def policy_value_loss(net, batch: dict, value_coef: float, ownership_coef: float
     return loss, parts
 
 
-class AZTrainer:
+class AZTrainer(PoolOwner):
     def __init__(self, config: AZConfig, run_dir: str | Path, resume: bool = False,
                  console: Console | None = None):
         import numba
@@ -137,8 +147,12 @@ class AZTrainer:
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=config.optim.learning_rate,
                                            weight_decay=config.optim.weight_decay)
         self.buffer = ReplayBuffer(config.replay.capacity)
-        self.selfplay = SelfPlay(config.search, config.seed, config.replay.cheap_value_targets,
-                                 config.replay.value_mix)
+        # Self-play runs in a GeneratorPool (training/alphazero/generator.py; distributed:
+        # backend, workers), started on first use; until then its workers' random streams are
+        # these (None: fresh from the seed). The learner keeps the totals of their stats.
+        self._pool: GeneratorPool | None = None
+        self._generator_states: list[dict] | None = None
+        self.selfplay_stats = SelfPlayStats()
         self.train_rng = np.random.default_rng([config.seed, 1])
         self.counters = AZCounters()
         self.history: list[AZEvaluation] = []
@@ -159,7 +173,7 @@ class AZTrainer:
     def state_payload(self, with_buffer: bool = True) -> dict:
         payload = {
             "learner": "alphazero",
-            "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
+            "model": cpu_weights(self.net),
             "model_shape": network_shape(self.net),
             "config": self.config.to_dict(),
             "counters": asdict(self.counters),
@@ -168,8 +182,8 @@ class AZTrainer:
         if with_buffer:
             payload["optimizer"] = self.optimizer.state_dict()
             payload["replay"] = self.buffer.state_dict()
-            payload["rng"] = {"selfplay": _rng_state(self.selfplay.rng),
-                              "train": _rng_state(self.train_rng),
+            payload["generators"] = self.generator_states()  # one per worker, in order
+            payload["rng"] = {"train": _rng_state(self.train_rng),
                               "torch": torch.get_rng_state()}
         return payload
 
@@ -191,30 +205,35 @@ class AZTrainer:
         self.buffer.load_state_dict(payload["replay"])
         self.counters = AZCounters(**payload["counters"])
         self.history = [AZEvaluation(**e) for e in payload["history"]]
-        _set_rng_state(self.selfplay.rng, payload["rng"]["selfplay"])
+        states = payload.get("generators")
+        if "selfplay" in payload["rng"]:  # saved before the generator pool: one generator
+            selfplay_rng = np.random.default_rng()
+            _set_rng_state(selfplay_rng, payload["rng"]["selfplay"])
+            states = [{"rng": selfplay_rng.bit_generator.state}]
+        self._generator_states = check_states(states, path)  # the pool restarts the games
         _set_rng_state(self.train_rng, payload["rng"]["train"])
         torch.set_rng_state(payload["rng"]["torch"])
-        self.selfplay.restart_games()
 
     # ------------------------------------------------------------------ one iteration
 
     def iterate(self) -> dict[str, float]:
         config = self.config
-        stats = self.selfplay.stats
-        before = (stats.positions, stats.games, self.selfplay.search.evaluations)
+        c = self.counters
         tick = time.perf_counter()
         self.net.eval()
         # Batched inference of a small net gains nothing from a second torch thread, and
         # threads that spin-wait on a busy machine slow it down several times (measured).
         torch.set_num_threads(1)
-        added = self.selfplay.play(config.positions_per_iteration, Evaluator(self.net),
-                                   self.buffer)
+        generators = self.generators
+        generators.set_weights(cpu_weights(self.net), c.iterations)
+        played = add_batches(generators.generate(config.positions_per_iteration), self.buffer,
+                             self.selfplay_stats)  # in worker order
+        added = played["samples"]
         middle = time.perf_counter()
         torch.set_num_threads(config.threads)
-        c = self.counters
-        c.positions += stats.positions - before[0]
-        c.games += stats.games - before[1]
-        c.evaluations += self.selfplay.search.evaluations - before[2]
+        c.positions += played["positions"]
+        c.games += played["games"]
+        c.evaluations += played["evaluations"]
         c.samples += added
         losses = self.train(added)
         done = time.perf_counter()
@@ -276,23 +295,49 @@ class AZTrainer:
         for k, spec in enumerate(ev.opponents):
             if games:
                 opponent = make_agent(spec, seed=self.config.seed + k)
-                result = match(learner, opponent, games, seed=10_000 + self.config.seed,
-                               max_moves=ev.max_moves,
-                               on_record=keep_sample if k == len(ev.opponents) - 1 else None)
+                result = self._match(learner, opponent, games, seed=10_000 + self.config.seed,
+                                     max_moves=ev.max_moves,
+                                     on_record=keep_sample if k == len(ev.opponents) - 1 else None)
                 evaluation.results[spec] = result.as_dict()
             if search_games:
                 agent = AZAgent(self.net, ev.search_simulations, settings=self.config.search)
                 agent.spec = f"az-search:{ev.search_simulations}"
                 opponent = make_agent(spec, seed=self.config.seed + k)
-                result = match(agent, opponent, search_games, seed=20_000 + self.config.seed,
-                               max_moves=ev.max_moves)
+                result = self._match(agent, opponent, search_games,
+                                     seed=20_000 + self.config.seed, max_moves=ev.max_moves)
                 evaluation.results[f"search:{spec}"] = result.as_dict()
         torch.set_num_threads(self.config.threads)
         return evaluation
 
+    # ------------------------------------------------------------------ the generators
+
+    def _open_pool(self) -> GeneratorPool:  # PoolOwner: `generators`, `close()`
+        factory = functools.partial(make_generator, self.config, network_shape(self.net),
+                                    self.config.distributed.workers)
+        return open_pool(factory, self.config.distributed, self.config.seed,
+                         self._generator_states, self.counters.iterations)
+
+    def _match(self, a, b, games: int, seed: int, max_moves: int, on_record=None):
+        """`arena.match`; on Ray, with the games spread over the generators' actors."""
+        if self.config.distributed.backend == "ray":
+            result = match_on_pool(self.generators, cpu_weights(self.net),
+                                   self.counters.iterations, a, b, games, seed, max_moves,
+                                   on_record)
+            if result is not None:
+                return result
+        return match(a, b, games, seed=seed, max_moves=max_moves, on_record=on_record)
+
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> AZEvaluation:
+        """Train to total_positions, evaluate, save; the generators stop at the end."""
+        try:
+            _ = self.generators  # start them (join Ray) before anything is written: fail early
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self) -> AZEvaluation:
         config = self.config
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
@@ -350,7 +395,7 @@ class AZTrainer:
     # ------------------------------------------------------------------ reporting
 
     def _status(self, losses: dict) -> str:
-        s = self.selfplay.stats
+        s = self.selfplay_stats
         length = np.mean(s.lengths) if s.lengths else 0.0
         text = f"games {self.counters.games}  len {length:.0f}"
         if losses:
@@ -370,13 +415,14 @@ class AZTrainer:
             writer.add_scalar(f"loss/{key}", value, step)
         for key, value in self.throughput().items():
             writer.add_scalar(f"throughput/{key}", value, step)
-        s = self.selfplay.stats
+        s = self.selfplay_stats
         if s.lengths:
             writer.add_scalar("selfplay/mean_game_length", float(np.mean(s.lengths)), step)
         if s.games:
             writer.add_scalar("selfplay/draw_share", s.draws / s.games, step)
             writer.add_scalar("selfplay/red_win_share", s.red_wins / s.games, step)
         writer.add_scalar("replay/size", len(self.buffer), step)
+        log_pool(writer, self._pool, step)
 
     def _log_evaluation(self, writer, evaluation: AZEvaluation) -> None:
         for opponent in evaluation.results:
@@ -412,7 +458,9 @@ class AZTrainer:
             f"{rates['games_per_s']:.3f} games/s; training {c.seconds / 60:.1f} min "
             f"({rates['selfplay_share']:.0%} self-play); final evaluation {eval_seconds:.0f} s")
         summary = {"final": asdict(final), "counters": asdict(c), "throughput": rates,
-                   "final_eval_seconds": eval_seconds}
+                   "final_eval_seconds": eval_seconds,
+                   # batches delivered, dropped with a dead actor, refused; actors replaced
+                   "generators": vars(self._pool.stats) if self._pool else None}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
 
     def _plot(self) -> Path | None:

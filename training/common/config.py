@@ -74,9 +74,9 @@ class EvalConfig:
 class DistributedConfig:
     backend: str = "local"  # "local": generators in this process; "ray": Ray actors (the `ray` extra)
     address: str = ""  # Ray cluster to join ("auto", or the address `ray start --head` prints); "" = a local Ray
-    workers: int = 1  # self-play generators; selfplay.envs games are split among them
+    workers: int = 1  # self-play generators; the games in flight are split among them (PPO: selfplay.envs, AlphaZero: search.games)
     cpus_per_worker: float = 1.0  # Ray CPUs reserved per generator actor (its torch threads, rounded down)
-    gpus_per_worker: float = 0.0  # Ray GPUs per generator actor (self-play inference stays on CPU)
+    gpus_per_worker: float = 0.0  # Ray GPUs per generator actor (PPO's self-play stays on the CPU; AlphaZero's network uses it unless device: cpu)
     timeout: float = 600.0  # seconds a generator may take for one batch before it is replaced
     max_replacements: int = 16  # dead generator actors replaced over a session before the run stops
 
@@ -307,15 +307,25 @@ def _check_values(config: TrainConfig) -> None:
         raise ConfigError("selfplay.pool_fraction + selfplay.baseline_fraction must be <= 1, "
                           f"got {config.selfplay.pool_fraction} + "
                           f"{config.selfplay.baseline_fraction}")
-    _check_distributed(config)
+    check_distributed(config.distributed, config.selfplay.envs, "selfplay.envs")
     if not config.eval.opponents:
         raise ConfigError("eval.opponents must name at least one agent spec")
     if len(set(config.eval.opponents)) != len(config.eval.opponents):
         raise ConfigError(f"eval.opponents lists an opponent twice: {config.eval.opponents}")
 
 
-def _check_distributed(config: TrainConfig) -> None:
-    d = config.distributed
+def distributed_from_dict(data: typing.Any, games: int, games_key: str) -> DistributedConfig:
+    """The `distributed:` section of any learner's config, built and checked as PPO's is (the
+    same keys, types and messages); `games` is the learner's games in flight (`games_key`),
+    which the workers share. Raises ConfigError."""
+    distributed = _build(DistributedConfig, data, "distributed")
+    check_distributed(distributed, games, games_key)
+    return distributed
+
+
+def check_distributed(d: DistributedConfig, games: int, games_key: str) -> None:
+    """ConfigError unless `d` can run: a known backend, an address only for Ray, at most one
+    worker per game in flight (`games`, the config key `games_key`), sane resources."""
     if d.backend not in BACKENDS:
         raise ConfigError(f"distributed.backend must be one of {', '.join(BACKENDS)}, got "
                           f"{d.backend!r}")
@@ -326,9 +336,9 @@ def _check_distributed(config: TrainConfig) -> None:
         raise ConfigError(f"distributed.address must not contain spaces, got {d.address!r}")
     if not 1 <= d.workers <= MAX_WORKERS:
         raise ConfigError(f"distributed.workers must be in [1, {MAX_WORKERS}], got {d.workers}")
-    if d.workers > config.selfplay.envs:
-        raise ConfigError(f"distributed.workers ({d.workers}) must be <= selfplay.envs "
-                          f"({config.selfplay.envs}): the games in flight are split among them")
+    if d.workers > games:
+        raise ConfigError(f"distributed.workers ({d.workers}) must be <= {games_key} "
+                          f"({games}): the games in flight are split among them")
     if d.max_replacements < 0:
         raise ConfigError(f"distributed.max_replacements must be >= 0, got {d.max_replacements}")
     for key, value, zero_ok, high in (("cpus_per_worker", d.cpus_per_worker, False, MAX_THREADS),

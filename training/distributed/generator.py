@@ -9,28 +9,19 @@ PPO (`training.ppo.selfplay.SelfPlayGenerator`) implements it: a sample is one l
 decision; `SampleBatch.samples` is a list of `Trajectory` segments (whole games, or games in
 flight cut and bootstrapped), `count` the decisions in them.
 
-An AlphaZero generator (phase 2) wraps `training.alphazero.selfplay.SelfPlay` the same way,
-with no change to the pool:
-
-* the factory ``factory(worker, seed)`` builds ``SelfPlay(search config with ``games`` = this
-  worker's share of ``config.search.games`` (``split(games, workers)[worker]``), seed,
-  config.replay.cheap_value_targets)`` and a network of the run's shape (built under
-  ``torch.random.fork_rng``, its weights come by ``set_weights``);
-* ``set_weights(weights, version)``: ``net.load_state_dict(weights)`` (the learner sends its
-  ``state_dict``); keep ``version``;
-* ``generate(n)``: ``added = selfplay.play(n, Evaluator(net), collector)``, where
-  ``collector`` has the replay buffer's ``add(states, actions, policy, value,
-  policy_weight)`` and keeps the arrays it is given (``SelfPlay`` only calls ``add``, once
-  per finished game); return ``SampleBatch(samples={"states", "actions", "policy",
-  "value", "policy_weight"}: those arrays concatenated in the order added, count=added,
-  counters={"positions", "games", "evaluations", "full_searches"}: the deltas of
-  ``selfplay.stats`` and ``selfplay.search.evaluations`` over the call, version)``. The
-  learner calls ``ReplayBuffer.add(**samples)`` for each batch, in worker order, and counts
-  ``samples += count``. Games still in flight stay in the generator and are delivered, once,
-  by the call in which they end;
-* ``state()`` / ``restore(state)``: ``{"rng": selfplay.rng.bit_generator.state}`` (the
-  trainer's checkpoint stores it as it stores its own self-play stream today);
-* ``restart_games()``: ``selfplay.restart_games()``.
+AlphaZero (`training.alphazero.generator.AZGenerator`) implements it with no change to the
+pool: it wraps `training.alphazero.selfplay.SelfPlay` with this worker's share of
+``search.games`` (``split(games, workers)[worker]``) and a network whose weights come by
+``set_weights(state_dict, version)``; a sample is one searched position of a game that ended
+during the call: ``SampleBatch.samples`` is a dict of the arrays `SelfPlay` gave the replay
+buffer's ``add`` (states, actions, policy, value, policy_weight, ownership: whatever ``add``
+takes, by name), concatenated in the order added, so that the learner's
+``ReplayBuffer.add(**samples)``, batch after batch in worker order, stores what one
+``SelfPlay.play(n, evaluate, buffer)`` would; ``count`` is the positions in it; ``counters``
+are the deltas of ``SelfPlay.stats`` (positions, full_searches, games, red_wins, blue_wins,
+draws), the search's ``evaluations``, and ``lengths`` (a list: the lengths of the games that
+ended). Games still in flight stay in the generator and are delivered, once, by the call in
+which they end; ``state()`` is ``{"rng": selfplay.rng.bit_generator.state}``.
 
 Rules every generator keeps, so the pool can promise "delivered once or dropped":
 
@@ -62,7 +53,8 @@ class SampleBatch:
 
     samples: Any  # the learner's own format (PPO: list[Trajectory])
     count: int  # samples in `samples` (PPO: decisions, >= n; AlphaZero: finished positions)
-    counters: dict[str, int] = field(default_factory=dict)  # additive: env_steps, games, ...
+    counters: dict[str, Any] = field(default_factory=dict)  # additive: env_steps, games, ...
+    # (numbers; AlphaZero's `lengths` is a list of game lengths, added by concatenation)
     version: int = -1  # version of the weights the samples were played with
     worker: int = -1
     incarnation: int = 0

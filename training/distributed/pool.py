@@ -18,6 +18,7 @@ place.
 
 from __future__ import annotations
 
+import abc
 import math
 import time
 from dataclasses import dataclass
@@ -75,6 +76,67 @@ class Worker:
 
     def run(self, function, *args):
         return function(self.generator, *args)
+
+
+def open_pool(factory: GeneratorFactory, distributed: Any, seed: int,
+              states: list[dict] | None = None, progress: int = 0) -> "GeneratorPool":
+    """A learner's pool as its config's `distributed:` section (a DistributedConfig) asks.
+
+    `states` (a checkpoint's, in worker order) are given back to the workers, whose games in
+    flight start afresh (they are not saved). States saved for another worker count cannot
+    continue: the workers start fresh streams derived from `seed` and `progress` (the learner's
+    update or iteration count), a valid run but not the one an uninterrupted run would give."""
+    d = distributed
+    if states is not None and len(states) != d.workers:
+        seed, states = worker_seed(seed, d.workers, 1 + progress), None
+    pool = GeneratorPool(factory, d.workers, seed, backend=d.backend, address=d.address or None,
+                         cpus_per_worker=d.cpus_per_worker, gpus_per_worker=d.gpus_per_worker,
+                         timeout=d.timeout, max_replacements=d.max_replacements)
+    if states is not None:
+        pool.restore(states)
+        pool.restart_games()
+    return pool
+
+
+class PoolOwner(abc.ABC):
+    """A learner whose self-play runs in a `GeneratorPool` started on first use (a finished
+    run that is only reported starts none) and stopped by `close()`, which keeps the workers'
+    random streams for the next start. The learner builds the pool in `_open_pool()` (with
+    `open_pool`, from `_generator_states`: None for fresh streams, else a checkpoint's)."""
+
+    _pool: "GeneratorPool | None" = None
+    _generator_states: list[dict] | None = None  # the workers' streams while no pool runs
+
+    @abc.abstractmethod
+    def _open_pool(self) -> "GeneratorPool":
+        """A new pool for this learner's self-play, continuing `_generator_states`."""
+
+    @property
+    def generators(self) -> "GeneratorPool":
+        """The self-play generators (started on first use, restored from the checkpoint)."""
+        if self._pool is None:
+            self._pool = self._open_pool()
+        return self._pool
+
+    def generator_states(self) -> list[dict] | None:
+        """Each worker's random streams, in worker order (None: not started, fresh)."""
+        return self._pool.states() if self._pool is not None else self._generator_states
+
+    def close(self) -> None:
+        """Stop the generators (Ray actors); the next use starts them again from their
+        current random streams."""
+        if self._pool is not None:
+            self._generator_states = self._pool.states()
+            self._pool.close()
+            self._pool = None
+
+
+def log_pool(writer, pool: "GeneratorPool | None", step: int) -> None:
+    """The pool's batch and actor counts on TensorBoard (`distributed/...`), for Ray pools."""
+    if pool is not None and pool.backend == "ray":
+        for key, value in vars(pool.stats).items():
+            writer.add_scalar(f"distributed/{key}_batches" if key != "replaced"
+                              else "distributed/replaced_actors", value, step)
 
 
 class GeneratorPool:

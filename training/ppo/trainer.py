@@ -61,8 +61,7 @@ from ..common.config import ConfigError, TrainConfig, config_from_dict
 from ..common.network import PolicyValueNet
 from ..common.runlock import RunLock
 from ..common.tensorboard import log_game
-from ..distributed.generator import worker_seed
-from ..distributed.pool import GeneratorPool
+from ..distributed.pool import GeneratorPool, PoolOwner, log_pool, open_pool
 from .update import build_batch, ppo_update
 from .selfplay import make_generator, play_match_games
 
@@ -109,7 +108,7 @@ class Evaluation:
         return r["a_wins"] / r["games"]
 
 
-class Trainer:
+class Trainer(PoolOwner):
     """One run in one folder. `Trainer(config, run_dir)` starts a new run (an error if the
     folder holds an unfinished one); `resume=True` continues the folder's run. Opening a
     finished run, with or without `resume`, restores it with `finished` set: `report()` shows
@@ -161,38 +160,11 @@ class Trainer:
     def checkpoint_path(self) -> Path:
         return self.run_dir / "checkpoint.pt"
 
-    @property
-    def generators(self) -> GeneratorPool:
-        """The self-play generators (started on first use, restored from the checkpoint)."""
-        if self._pool is None:
-            d = self.config.distributed
-            factory = functools.partial(make_generator, self.config.selfplay, self.net.shape,
-                                        d.workers)
-            seed = self.config.seed
-            if self._generator_states is not None and len(self._generator_states) != d.workers:
-                # another worker count than the checkpoint's: fresh streams from this update
-                seed = worker_seed(seed, d.workers, 1 + self.counters.updates)
-                self._generator_states = None
-            pool = GeneratorPool(factory, d.workers, seed, backend=d.backend,
-                                 address=d.address or None, cpus_per_worker=d.cpus_per_worker,
-                                 gpus_per_worker=d.gpus_per_worker, timeout=d.timeout,
-                                 max_replacements=d.max_replacements)
-            if self._generator_states is not None:
-                pool.restore(self._generator_states)
-                pool.restart_games()  # games in flight are not saved: fresh ones start
-            self._pool = pool
-        return self._pool
-
-    def close(self) -> None:
-        """Stop the generators (Ray actors); the next use starts them again from their
-        current random streams."""
-        if self._pool is not None:
-            self._generator_states = self._pool.states()
-            self._pool.close()
-            self._pool = None
-
-    def generator_states(self) -> list[dict] | None:
-        return self._pool.states() if self._pool is not None else self._generator_states
+    def _open_pool(self) -> GeneratorPool:
+        factory = functools.partial(make_generator, self.config.selfplay, self.net.shape,
+                                    self.config.distributed.workers)
+        return open_pool(factory, self.config.distributed, self.config.seed,
+                         self._generator_states, self.counters.updates)
 
     def add_snapshot(self) -> None:
         """A frozen copy of the learner joins the opponent pool (the oldest beyond
@@ -541,10 +513,7 @@ class Trainer:
         if self._mean_game_length is not None:
             writer.add_scalar("selfplay/mean_game_length", self._mean_game_length, step)
         writer.add_scalar("selfplay/pool_size", len(self.snapshots), step)
-        if self._pool is not None and self._pool.backend == "ray":
-            for key, value in vars(self._pool.stats).items():
-                writer.add_scalar(f"distributed/{key}_batches" if key != "replaced"
-                                  else "distributed/replaced_actors", value, step)
+        log_pool(writer, self._pool, step)
 
     def _log_evaluation(self, writer, evaluation: Evaluation) -> None:
         for opponent in evaluation.results:
