@@ -28,6 +28,7 @@ class AZModelConfig:
     ownership: bool = False  # auxiliary ownership head (KataGo): trained to predict, per cell,
                              # who controls the colony of the satellite there at the game's end
     landing_values: bool = False  # one landing-cell map per value of the moving satellite
+    max_pool: bool = False  # the value head pools the board's maximum as well as its mean
 
 
 @dataclass
@@ -82,7 +83,7 @@ class AZConfig:
     seed: int = 0  # seeds set-ups, Gumbel noise, playout caps, sampling, network init
     total_positions: int = 50_000  # self-play moves searched in the whole run
     positions_per_iteration: int = 1_024  # self-play moves between training phases
-    threads: int = 2  # torch CPU threads and numba threads
+    threads: int = 2  # torch CPU threads for the gradient steps (inference and numba use one)
     device: str = "auto"  # the network's device: auto (cuda when available, else cpu), cpu,
                           # cuda or cuda:N; self-play trees and the engine stay on the CPU
     checkpoint_every: int = 10  # iterations between checkpoints

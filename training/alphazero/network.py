@@ -16,12 +16,13 @@ from training.common.network import PolicyValueNet
 
 
 def build_network(channels: int, blocks: int, seed: int | None = None,
-                  ownership: bool = False, landing_values: bool = False) -> PolicyValueNet:
+                  ownership: bool = False, landing_values: bool = False,
+                  max_pool: bool = False) -> PolicyValueNet:
     """A fresh network; with `seed`, its initial weights come from torch.manual_seed(seed)."""
     if seed is not None:
         torch.manual_seed(seed)
     return PolicyValueNet(channels, blocks, lookahead=0.0, ownership=ownership,
-                          landing_values=landing_values)
+                          landing_values=landing_values, max_pool=max_pool)
 
 
 def network_shape(net: PolicyValueNet) -> dict:

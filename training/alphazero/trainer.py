@@ -139,11 +139,15 @@ class AZTrainer(PoolOwner):
         self.run_dir = Path(run_dir)
         self.console = console or Console()
         torch.set_num_threads(config.threads)
-        numba.set_num_threads(min(config.threads, numba.config.NUMBA_NUM_THREADS))
+        # The search kernels do a few microseconds of work per game and step: more numba
+        # threads gain little on an idle machine and, spinning while torch runs, slow
+        # self-play several times on a busy one (measured: docs/alphazero.md, speed).
+        numba.set_num_threads(1)
         self.device = resolve_device(config.device)
         self.net = build_network(config.model.channels, config.model.blocks, seed=config.seed,
                                  ownership=config.model.ownership,
-                                 landing_values=config.model.landing_values).to(self.device)
+                                 landing_values=config.model.landing_values,
+                                 max_pool=config.model.max_pool).to(self.device)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=config.optim.learning_rate,
                                            weight_decay=config.optim.weight_decay)
         self.buffer = ReplayBuffer(config.replay.capacity)

@@ -115,10 +115,10 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     """A `model_shape` entry with the right keys, types and ranges, or a CheckpointError."""
     where = f"checkpoint {str(path)!r}: model_shape"
     if not isinstance(shape, dict) or set(shape) - {"channels", "blocks", "lookahead",
-                                                     "ownership", "landing_values"}:
+                                                     "ownership", "landing_values", "max_pool"}:
         raise CheckpointError(f"{where} must be a mapping of channels, blocks, lookahead, "
-                              f"ownership and landing_values, got {shape!r}")
-    flags = {key: shape.get(key, False) for key in ("ownership", "landing_values")}
+                              f"ownership, landing_values and max_pool, got {shape!r}")
+    flags = {key: shape.get(key, False) for key in ("ownership", "landing_values", "max_pool")}
     for key, flag in flags.items():
         if type(flag) is not bool:
             raise CheckpointError(f"{where}.{key} must be true or false, got {flag!r}")
@@ -160,7 +160,8 @@ def network_from_checkpoint(payload: dict[str, Any], path: str | Path = "?") -> 
 def network_from_weights(shape: dict, weights: dict, path: str | Path = "?",
                          key: str = "model") -> PolicyValueNet:
     net = PolicyValueNet(shape["channels"], shape["blocks"], shape["lookahead"],
-                         shape.get("ownership", False), shape.get("landing_values", False))
+                         shape.get("ownership", False), shape.get("landing_values", False),
+                         shape.get("max_pool", False))
     try:
         net.load_state_dict(weights)
     except (RuntimeError, ValueError, TypeError, KeyError) as error:

@@ -31,7 +31,6 @@ LANDING = torch.from_numpy(RAY.reshape(-1).copy()).where(
     torch.from_numpy(RAY.reshape(-1).copy()) >= 0, torch.tensor(N_CELLS))
 
 MOVE_FROM = torch.arange(N_CELLS * MOVES_PER_CELL) // MOVES_PER_CELL  # from-cell of each move
-VALUE_INDEX = torch.arange(4, dtype=torch.float32).view(1, 4, 1, 1)  # own_k plane -> k - 1
 
 
 class ResidualBlock(nn.Module):
@@ -51,13 +50,15 @@ class PolicyValueNet(nn.Module):
     """Residual CNN: (B, 10, 10, 22) observations -> (B, 3217) logits, (B,) values in [-1, 1]."""
 
     def __init__(self, channels: int = 64, blocks: int = 4, lookahead: float = 0.0,
-                 ownership: bool = False, landing_values: bool = False):
+                 ownership: bool = False, landing_values: bool = False,
+                 max_pool: bool = False):
         super().__init__()
         self.channels = channels
         self.blocks = blocks
         self.lookahead = float(lookahead)
         self.has_ownership = bool(ownership)
         self.landing_values = bool(landing_values)
+        self.max_pool = bool(max_pool)
         self.stem = nn.Sequential(nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=False),
                                   nn.GroupNorm(8, channels), nn.ReLU())
         self.trunk = nn.Sequential(*(ResidualBlock(channels) for _ in range(blocks)))
@@ -67,7 +68,10 @@ class PolicyValueNet(nn.Module):
         self.landing_head = nn.Conv2d(channels, 4 if self.landing_values else 1, 1)
         self.push_head = nn.Conv2d(channels, N_PUSH_ACTIONS, 1)
         self.pass_head = nn.Linear(channels, 1)
-        self.value_head = nn.Sequential(nn.Linear(channels, channels), nn.ReLU(),
+        # max_pool: the value head also sees the board-wide maximum of each channel (KataGo's
+        # global pooling), so a single decisive colony is not averaged away.
+        self.value_head = nn.Sequential(nn.Linear(channels * (2 if self.max_pool else 1),
+                                                  channels), nn.ReLU(),
                                         nn.Linear(channels, 1))
         if self.has_ownership:
             # Auxiliary head (KataGo's ownership): per cell, who controls the colony its
@@ -89,6 +93,8 @@ class PolicyValueNet(nn.Module):
             shape["ownership"] = True
         if self.landing_values:
             shape["landing_values"] = True
+        if self.max_pool:
+            shape["max_pool"] = True
         return shape
 
     @property
@@ -117,7 +123,7 @@ class PolicyValueNet(nn.Module):
             # (B, 4 x 101): the map of value v + 1 at [v * 101 + cell]; each move reads the
             # map of the value on its from-cell (own_1..own_4 planes) at its landing cell.
             landing = F.pad(self.landing_head(h).flatten(2), (0, 1)).flatten(1)
-            value_at = (x[:, :4] * VALUE_INDEX).sum(1).flatten(1).long()  # (B, 100), 0..3
+            value_at = x[:, :4].argmax(1).flatten(1)  # (B, 100): own_k plane -> k - 1
             index = value_at[:, MOVE_FROM] * (N_CELLS + 1) + LANDING
             moves = moves + torch.gather(landing, 1, index)
         else:
@@ -131,18 +137,20 @@ class PolicyValueNet(nn.Module):
                 raise ValueError("this network adds one-ply lookahead values to its logits: "
                                  "pass lookahead (B, 3217), see training.features")
             logits = logits + self.lookahead_weight * lookahead
-        return logits, self._value_of(pooled)
+        return logits, self._value_of(h, pooled)
 
     def value(self, observation: torch.Tensor) -> torch.Tensor:
         """The values alone (B,), without the policy heads."""
         _, h = self._trunk(observation)
-        return self._value_of(h.mean(dim=(2, 3)))
+        return self._value_of(h, h.mean(dim=(2, 3)))
 
     def _trunk(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = observation.permute(0, 3, 1, 2)  # channels-last planes -> NCHW
         return x, self.trunk(self.stem(x))
 
-    def _value_of(self, pooled: torch.Tensor) -> torch.Tensor:
+    def _value_of(self, h: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
+        if self.max_pool:
+            pooled = torch.cat([pooled, h.amax(dim=(2, 3))], dim=1)
         return torch.tanh(self.value_head(pooled)).squeeze(1)
 
     def masked_forward(self, observation: torch.Tensor, mask: torch.Tensor,

@@ -182,3 +182,26 @@ def test_landing_values_head_reads_the_map_of_the_moving_value():
         assert logits[0, action].item() == pytest.approx(
             maps[value - 1, int(LANDING[action])].item(), abs=1e-5)
     assert values == {1, 2, 3, 4}
+
+
+def test_max_pool_value_head_sees_one_cell_the_mean_hides():
+    """With max_pool the value reads each channel's board maximum as well as its mean, and the
+    flag survives a checkpoint round trip."""
+    from training.common.checkpoint import network_from_checkpoint
+
+    net = build_network(16, 1, seed=0, max_pool=True)
+    assert net.value_head[0].in_features == 32
+    h = torch.zeros(2, 16, 10, 10)
+    h[1, 3, 4, 5] = 50.0  # same mean per channel as a board spread evenly...
+    h[0, 3] = 0.5  # ...but only one cell carries it
+    pooled = h.mean(dim=(2, 3))
+    assert torch.allclose(pooled[0], pooled[1])
+    values = net._value_of(h, pooled)
+    assert values[0].item() != pytest.approx(values[1].item(), abs=1e-6)
+    state = engine.init(seed=1)
+    from satellites_env.observation import observe
+    obs = torch.as_tensor(observe(state, 0, 400, engine.new_work()))[None]
+    copy = network_from_checkpoint({"model": net.state_dict(), "model_shape": net.shape})
+    assert copy.max_pool and net.shape["max_pool"] is True
+    with torch.no_grad():
+        assert torch.allclose(copy(obs)[1], net(obs)[1])
