@@ -1,8 +1,12 @@
 """Speed of the Gumbel AlphaZero self-play: network evaluations/s, searched positions/s,
 games/s, and where the time goes (engine, tree, network), printed as a table.
 
-    .venv/bin/python benchmarks/az_speed.py [--games 128] [--channels 32] [--blocks 2]
-        [--full 16] [--cheap 4] [--fraction 0.25] [--steps 300] [--threads 2] [--torch-threads 1]
+    .venv/bin/python benchmarks/az_speed.py [--config configs/az_quick.yaml] [--games 128]
+        [--channels 32] [--blocks 2] [--full 16] [--cheap 4] [--fraction 0.25] [--steps 300]
+        [--threads 1] [--torch-threads 1]
+
+With `--config`, the network shape and the search settings are the config's (`model:` and
+`search:`), and the flags that name them are ignored.
 
 The network is a fresh (untrained) one: its speed does not depend on its weights, but the game
 lengths do (untrained play is close to random, so few games end in a short benchmark; games/s
@@ -69,6 +73,7 @@ def engine_seconds_per_leaf(samples: int = 2000, seed: int = 0) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", help="an AlphaZero run config: its model and search")
     parser.add_argument("--games", type=int, default=128)
     parser.add_argument("--channels", type=int, default=32)
     parser.add_argument("--blocks", type=int, default=2)
@@ -76,7 +81,8 @@ def main() -> None:
     parser.add_argument("--cheap", type=int, default=4)
     parser.add_argument("--fraction", type=float, default=0.25)
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--threads", type=int, default=2, help="numba threads")
+    parser.add_argument("--threads", type=int, default=1, help="numba threads (the trainer "
+                        "uses 1)")
     parser.add_argument("--torch-threads", type=int, default=1,
                         help="torch threads for inference (the trainer uses 1)")
     args = parser.parse_args()
@@ -84,7 +90,21 @@ def main() -> None:
 
     torch.set_num_threads(args.torch_threads)
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
-    net = build_network(args.channels, args.blocks, seed=0).eval()
+    if args.config:
+        from training.alphazero import load_az_config
+
+        run = load_az_config(args.config)
+        model, config = run.model, run.search
+        args.games, args.channels, args.blocks = config.games, model.channels, model.blocks
+        args.full, args.cheap = config.full_simulations, config.cheap_simulations
+        args.fraction = config.full_fraction
+        net = build_network(model.channels, model.blocks, seed=0, ownership=model.ownership,
+                            landing_values=model.landing_values,
+                            max_pool=model.max_pool).eval()
+    else:
+        config = AZSearchConfig(games=args.games, full_simulations=args.full,
+                                cheap_simulations=args.cheap, full_fraction=args.fraction)
+        net = build_network(args.channels, args.blocks, seed=0).eval()
     evaluate = Evaluator(net)
 
     # 1. the network alone, at the batch size of the search
@@ -97,8 +117,6 @@ def main() -> None:
     net_rate = reps * args.games / (time.perf_counter() - tick)
 
     # 2. self-play
-    config = AZSearchConfig(games=args.games, full_simulations=args.full,
-                            cheap_simulations=args.cheap, full_fraction=args.fraction)
     selfplay = SelfPlay(config, seed=0)
     buffer = ReplayBuffer(100_000)
     selfplay.play(1, evaluate, buffer)  # compile / load the kernels

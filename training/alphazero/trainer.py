@@ -468,46 +468,56 @@ class AZTrainer(PoolOwner):
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
 
     def _plot(self) -> Path | None:
-        """learning_curve.png: the raw policy's Elo with its 95% band (left) and its win
-        rate against each opponent with 95% Wilson bands (right), over self-play positions."""
-        if not self.history:
-            return None
-        import matplotlib
+        return plot_learning_curve(self.history, self.config.eval.opponents,
+                                   self.run_dir / "learning_curve.png")
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        figure, (elo_axis, rate_axis) = plt.subplots(1, 2, figsize=(11, 4))
-        rated = [(e.positions, e.elo()) for e in self.history if e.elo() is not None]
-        if rated:
-            xs = [x for x, _ in rated]
-            elo_axis.plot(xs, [r[0] for _, r in rated], marker="o", color="tab:purple")
-            elo_axis.fill_between(xs, [r[1] for _, r in rated], [r[2] for _, r in rated],
-                                  color="tab:purple", alpha=0.2, label="95% interval")
-            for name, rating in BASELINE_ELO.items():
-                elo_axis.axhline(rating, color="grey", linewidth=0.8, linestyle="--")
-                elo_axis.annotate(name, (xs[0], rating), fontsize=8, color="grey",
-                                  textcoords="offset points", xytext=(2, 2))
-            elo_axis.legend(loc="lower right")
-        elo_axis.set(xlabel="self-play positions", ylabel="Elo (random = 0)",
-                     title="raw policy (no search): Elo on the baselines' scale")
-        for opponent in self.config.eval.opponents:
-            points = [(e.positions, e.results[opponent]) for e in self.history
-                      if opponent in e.results and e.results[opponent]["games"]]
-            if not points:
-                continue
-            xs = [x for x, _ in points]
-            bands = [wilson_interval(r["a_wins"], r["games"]) for _, r in points]
-            line, = rate_axis.plot(xs, [r["a_wins"] / r["games"] for _, r in points],
-                                   marker="o", label=f"vs {opponent}")
-            rate_axis.fill_between(xs, [b[0] for b in bands], [b[1] for b in bands],
-                                   color=line.get_color(), alpha=0.15)
-        rate_axis.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
-        rate_axis.set(xlabel="self-play positions", ylabel="win rate", ylim=(-0.02, 1.02),
-                      title="raw policy win rate (95% Wilson bands)")
-        rate_axis.legend(loc="lower right")
-        figure.tight_layout()
-        path = self.run_dir / "learning_curve.png"
-        figure.savefig(path, dpi=110)
-        plt.close(figure)
-        return path
+def plot_learning_curve(history: list[AZEvaluation], opponents: list[str],
+                        path: str | Path) -> Path | None:
+    """learning_curve.png: the raw policy's Elo with its 95% band (left) and its win rate
+    against each opponent with 95% Wilson bands (right), over self-play positions; None
+    without evaluations."""
+    if not history:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    figure, (elo_axis, rate_axis) = plt.subplots(1, 2, figsize=(11, 4))
+    rated = [(e.positions, e.elo()) for e in history if e.elo() is not None]
+    if rated:
+        xs = [x for x, _ in rated]
+        elo_axis.plot(xs, [r[0] for _, r in rated], marker="o", color="tab:purple")
+        elo_axis.fill_between(xs, [r[1] for _, r in rated], [r[2] for _, r in rated],
+                              color="tab:purple", alpha=0.2, label="95% interval")
+        for name, rating in BASELINE_ELO.items():
+            elo_axis.axhline(rating, color="grey", linewidth=0.8, linestyle="--")
+            elo_axis.annotate(name, (xs[0], rating), fontsize=8, color="grey",
+                              textcoords="offset points", xytext=(2, 2))
+        elo_axis.legend(loc="lower right")
+    elo_axis.set(xlabel="self-play positions", ylabel="Elo (random = 0)",
+                 title="raw policy (no search): Elo on the baselines' scale")
+    for opponent in opponents:
+        points = [(e.positions, e.results[opponent]) for e in history
+                  if opponent in e.results and e.results[opponent]["games"]]
+        if not points:
+            continue
+        xs = [x for x, _ in points]
+        bands = [wilson_interval(r["a_wins"], r["games"]) for _, r in points]
+        line, = rate_axis.plot(xs, [r["a_wins"] / r["games"] for _, r in points],
+                               marker="o", label=f"vs {opponent}")
+        rate_axis.fill_between(xs, [b[0] for b in bands], [b[1] for b in bands],
+                               color=line.get_color(), alpha=0.15)
+    rate_axis.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+    rate_axis.set(xlabel="self-play positions", ylabel="win rate", ylim=(-0.02, 1.02),
+                  title="raw policy win rate (95% Wilson bands)")
+    rate_axis.legend(loc="lower right")
+    thousands = FuncFormatter(lambda x, _: f"{x / 1e6:g} M" if x >= 1e6 else f"{x / 1e3:g} k")
+    for axis in (elo_axis, rate_axis):
+        axis.xaxis.set_major_formatter(thousands)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return Path(path)
