@@ -185,8 +185,15 @@ _agents: dict[str, Agent] = {}  # this worker process's agents, one per spec
 def _init_worker() -> None:
     """Worker processes compute on one thread each (set before anything imports torch; if
     torch came with the fork, tell it directly), and build their own agents."""
+    numba = sys.modules.get("numba")
     for name in WORKER_THREAD_VARIABLES:
-        os.environ[name] = "1"
+        # numba read NUMBA_NUM_THREADS when the parent imported it; a different value in the
+        # environment makes its next compile in this process fail once its threads run, so
+        # a numba that came with the fork is told how many threads to use instead.
+        if not (numba is not None and name == "NUMBA_NUM_THREADS"):
+            os.environ[name] = "1"
+    if numba is not None:
+        numba.set_num_threads(1)
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)

@@ -186,6 +186,18 @@ def test_elo_anchor_is_random_only_when_it_played():
     assert result.elo_anchor == "greedy" and result.elo["greedy"] == 0.0
 
 
+def _numba_threads_then_compile() -> tuple[int, int]:
+    """In a worker: numba's threads start without a compile (as when a cached parallel
+    kernel is loaded), then a new function compiles (the compiler rereads the environment:
+    a changed NUMBA_NUM_THREADS there is a RuntimeError once the threads run)."""
+    import numba
+    from numba.np.ufunc import parallel
+
+    parallel._launch_threads()
+    fresh = numba.njit(lambda x: x + 1)
+    return numba.get_num_threads(), fresh(5)
+
+
 def test_worker_processes_use_one_thread(monkeypatch):
     """--workers N: each worker computes on one thread (variables set before torch is
     imported; torch told directly if it came with the fork)."""
@@ -195,12 +207,18 @@ def test_worker_processes_use_one_thread(monkeypatch):
 
     from satellites_env import arena
 
+    import numba
+
     for name in arena.WORKER_THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     with arena.ProcessPoolExecutor(max_workers=1, initializer=arena._init_worker) as pool:
         seen = [pool.submit(os.getenv, name).result() for name in arena.WORKER_THREAD_VARIABLES]
-    assert seen == ["1"] * len(arena.WORKER_THREAD_VARIABLES)
+        # numba came with the fork: told directly, and it still compiles once its threads run
+        assert pool.submit(_numba_threads_then_compile).result() == (1, 6)
+    assert seen == ["1"] * (len(arena.WORKER_THREAD_VARIABLES) - 1) + [None]
+    assert arena.WORKER_THREAD_VARIABLES[-1] == "NUMBA_NUM_THREADS"
     assert os.getenv("OMP_NUM_THREADS") is None  # the parent process is left alone
+    assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
 
     for name in arena.WORKER_THREAD_VARIABLES:  # recorded, so teardown undoes _init_worker's
         monkeypatch.setenv(name, "0")  # values (numba refuses a changed NUMBA_NUM_THREADS later)
