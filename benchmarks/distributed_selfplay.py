@@ -197,7 +197,7 @@ def main() -> None:
     console = Console()
     rank = next(iter(learner.rates.values()))
     if args.numba_threads is None and args.learner == "alphazero":
-        args.numba_threads = config.threads  # what AZTrainer sets; a Ray actor has its CPUs
+        args.numba_threads = 1  # what AZTrainer sets; a Ray actor has its CPUs
     if args.numba_threads is not None:
         import numba
 

@@ -18,6 +18,7 @@ CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 def test_shipped_configs_name_their_learner():
     assert learner_of(CONFIGS / "quick.yaml") == "ppo"
     assert learner_of(CONFIGS / "az_quick.yaml") == "alphazero"
+    assert learner_of(CONFIGS / "az_standard.yaml") == "alphazero"
 
 
 def test_unknown_learner_is_refused(tmp_path):
