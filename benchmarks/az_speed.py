@@ -32,7 +32,7 @@ from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.observation import N_PLANES, fill_observation
 from training.alphazero.config import AZSearchConfig
-from training.alphazero.network import Evaluator, build_network
+from training.alphazero.network import Evaluator, build_network, network_for
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 
@@ -98,9 +98,7 @@ def main() -> None:
         args.games, args.channels, args.blocks = config.games, model.channels, model.blocks
         args.full, args.cheap = config.full_simulations, config.cheap_simulations
         args.fraction = config.full_fraction
-        net = build_network(model.channels, model.blocks, seed=0, ownership=model.ownership,
-                            landing_values=model.landing_values,
-                            max_pool=model.max_pool).eval()
+        net = network_for(model, seed=0).eval()
     else:
         config = AZSearchConfig(games=args.games, full_simulations=args.full,
                                 cheap_simulations=args.cheap, full_fraction=args.fraction)

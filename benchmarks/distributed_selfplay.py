@@ -74,12 +74,10 @@ def ppo_learner(config) -> Learner:
 
 def alphazero_learner(config) -> Learner:
     from training.alphazero.generator import make_generator as az_generator
-    from training.alphazero.network import build_network, network_shape
+    from training.alphazero.network import network_for, network_shape
 
     steps = config.positions_per_iteration * config.replay.replay_ratio / config.replay.batch_size
-    net = build_network(config.model.channels, config.model.blocks, seed=0,
-                        ownership=config.model.ownership,
-                        landing_values=config.model.landing_values)
+    net = network_for(config.model, seed=0)
     return Learner(
         "alphazero", "positions", "positions", config.positions_per_iteration,
         config.search.games,

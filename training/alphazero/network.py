@@ -25,6 +25,13 @@ def build_network(channels: int, blocks: int, seed: int | None = None,
                           landing_values=landing_values, max_pool=max_pool)
 
 
+def network_for(model, seed: int | None = None) -> PolicyValueNet:
+    """A fresh network of a config's `model:` section (an AZModelConfig): every head option
+    it names, so callers do not list them again."""
+    return build_network(model.channels, model.blocks, seed=seed, ownership=model.ownership,
+                         landing_values=model.landing_values, max_pool=model.max_pool)
+
+
 def network_shape(net: PolicyValueNet) -> dict:
     return net.shape
 

@@ -50,7 +50,7 @@ from ..distributed.pool import GeneratorPool, PoolOwner, log_pool, open_pool
 from .agent import AZAgent, AZPolicyAgent
 from .config import AZConfig, az_config_from_dict
 from .generator import add_batches, check_states, cpu_weights, make_generator, match_on_pool
-from .network import build_network, network_shape, resolve_device
+from .network import network_for, network_shape, resolve_device
 from .replay import ReplayBuffer, make_batch
 from .selfplay import SelfPlayStats
 
@@ -144,10 +144,7 @@ class AZTrainer(PoolOwner):
         # self-play several times on a busy one (measured: docs/alphazero.md, speed).
         numba.set_num_threads(1)
         self.device = resolve_device(config.device)
-        self.net = build_network(config.model.channels, config.model.blocks, seed=config.seed,
-                                 ownership=config.model.ownership,
-                                 landing_values=config.model.landing_values,
-                                 max_pool=config.model.max_pool).to(self.device)
+        self.net = network_for(config.model, seed=config.seed).to(self.device)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=config.optim.learning_rate,
                                            weight_decay=config.optim.weight_decay)
         self.buffer = ReplayBuffer(config.replay.capacity)
