@@ -59,7 +59,9 @@ class AZReplayConfig:
 
 @dataclass
 class AZOptimConfig:
-    learning_rate: float = 1e-3  # Adam step size
+    learning_rate: float = 1e-3  # Adam step size (the peak, when a schedule decays it)
+    lr_schedule: str = "constant"  # constant, linear or cosine: decay over total_positions
+    lr_final: float = 0.1  # the step size at the end of the run, as a share of learning_rate
     weight_decay: float = 1e-4  # L2 penalty (AdamW-style decoupled)
     value_coef: float = 1.0  # weight of the value loss (mean squared error)
     ownership_coef: float = 1.0  # weight of the ownership loss (mean squared error per cell)
@@ -104,6 +106,20 @@ class AZConfig:
         return az_config_from_dict(data)
 
 
+LR_SCHEDULES = ("constant", "linear", "cosine")
+
+
+def scheduled_lr(optim: AZOptimConfig, progress: float) -> float:
+    """The step size at `progress` (share of total_positions played, clipped to [0, 1]):
+    learning_rate, decayed linearly or along a half cosine to lr_final x learning_rate."""
+    progress = min(max(progress, 0.0), 1.0)
+    if optim.lr_schedule == "constant":
+        return optim.learning_rate
+    decay = (1.0 - progress if optim.lr_schedule == "linear"
+             else 0.5 * (1.0 + math.cos(math.pi * progress)))
+    return optim.learning_rate * (optim.lr_final + (1.0 - optim.lr_final) * decay)
+
+
 # key -> (low, high, low inclusive); None = unbounded on that side
 _RANGES: dict[str, tuple] = {
     "seed": (0, None, True),
@@ -127,6 +143,7 @@ _RANGES: dict[str, tuple] = {
     "replay.min_positions": (1, None, True),
     "replay.value_mix": (0.0, 1.0, True),
     "optim.learning_rate": (0.0, 1.0, False),
+    "optim.lr_final": (0.0, 1.0, True),
     "optim.weight_decay": (0.0, 1.0, True),
     "optim.value_coef": (0.0, None, True),
     "optim.ownership_coef": (0.0, None, True),
@@ -214,6 +231,9 @@ def az_config_from_dict(data: dict) -> AZConfig:
     if not (config.device in ("auto", "cpu", "cuda")
             or (config.device.startswith("cuda:") and config.device[5:].isdigit())):
         raise AZConfigError(f"device must be auto, cpu, cuda or cuda:N, got {config.device!r}")
+    if config.optim.lr_schedule not in LR_SCHEDULES:
+        raise AZConfigError(f"optim.lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got "
+                            f"{config.optim.lr_schedule!r}")
     for spec in config.eval.opponents:
         if not spec:
             raise AZConfigError("eval.opponents: an empty agent spec")

@@ -48,7 +48,7 @@ from training.common.tensorboard import log_game
 
 from ..distributed.pool import GeneratorPool, PoolOwner, log_pool, open_pool
 from .agent import AZAgent, AZPolicyAgent
-from .config import AZConfig, az_config_from_dict
+from .config import AZConfig, az_config_from_dict, scheduled_lr
 from .generator import add_batches, check_states, cpu_weights, make_generator, match_on_pool
 from .network import network_for, network_shape, resolve_device
 from .replay import ReplayBuffer, make_batch
@@ -254,6 +254,10 @@ class AZTrainer(PoolOwner):
         self.counters.credit -= steps
         if steps == 0:
             return {}
+        # The schedule reads the run's counters, so a resumed run continues it exactly.
+        lr = scheduled_lr(self.config.optim, self.counters.positions / self.config.total_positions)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
         self.net.train()
         totals = {"policy": 0.0, "value": 0.0, "entropy": 0.0}
         if self.net.has_ownership:
@@ -414,6 +418,7 @@ class AZTrainer(PoolOwner):
         step = self.counters.positions
         for key, value in losses.items():
             writer.add_scalar(f"loss/{key}", value, step)
+        writer.add_scalar("optim/learning_rate", self.optimizer.param_groups[0]["lr"], step)
         for key, value in self.throughput().items():
             writer.add_scalar(f"throughput/{key}", value, step)
         s = self.selfplay_stats

@@ -120,3 +120,33 @@ def test_device_auto_is_the_cpu_without_a_gpu_and_cuda_is_refused_then():
             resolve_device("cuda")
         with pytest.raises(ValueError, match="no CUDA GPU"):
             AZTrainer(az_config_from_dict({**TINY, "device": "cuda:0"}), "unused", console=quiet())
+
+
+def test_learning_rate_schedules_decay_to_their_final_share_and_resume_exactly(tmp_path):
+    from training.alphazero.config import scheduled_lr
+
+    optim = az_config_from_dict({"optim": {"learning_rate": 0.01, "lr_schedule": "cosine",
+                                           "lr_final": 0.1}}).optim
+    assert scheduled_lr(optim, 0.0) == pytest.approx(0.01)
+    assert scheduled_lr(optim, 0.5) == pytest.approx(0.0055)
+    assert scheduled_lr(optim, 1.0) == pytest.approx(0.001)
+    assert scheduled_lr(optim, 2.0) == pytest.approx(0.001)  # past the end: stays at the floor
+    optim.lr_schedule = "linear"
+    assert scheduled_lr(optim, 0.25) == pytest.approx(0.01 * (0.1 + 0.9 * 0.75))
+    optim.lr_schedule = "constant"
+    assert scheduled_lr(optim, 0.9) == 0.01
+    with pytest.raises(AZConfigError, match=r"optim\.lr_schedule must be one of.*'step'"):
+        az_config_from_dict({"optim": {"lr_schedule": "step"}})
+    with pytest.raises(AZConfigError, match=r"optim\.lr_final.*1\.5"):
+        az_config_from_dict({"optim": {"lr_final": 1.5}})
+
+    # the trainer sets the step size from its counters, so a resumed run continues it
+    config = az_config_from_dict({**TINY, "optim": {"learning_rate": 0.01, "lr_schedule": "linear",
+                                                    "lr_final": 0.0}})
+    trainer = AZTrainer(config, tmp_path, console=quiet())
+    trainer.run()
+    resumed = AZTrainer(config, tmp_path, resume=True, console=quiet())
+    for t in (trainer, resumed):
+        t.counters.positions = 90  # three quarters of total_positions
+        assert t.train(100)["steps"] > 0
+        assert t.optimizer.param_groups[0]["lr"] == pytest.approx(0.0025)
