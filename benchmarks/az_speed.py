@@ -31,8 +31,8 @@ from numba import njit
 from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.observation import N_PLANES, fill_observation
-from training.alphazero.config import AZSearchConfig
-from training.alphazero.network import Evaluator, build_network, network_for
+from training.alphazero.config import AZModelConfig, AZSearchConfig
+from training.alphazero.network import Evaluator, network_for
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 
@@ -95,24 +95,21 @@ def main() -> None:
 
         run = load_az_config(args.config)
         model, config = run.model, run.search
-        args.games, args.channels, args.blocks = config.games, model.channels, model.blocks
-        args.full, args.cheap = config.full_simulations, config.cheap_simulations
-        args.fraction = config.full_fraction
-        net = network_for(model, seed=0).eval()
     else:
+        model = AZModelConfig(channels=args.channels, blocks=args.blocks)
         config = AZSearchConfig(games=args.games, full_simulations=args.full,
                                 cheap_simulations=args.cheap, full_fraction=args.fraction)
-        net = build_network(args.channels, args.blocks, seed=0).eval()
+    net = network_for(model, seed=0).eval()
     evaluate = Evaluator(net)
 
     # 1. the network alone, at the batch size of the search
-    obs = np.random.default_rng(0).random((args.games, 10, 10, N_PLANES), dtype=np.float32)
+    obs = np.random.default_rng(0).random((config.games, 10, 10, N_PLANES), dtype=np.float32)
     evaluate(obs)
     tick = time.perf_counter()
     reps = 10
     for _ in range(reps):
         evaluate(obs)
-    net_rate = reps * args.games / (time.perf_counter() - tick)
+    net_rate = reps * config.games / (time.perf_counter() - tick)
 
     # 2. self-play
     selfplay = SelfPlay(config, seed=0)
@@ -135,14 +132,14 @@ def main() -> None:
     net_s = search.timers["network"]
     other = max(wall - tree_s - engine_s - net_s, 0.0)
 
-    print(f"Gumbel AlphaZero self-play: {args.games} games in flight, net {args.channels}ch x "
-          f"{args.blocks} blocks, {args.full}/{args.cheap} simulations (full share "
-          f"{args.fraction}), {args.threads} numba / {args.torch_threads} torch threads, "
-          f"{args.steps} simulation steps")
+    print(f"Gumbel AlphaZero self-play: {config.games} games in flight, net {model.channels}ch x "
+          f"{model.blocks} blocks, {config.full_simulations}/{config.cheap_simulations} "
+          f"simulations (full share {config.full_fraction}), {args.threads} numba / "
+          f"{args.torch_threads} torch threads, {args.steps} simulation steps")
     print()
     print(f"| measure | value |")
     print(f"| --- | ---: |")
-    print(f"| network alone, batch {args.games} | {net_rate:,.0f} evaluations/s |")
+    print(f"| network alone, batch {config.games} | {net_rate:,.0f} evaluations/s |")
     print(f"| self-play network evaluations | {evals / wall:,.0f} /s |")
     print(f"| searched positions (moves) | {positions / wall:,.1f} /s |")
     print(f"| finished games | {games / wall:,.3f} /s ({games} games) |")
