@@ -86,6 +86,8 @@ class AZConfig:
     total_positions: int = 50_000  # self-play moves searched in the whole run
     positions_per_iteration: int = 1_024  # self-play moves between training phases
     threads: int = 2  # torch CPU threads for the gradient steps (inference and numba use one)
+    overlap: bool = False  # self-play runs while the learner trains on the previous iteration's
+                           # positions (one iteration stale; two cores: threads must be 1)
     device: str = "auto"  # the network's device: auto (cuda when available, else cpu), cpu,
                           # cuda or cuda:N; self-play trees and the engine stay on the CPU
     checkpoint_every: int = 10  # iterations between checkpoints
@@ -234,6 +236,9 @@ def az_config_from_dict(data: dict) -> AZConfig:
     if config.optim.lr_schedule not in LR_SCHEDULES:
         raise AZConfigError(f"optim.lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got "
                             f"{config.optim.lr_schedule!r}")
+    if config.overlap and config.threads != 1:
+        raise AZConfigError(f"overlap: true runs self-play and the gradient steps on one torch "
+                            f"thread each; set threads: 1 (got {config.threads})")
     for spec in config.eval.opponents:
         if not spec:
             raise AZConfigError("eval.opponents: an empty agent spec")

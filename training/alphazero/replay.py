@@ -96,7 +96,8 @@ class ReplayBuffer:
         self.ownership[:n] = data["ownership"].numpy()
 
 
-@njit(parallel=True, cache=True)
+# nogil: with `overlap: true` self-play runs in another thread meanwhile.
+@njit(parallel=True, cache=True, nogil=True)
 def _fill_batch(states, actions, policy, ownership, syms, max_moves, cell_map, dir_map,
                 action_map, obs, masks, targets, owned, scratch_states, works):
     for i in prange(states.shape[0]):

@@ -301,7 +301,8 @@ def _interior_choice(b, node, node_state, node_visits, node_value_sum, node_raw,
     return best
 
 
-@njit(parallel=True, cache=True)
+# nogil: with `overlap: true` the learner's gradient steps run in another thread meanwhile.
+@njit(parallel=True, cache=True, nogil=True)
 def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
             node_children, child_action, child_logit, child_node, num_nodes,
             game_state, phase, kind, sim, pending, gumbel, table, eval_flag, obs, mask, work,
@@ -419,7 +420,7 @@ def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_ch
         out_winner[b] = winner_code(game_state[b, :N_CELLS], work[b])
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
            node_children, child_action, child_logit, child_node, num_nodes,
            game_state, phase, kind, sim, pending, gumbel, budgets, eval_flag, eval_row,

@@ -29,9 +29,11 @@ import functools
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numba
 import numpy as np
 import torch
 from rich.console import Console
@@ -70,6 +72,7 @@ class AZCounters:
     seconds: float = 0.0  # wall time of self-play + training, summed over sessions
     selfplay_seconds: float = 0.0
     train_seconds: float = 0.0
+    pending: int = 0  # positions in the buffer not yet trained for (overlap: the last batch)
 
 
 @dataclass
@@ -88,6 +91,13 @@ class AZEvaluation:
         rated = [(BASELINE_ELO[o], r["a_wins"] + 0.5 * r["draws"], r["games"])
                  for o, r in self.results.items() if o in BASELINE_ELO and r["games"]]
         return elo_against(rated) if rated else None
+
+
+def _timed(function, *args):
+    """(function(*args), its wall seconds)."""
+    tick = time.perf_counter()
+    result = function(*args)
+    return result, time.perf_counter() - tick
 
 
 def _rng_state(rng: np.random.Generator) -> dict:
@@ -133,8 +143,6 @@ def policy_value_loss(net, batch: dict, value_coef: float, ownership_coef: float
 class AZTrainer(PoolOwner):
     def __init__(self, config: AZConfig, run_dir: str | Path, resume: bool = False,
                  console: Console | None = None):
-        import numba
-
         self.config = config
         self.run_dir = Path(run_dir)
         self.console = console or Console()
@@ -218,6 +226,9 @@ class AZTrainer(PoolOwner):
     # ------------------------------------------------------------------ one iteration
 
     def iterate(self) -> dict[str, float]:
+        """One iteration: self-play of positions_per_iteration moves and the gradient steps
+        for them; with `overlap`, the steps of the previous iteration's positions run on this
+        thread while the generators play the next ones with the weights before those steps."""
         config = self.config
         c = self.counters
         tick = time.perf_counter()
@@ -226,22 +237,44 @@ class AZTrainer(PoolOwner):
         # threads that spin-wait on a busy machine slow it down several times (measured).
         torch.set_num_threads(1)
         generators = self.generators
-        generators.set_weights(cpu_weights(self.net), c.iterations)
-        played = add_batches(generators.generate(config.positions_per_iteration), self.buffer,
-                             self.selfplay_stats)  # in worker order
-        added = played["samples"]
-        middle = time.perf_counter()
-        torch.set_num_threads(config.threads)
+        generators.set_weights(cpu_weights(self.net), c.iterations)  # a copy: steps may follow
+        if config.overlap:
+            # numba's thread count is per thread: the new one gets one too (no spinning team)
+            with ThreadPoolExecutor(1, thread_name_prefix="selfplay",
+                                    initializer=numba.set_num_threads, initargs=(1,)) as pool:
+                playing = pool.submit(_timed, generators.generate, config.positions_per_iteration)
+                train_tick = time.perf_counter()
+                losses = self.train(c.pending)
+                c.train_seconds += time.perf_counter() - train_tick
+                batches, play_seconds = playing.result()
+            c.selfplay_seconds += play_seconds
+        else:
+            batches, play_seconds = _timed(generators.generate, config.positions_per_iteration)
+            c.selfplay_seconds += play_seconds
+        played = add_batches(batches, self.buffer, self.selfplay_stats)  # in worker order
         c.positions += played["positions"]
         c.games += played["games"]
         c.evaluations += played["evaluations"]
-        c.samples += added
-        losses = self.train(added)
-        done = time.perf_counter()
+        c.samples += played["samples"]
+        if config.overlap:
+            c.pending = played["samples"]
+        else:
+            torch.set_num_threads(config.threads)
+            train_tick = time.perf_counter()
+            losses = self.train(played["samples"])
+            c.train_seconds += time.perf_counter() - train_tick
         c.iterations += 1
-        c.selfplay_seconds += middle - tick
-        c.train_seconds += done - middle
-        c.seconds += done - tick
+        c.seconds += time.perf_counter() - tick
+        return losses
+
+    def flush(self) -> dict[str, float]:
+        """With `overlap`: the gradient steps for the last iteration's positions (the end of
+        the run), so that every position gets its share of steps."""
+        tick = time.perf_counter()
+        losses = self.train(self.counters.pending)
+        self.counters.pending = 0
+        self.counters.train_seconds += time.perf_counter() - tick
+        self.counters.seconds += time.perf_counter() - tick
         return losses
 
     def train(self, new_samples: int) -> dict[str, float]:
@@ -385,6 +418,8 @@ class AZTrainer(PoolOwner):
             raise
         finally:
             writer.close()
+        if self.counters.pending:
+            self.flush()
         self.save()
         self.console.print("final evaluation ...")
         tick = time.perf_counter()
@@ -412,7 +447,9 @@ class AZTrainer(PoolOwner):
         sp = max(c.selfplay_seconds, 1e-9)
         return {"positions_per_s": c.positions / sp, "evaluations_per_s": c.evaluations / sp,
                 "games_per_s": c.games / sp,
-                "selfplay_share": c.selfplay_seconds / max(c.seconds, 1e-9)}
+                # with `overlap` the two run side by side, so the shares add up to more than 1
+                "selfplay_share": c.selfplay_seconds / max(c.seconds, 1e-9),
+                "train_share": c.train_seconds / max(c.seconds, 1e-9)}
 
     def _log(self, writer, losses: dict) -> None:
         step = self.counters.positions
@@ -462,7 +499,9 @@ class AZTrainer(PoolOwner):
             f"self-play: {rates['positions_per_s']:.1f} positions/s, "
             f"{rates['evaluations_per_s']:.0f} network evaluations/s, "
             f"{rates['games_per_s']:.3f} games/s; training {c.seconds / 60:.1f} min "
-            f"({rates['selfplay_share']:.0%} self-play); final evaluation {eval_seconds:.0f} s")
+            f"({rates['selfplay_share']:.0%} self-play, {rates['train_share']:.0%} gradient steps"
+            f"{', side by side' if self.config.overlap else ''}); "
+            f"final evaluation {eval_seconds:.0f} s")
         summary = {"final": asdict(final), "counters": asdict(c), "throughput": rates,
                    "final_eval_seconds": eval_seconds,
                    # batches delivered, dropped with a dead actor, refused; actors replaced

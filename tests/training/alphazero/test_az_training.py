@@ -150,3 +150,43 @@ def test_learning_rate_schedules_decay_to_their_final_share_and_resume_exactly(t
         t.counters.positions = 90  # three quarters of total_positions
         assert t.train(100)["steps"] > 0
         assert t.optimizer.param_groups[0]["lr"] == pytest.approx(0.0025)
+
+
+def test_overlap_plays_with_the_weights_before_the_steps_and_trains_every_batch(tmp_path):
+    with pytest.raises(AZConfigError, match="overlap: true.*threads: 1"):
+        az_config_from_dict({"overlap": True, "threads": 2})
+    config = az_config_from_dict({**TINY, "overlap": True, "total_positions": 240,
+                                  "positions_per_iteration": 120,
+                                  "eval": {**TINY["eval"], "every": 100,
+                                           "final_search_games": 0}})
+    trainer = AZTrainer(config, tmp_path / "a", console=quiet())
+    try:
+        trainer.iterate()  # the first batch is played; its steps come with the next iteration
+        c = trainer.counters
+        assert c.pending == c.samples > config.replay.min_positions and c.train_steps == 0
+        before = {k: v.clone() for k, v in trainer.net.state_dict().items()}
+        first = c.samples
+        trainer.iterate()
+        expected_steps = int(first * config.replay.replay_ratio / config.replay.batch_size)
+        assert c.train_steps == expected_steps > 0
+        assert c.pending == c.samples - first
+        generator = trainer.generators.members[0].generator
+        # the second batch was played by the weights before the steps, while they ran
+        for key, value in generator.net.state_dict().items():
+            assert torch.equal(value, before[key])
+        assert any(not torch.equal(trainer.net.state_dict()[k], before[k]) for k in before)
+        steps = c.train_steps
+        trainer.flush()  # the end of a run: the last batch gets its steps too
+        assert c.pending == 0 and c.train_steps > steps
+    finally:
+        trainer.close()
+
+    # same seed, same run, though two threads share the work
+    runs = [AZTrainer(config, tmp_path / name, console=quiet()) for name in ("b", "c")]
+    for run in runs:
+        run.run()
+        assert run.counters.pending == 0 and run.counters.positions >= 240
+    assert runs[0].counters.train_steps == runs[1].counters.train_steps > 0
+    assert np.array_equal(runs[0].buffer.states, runs[1].buffer.states)
+    for key, value in runs[0].net.state_dict().items():
+        assert torch.equal(runs[1].net.state_dict()[key], value)
