@@ -3,7 +3,10 @@
 One iteration plays ``positions_per_iteration`` searched moves in ``search.games`` games in
 flight, then (once the buffer holds ``replay.min_positions``) takes
 ``new positions x replay_ratio / batch_size`` gradient steps (the fractional rest carries
-over). Everything a run writes lives in its folder:
+over). With ``overlap: true`` the two run side by side on two cores: while the generators
+play iteration i with the weights before the steps, this thread takes the steps for iteration
+i-1's positions (one iteration stale, as deterministic as the sequential loop; the last
+batch's steps are taken at the end). Everything a run writes lives in its folder:
 
     checkpoint.pt        latest state (weights, optimizer, config, counters, RNG, buffer, history)
     final.pt             the network at the end (``az:PATH``; also loads as ``checkpoint:PATH``)
