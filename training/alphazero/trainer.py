@@ -246,14 +246,11 @@ class AZTrainer(PoolOwner):
             with ThreadPoolExecutor(1, thread_name_prefix="selfplay",
                                     initializer=numba.set_num_threads, initargs=(1,)) as pool:
                 playing = pool.submit(_timed, generators.generate, config.positions_per_iteration)
-                train_tick = time.perf_counter()
                 losses = self.train(c.pending)
-                c.train_seconds += time.perf_counter() - train_tick
                 batches, play_seconds = playing.result()
-            c.selfplay_seconds += play_seconds
         else:
             batches, play_seconds = _timed(generators.generate, config.positions_per_iteration)
-            c.selfplay_seconds += play_seconds
+        c.selfplay_seconds += play_seconds
         played = add_batches(batches, self.buffer, self.selfplay_stats)  # in worker order
         c.positions += played["positions"]
         c.games += played["games"]
@@ -263,9 +260,7 @@ class AZTrainer(PoolOwner):
             c.pending = played["samples"]
         else:
             torch.set_num_threads(config.threads)
-            train_tick = time.perf_counter()
             losses = self.train(played["samples"])
-            c.train_seconds += time.perf_counter() - train_tick
         c.iterations += 1
         c.seconds += time.perf_counter() - tick
         return losses
@@ -276,12 +271,19 @@ class AZTrainer(PoolOwner):
         tick = time.perf_counter()
         losses = self.train(self.counters.pending)
         self.counters.pending = 0
-        self.counters.train_seconds += time.perf_counter() - tick
         self.counters.seconds += time.perf_counter() - tick
         return losses
 
     def train(self, new_samples: int) -> dict[str, float]:
-        """Gradient steps for `new_samples` new positions at the configured replay ratio."""
+        """Gradient steps for `new_samples` new positions at the configured replay ratio
+        (their time goes to counters.train_seconds)."""
+        tick = time.perf_counter()
+        try:
+            return self._steps(new_samples)
+        finally:
+            self.counters.train_seconds += time.perf_counter() - tick
+
+    def _steps(self, new_samples: int) -> dict[str, float]:
         replay = self.config.replay
         if len(self.buffer) < replay.min_positions:
             return {}
