@@ -1,5 +1,5 @@
-"""The generator pool with `backend: local` (no Ray needed): shares, worker order, batch tags
-accepted once, the PPO generator behind the interface, and the `distributed:` config keys."""
+"""The generator pool with `backend: local` and `thread` (no Ray needed): shares, worker
+order, the same batches in threads, batch tags accepted once, the PPO generator behind the interface, and the `distributed:` config keys."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ import pytest
 
 from training.common.config import ConfigError, config_from_dict
 from training.distributed.generator import Generator, SampleBatch, split, worker_seed
-from training.distributed.pool import GeneratorPool
+from training.distributed.pool import GeneratorPool, PoolError
 from training.ppo.selfplay import SelfPlayGenerator, make_generator
 from training.ppo.trainer import Trainer
 
 from test_training import TINY, tiny_config
 
 
-def ppo_pool(workers: int, envs: int = 5, seed: int = 0) -> tuple[GeneratorPool, Trainer]:
+def ppo_pool(workers: int, envs: int = 5, seed: int = 0,
+             backend: str = "local") -> tuple[GeneratorPool, Trainer]:
     config = tiny_config(selfplay={**TINY["selfplay"], "envs": envs})
     trainer_like = Trainer.__new__(Trainer)  # only for its weights payload
     trainer_like.config = config
@@ -26,7 +27,7 @@ def ppo_pool(workers: int, envs: int = 5, seed: int = 0) -> tuple[GeneratorPool,
     trainer_like.net = PolicyValueNet(8, 1)
     trainer_like.snapshots, trainer_like.snapshots_added = [], 0
     factory = functools.partial(make_generator, config.selfplay, trainer_like.net.shape, workers)
-    return GeneratorPool(factory, workers, seed), trainer_like
+    return GeneratorPool(factory, workers, seed, backend=backend), trainer_like
 
 
 def test_split_and_seeds():
@@ -50,6 +51,32 @@ def test_local_pool_splits_games_and_samples_and_tags_batches_in_worker_order():
         assert all(set(b.counters) == {"env_steps", "games", "truncated", "game_moves"}
                    for b in batches)
     assert (pool.stats.delivered, pool.stats.refused, pool.stats.dropped) == (4, 0, 0)
+
+
+def test_a_thread_pool_gives_the_batches_of_a_local_one_and_ends_its_threads():
+    runs, weights = {}, None
+    for backend in ("local", "thread"):
+        pool, trainer = ppo_pool(workers=2, envs=5, seed=3, backend=backend)
+        weights = weights or trainer.weights()  # the same (random) network for both
+        pool.set_weights(weights, version=1)
+        runs[backend] = [pool.generate(30) for _ in range(2)]
+        assert pool.stats.delivered == 4
+        if backend == "thread":
+            threads = pool._threads
+            pool.close()
+            assert pool._threads is None and threads._shutdown
+    for local, threaded in zip(runs["local"], runs["thread"]):
+        assert [b.tag for b in local] == [b.tag for b in threaded]
+        for a, b in zip(local, threaded):
+            assert [t.actions for t in a.samples] == [t.actions for t in b.samples]
+
+
+def test_a_thread_pool_refuses_numbas_workqueue_layer(monkeypatch):
+    import numba
+
+    monkeypatch.setattr(numba, "threading_layer", lambda: "workqueue")
+    with pytest.raises(PoolError, match="needs numba's omp or tbb threading layer"):
+        GeneratorPool(lambda worker, seed: None, 2, 0, backend="thread")
 
 
 def test_a_batch_is_accepted_once_and_in_turn():
@@ -94,12 +121,12 @@ def test_ray_backend_without_ray_is_a_clear_error(monkeypatch):
 
     with pytest.raises(RayUnavailableError, match="install the 'ray' extra"):
         GeneratorPool(lambda worker, seed: None, 1, 0, backend="ray")
-    with pytest.raises(ValueError, match="backend must be one of local, ray"):
+    with pytest.raises(ValueError, match="backend must be one of local, thread, ray"):
         GeneratorPool(lambda worker, seed: None, 1, 0, backend="spark")
 
 
 @pytest.mark.parametrize("section, message", [
-    ({"backend": "dask"}, "distributed.backend must be one of local, ray, got 'dask'"),
+    ({"backend": "dask"}, "distributed.backend must be one of local, thread, ray, got 'dask'"),
     ({"address": "auto"}, "distributed.address 'auto' is set but distributed.backend is 'local'"),
     ({"backend": "ray", "address": "a b"}, "distributed.address must not contain spaces"),
     ({"workers": 0}, r"distributed.workers must be in \[1, 1024\]"),

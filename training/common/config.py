@@ -21,6 +21,8 @@ from pathlib import Path
 
 import yaml
 
+from training.distributed.pool import BACKENDS
+
 
 class ConfigError(ValueError):
     """A bad configuration file or value."""
@@ -72,7 +74,7 @@ class EvalConfig:
 
 @dataclass
 class DistributedConfig:
-    backend: str = "local"  # "local": generators in this process; "ray": Ray actors (the `ray` extra)
+    backend: str = "local"  # "local": generators in this process, in turn; "thread": in this process, side by side (AlphaZero); "ray": Ray actors (the `ray` extra)
     address: str = ""  # Ray cluster to join ("auto", or the address `ray start --head` prints); "" = a local Ray
     workers: int = 1  # self-play generators; the games in flight are split among them (PPO: selfplay.envs, AlphaZero: search.games)
     cpus_per_worker: float = 1.0  # Ray CPUs reserved per generator actor (its torch threads, rounded down)
@@ -81,7 +83,6 @@ class DistributedConfig:
     max_replacements: int = 16  # dead generator actors replaced over a session before the run stops
 
 
-BACKENDS = ("local", "ray")
 
 
 @dataclass

@@ -1,9 +1,15 @@
-"""`GeneratorPool`: K generators in this process (`backend: local`) or as Ray actors (`ray`).
+"""`GeneratorPool`: K generators in this process, one after the other (`backend: local`) or
+side by side in threads (`thread`), or as Ray actors (`ray`).
 
 Each update the learner calls `set_weights(weights, version)` then `generate(n)`: the pool
 splits `n` over its workers, and returns their batches in worker order, so the learner's
 input is the same whichever worker finished first (a run without faults is reproducible with
-either backend, and the two backends give the same run for the same worker count).
+any backend, and the three give the same run for the same worker count).
+
+`thread` pays off where the generators' hot loops release the GIL (AlphaZero's: torch
+operators and `nogil` numba kernels; measured in docs/alphazero.md); each of its threads runs
+numba with one thread, and the pool refuses numba's `workqueue` layer, which aborts the
+process when two threads launch parallel kernels at once.
 
 Exactly once: every batch carries (worker, incarnation, sequence); the pool accepts the next
 sequence number of the live actor of each slot and refuses anything else (counted in
@@ -21,12 +27,13 @@ from __future__ import annotations
 import abc
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from .generator import Generator, GeneratorFactory, SampleBatch, split, worker_seed
 
-BACKENDS = ("local", "ray")
+BACKENDS = ("local", "thread", "ray")
 
 
 class PoolError(ValueError):
@@ -76,6 +83,32 @@ class Worker:
 
     def run(self, function, *args):
         return function(self.generator, *args)
+
+
+def _one_numba_thread() -> None:
+    """A generator thread's numba runs one thread (numba's count is per thread): a team of its
+    own would spin-wait against the other generators."""
+    import numba
+
+    numba.set_num_threads(1)
+
+
+def _check_numba_threadsafe() -> None:
+    """PoolError if numba's threading layer cannot take parallel kernels from two threads at
+    once (`workqueue`, chosen when neither OpenMP nor TBB is there)."""
+    import numba
+    import numpy as np
+
+    from satellites_env.core.batch import statuses
+    from satellites_env.core.state import STATE_LEN
+
+    # numba picks its layer at the first parallel kernel: run one on one empty game
+    statuses(np.zeros((1, STATE_LEN), dtype=np.int32), 1, np.zeros(1, dtype=np.int8))
+    layer = numba.threading_layer()
+    if layer == "workqueue":
+        raise PoolError("distributed.backend: thread needs numba's omp or tbb threading layer "
+                        "(its workqueue layer aborts when two threads run parallel kernels): "
+                        "install tbb, or use backend: local")
 
 
 def open_pool(factory: GeneratorFactory, distributed: Any, seed: int,
@@ -142,6 +175,9 @@ def log_pool(writer, pool: "GeneratorPool | None", step: int) -> None:
 class GeneratorPool:
     """`workers` generators built by `factory(worker, seed)`; see the module docstring.
 
+    `backend="thread"` keeps them in this process and runs their `generate` calls in
+    `workers` threads at once (results still in worker order).
+
     `backend="ray"` connects to Ray (`address` None: a local Ray started here, else an
     existing cluster) and runs each generator in an actor with `cpus_per_worker` CPUs and
     `gpus_per_worker` GPUs; `max_replacements` bounds how many dead actors are replaced over
@@ -164,6 +200,11 @@ class GeneratorPool:
         self._expected = [0] * workers  # next sequence number of each slot's live actor
         self._weights: tuple[Any, int] | None = None  # the last broadcast (ref or payload)
         self._started_ray = False
+        self._threads: ThreadPoolExecutor | None = None
+        if backend == "thread":
+            _check_numba_threadsafe()
+            self._threads = ThreadPoolExecutor(workers, thread_name_prefix="generator",
+                                               initializer=_one_numba_thread)
         if backend == "ray":
             from satellites_env.distributed import connect, import_ray
 
@@ -179,7 +220,7 @@ class GeneratorPool:
         incarnation = self.incarnations[worker]
         seed = worker_seed(self.seed, worker, incarnation)
         self._expected[worker] = 0
-        if self.backend == "local":
+        if self.backend != "ray":
             member = Worker(self.factory, worker, incarnation, seed)
             if self._weights is not None:
                 member.set_weights(*self._weights)
@@ -231,13 +272,16 @@ class GeneratorPool:
     def generate(self, n: int) -> list[SampleBatch]:
         """At least `n` finished samples, as one batch per worker in worker order."""
         shares = split(n, self.workers)
-        if self.backend == "local":
+        if self.backend == "ray":
+            return self._generate_ray(shares)
+        if self._threads is not None:
+            batches = list(self._threads.map(Worker.generate, self.members, shares))
+        else:
             batches = [member.generate(share) for member, share in zip(self.members, shares)]
-            if not all(self._accept(batch) for batch in batches):
-                raise PoolError(f"a local generator numbered its batches out of turn: "
-                                f"{[batch.tag for batch in batches]}")
-            return batches
-        return self._generate_ray(shares)
+        if not all(self._accept(batch) for batch in batches):
+            raise PoolError(f"a local generator numbered its batches out of turn: "
+                            f"{[batch.tag for batch in batches]}")
+        return batches
 
     def _generate_ray(self, shares: list[int]) -> list[SampleBatch]:
         ray = self._ray
@@ -291,14 +335,14 @@ class GeneratorPool:
         """`function(generator, *arguments[k])` on worker k's generator, for every k; results
         in worker order. For work that depends only on its arguments and the broadcast weights
         (evaluation games): an actor that dies is replaced and the call made again."""
-        if self.backend == "local":
+        if self.backend != "ray":
             return [member.run(function, *args) for member, args in zip(self.members,
                                                                          arguments)]
         return self._call_all("run", [(function, *args) for args in arguments])
 
     def states(self) -> list[dict]:
         """Each worker's random streams (for a checkpoint), in worker order."""
-        if self.backend == "local":
+        if self.backend != "ray":
             return [member.state() for member in self.members]
         return self._call_all("state")
 
@@ -306,7 +350,7 @@ class GeneratorPool:
         """Give worker k `states[k]` (a list of another length is refused: reseed instead)."""
         if len(states) != self.workers:
             raise ValueError(f"{len(states)} generator states for {self.workers} workers")
-        if self.backend == "local":
+        if self.backend != "ray":
             for member, state in zip(self.members, states):
                 member.restore(state)
         else:
@@ -314,7 +358,7 @@ class GeneratorPool:
 
     def restart_games(self) -> None:
         """Every worker drops its games in flight."""
-        if self.backend == "local":
+        if self.backend != "ray":
             for member in self.members:
                 member.restart_games()
         else:
@@ -340,7 +384,10 @@ class GeneratorPool:
         return results
 
     def close(self) -> None:
-        """End the actors (and the local Ray this pool started)."""
+        """End the threads or the actors (and the local Ray this pool started)."""
+        if self._threads is not None:
+            self._threads.shutdown()
+            self._threads = None
         if self.backend != "ray":
             return
         for member in self.members:

@@ -2,7 +2,8 @@
 worker is exactly the run of a single `SelfPlay` (weights, counters, buffer, bit for bit), the
 collector carries every argument of `ReplayBuffer.add`, two workers split the games, the
 `distributed:` keys may change on resume, and checkpoints hold the generators' streams (older
-ones that hold `rng.selfplay` still resume). Bad `distributed:` keys are refused alike for both
+ones that hold `rng.selfplay` still resume), and `backend: thread` plays the same run as two
+local workers in turn. Bad `distributed:` keys are refused alike for both
 learners: tests/training/test_generator_pool.py."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from training.alphazero.trainer import AZTrainer, _rng_state
 from training.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from training.common.config import DistributedConfig
 from training.distributed.generator import Generator
+from training.distributed.pool import BACKENDS
 
 from test_az_training import TINY, quiet
 
@@ -139,19 +141,24 @@ def test_the_generator_delivers_each_finished_game_once_with_its_counters():
         assert np.array_equal(getattr(buffer, name), getattr(reference, name)), name
 
 
-def test_two_local_workers_split_the_games_and_repeat_exactly(tmp_path):
-    config = az_config_from_dict({**FINGERPRINT, "distributed": {"workers": 2}})
+def test_two_workers_split_the_games_and_repeat_exactly_in_turn_or_in_threads(tmp_path):
     runs = []
-    for name in ("a", "b"):
+    for name, backend in (("a", "local"), ("b", "local"), ("c", "thread")):
+        config = az_config_from_dict({**FINGERPRINT,
+                                      "distributed": {"workers": 2, "backend": backend}})
         trainer = AZTrainer(config, tmp_path / name, console=quiet())
         pool = trainer.generators
+        assert (pool._threads is not None) == (backend == "thread")
         assert [m.generator.selfplay.config.games for m in pool.members] == [3, 2]
         assert [isinstance(m.generator, AZGenerator) for m in pool.members] == [True, True]
         for _ in range(4):
             trainer.iterate()
         assert pool.stats.delivered == 8 and trainer.counters.samples == trainer.buffer.added
         runs.append(trainer)
-    assert_same_run(*runs)
+        trainer.close()
+        assert pool._threads is None  # closing the pool ends its threads
+    assert_same_run(runs[0], runs[1])
+    assert_same_run(runs[0], runs[2])  # side by side in threads: the same run, bit for bit
     one = AZTrainer(az_config_from_dict(FINGERPRINT), tmp_path / "one", console=quiet())
     for _ in range(4):
         one.iterate()
@@ -201,7 +208,7 @@ def test_a_checkpoint_from_before_the_pool_resumes_its_selfplay_stream(tmp_path)
 DISTRIBUTED_KEYS = sorted(asdict(DistributedConfig()))
 values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6),
                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=10),
-                   st.sampled_from(["local", "ray", "auto", "127.0.0.1:6379", " auto", ""]),
+                   st.sampled_from(["local", "thread", "ray", "auto", "127.0.0.1:6379", " auto", ""]),
                    st.lists(st.integers(), max_size=2))
 
 
@@ -215,7 +222,7 @@ def test_fuzz_the_distributed_section_raises_only_config_errors(section, games):
     except AZConfigError:
         return
     d = config.distributed
-    assert isinstance(d, DistributedConfig) and d.backend in ("local", "ray")
+    assert isinstance(d, DistributedConfig) and d.backend in BACKENDS
     assert 1 <= d.workers <= games and (d.backend == "ray" or not d.address)
     assert config.to_dict()["distributed"] == asdict(d)
 
