@@ -1,4 +1,4 @@
-"""Self-play throughput of the generator pool: backend local vs ray, 1 and 2 workers.
+"""Self-play throughput of the generator pool: backend local vs thread vs ray, 1 and 2 workers.
 
 What the trainer does for each update, without the learning step: broadcast the weights, then
 `generate(n)` over the workers, with the model and self-play settings of a config.
@@ -9,14 +9,15 @@ What the trainer does for each update, without the learning step: broadcast the 
   positions; positions/s, network evaluations/s, games/s; then one iteration's gradient steps
   timed.
 
-Prints each case with the ratios ray / local at the same worker count (Ray's overhead, or its
-parallel gain) and each case / local with 1 worker, and the load average of the machine. The
+Prints each case with the ratios ray / local or thread / local at the same worker count (Ray's
+overhead, or the parallel gain) and each case / local with 1 worker, and the load average of the machine. The
 local cases run with this process's numba threads (`--numba-threads`; by default those the
 trainer uses), a Ray actor with its `cpus_per_worker` (1).
 
     python benchmarks/distributed_selfplay.py --rounds 20
     python benchmarks/distributed_selfplay.py --learner alphazero --rounds 5
     python benchmarks/distributed_selfplay.py --learner alphazero --numba-threads 1 --cases local:1
+    python benchmarks/distributed_selfplay.py --learner alphazero --cases local:1 local:2 thread:2
     python benchmarks/distributed_selfplay.py --cases ray:2 --address 127.0.0.1:6380  # a cluster
 """
 
