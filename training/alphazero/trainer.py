@@ -51,7 +51,8 @@ from satellites_env.arena import (BASELINE_ELO, elo_against, match, rate_with_in
 from training.common.network import masked_entropy
 from training.common.tensorboard import log_game
 
-from ..distributed.pool import GeneratorPool, PoolOwner, log_pool, open_pool
+from ..distributed.pool import (GeneratorPool, PoolOwner, log_pool, one_numba_thread,
+                                open_pool)
 from .agent import AZAgent, AZPolicyAgent
 from .config import AZConfig, az_config_from_dict, scheduled_lr
 from .generator import add_batches, check_states, cpu_weights, make_generator, match_on_pool
@@ -242,9 +243,8 @@ class AZTrainer(PoolOwner):
         generators = self.generators
         generators.set_weights(cpu_weights(self.net), c.iterations)  # a copy: steps may follow
         if config.overlap:
-            # numba's thread count is per thread: the new one gets one too (no spinning team)
             with ThreadPoolExecutor(1, thread_name_prefix="selfplay",
-                                    initializer=numba.set_num_threads, initargs=(1,)) as pool:
+                                    initializer=one_numba_thread) as pool:
                 playing = pool.submit(_timed, generators.generate, config.positions_per_iteration)
                 losses = self.train(c.pending)
                 batches, play_seconds = playing.result()

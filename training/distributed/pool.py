@@ -85,9 +85,9 @@ class Worker:
         return function(self.generator, *args)
 
 
-def _one_numba_thread() -> None:
-    """A generator thread's numba runs one thread (numba's count is per thread): a team of its
-    own would spin-wait against the other generators."""
+def one_numba_thread() -> None:
+    """Run numba with one thread in the calling thread (a thread pool's initializer; numba's
+    count is per thread): a team of its own would spin-wait against the other threads."""
     import numba
 
     numba.set_num_threads(1)
@@ -204,7 +204,7 @@ class GeneratorPool:
         if backend == "thread":
             _check_numba_threadsafe()
             self._threads = ThreadPoolExecutor(workers, thread_name_prefix="generator",
-                                               initializer=_one_numba_thread)
+                                               initializer=one_numba_thread)
         if backend == "ray":
             from satellites_env.distributed import connect, import_ray
 
