@@ -10,7 +10,8 @@ What the trainer does for each update, without the learning step: broadcast the 
   timed.
 
 Prints each case with the ratios ray / local or thread / local at the same worker count (Ray's
-overhead, or the parallel gain) and each case / local with 1 worker, and the load average of the machine. The
+overhead, or the parallel gain) and each case / local with 1 worker, and the load average of
+the machine. The
 local cases run with this process's numba threads (`--numba-threads`; by default those the
 trainer uses), a Ray actor with its `cpus_per_worker` (1).
 

@@ -1,5 +1,6 @@
 """The generator pool with `backend: local` and `thread` (no Ray needed): shares, worker
-order, the same batches in threads, batch tags accepted once, the PPO generator behind the interface, and the `distributed:` config keys."""
+order, the same batches in threads, batch tags accepted once, the PPO generator behind the
+interface, and the `distributed:` config keys."""
 
 from __future__ import annotations
 

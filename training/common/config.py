@@ -74,7 +74,9 @@ class EvalConfig:
 
 @dataclass
 class DistributedConfig:
-    backend: str = "local"  # "local": generators in this process, in turn; "thread": in this process, side by side (AlphaZero); "ray": Ray actors (the `ray` extra)
+    # "local": generators in this process, in turn; "thread": in this process, side by side
+    # (AlphaZero); "ray": Ray actors (the `ray` extra)
+    backend: str = "local"
     address: str = ""  # Ray cluster to join ("auto", or the address `ray start --head` prints); "" = a local Ray
     workers: int = 1  # self-play generators; the games in flight are split among them (PPO: selfplay.envs, AlphaZero: search.games)
     cpus_per_worker: float = 1.0  # Ray CPUs reserved per generator actor (its torch threads, rounded down)

@@ -208,7 +208,8 @@ def test_a_checkpoint_from_before_the_pool_resumes_its_selfplay_stream(tmp_path)
 DISTRIBUTED_KEYS = sorted(asdict(DistributedConfig()))
 values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6),
                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=10),
-                   st.sampled_from(["local", "thread", "ray", "auto", "127.0.0.1:6379", " auto", ""]),
+                   st.sampled_from(["local", "thread", "ray", "auto", "127.0.0.1:6379", " auto",
+                                    ""]),
                    st.lists(st.integers(), max_size=2))
 
 
