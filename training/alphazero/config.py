@@ -52,7 +52,9 @@ class AZReplayConfig:
     batch_size: int = 256  # positions per gradient step
     min_positions: int = 2_000  # no training until the buffer holds this many
     symmetries: bool = True  # train on a random one of the 8 board symmetries of each sample
-    cheap_value_targets: bool = True  # cheap-search positions are value targets (never policy)
+    cheap_value_targets: bool = True  # cheap-search positions are value targets
+    cheap_policy_weight: float = 0.0  # weight of a cheap search's improved policy as a policy
+                                      # target (a full search's weighs 1; KataGo's is 0)
     value_mix: float = 0.0  # value target = (1 - value_mix) x game result + value_mix x the
                             # root value of the position's own search
 
@@ -144,6 +146,7 @@ _RANGES: dict[str, tuple] = {
     "replay.batch_size": (1, None, True),
     "replay.min_positions": (1, None, True),
     "replay.value_mix": (0.0, 1.0, True),
+    "replay.cheap_policy_weight": (0.0, 1.0, True),
     "optim.learning_rate": (0.0, 1.0, False),
     "optim.lr_final": (0.0, 1.0, True),
     "optim.weight_decay": (0.0, 1.0, True),

@@ -3,8 +3,9 @@
 A position is stored small: its state array (108 int32; the observation planes and the legal
 mask are recomputed from it when it is sampled), the improved policy over its legal actions
 (action ids and probabilities, at most ``SLOTS``), its value target (the final result from the
-view of the player to move: +1, -1 or 0) and its policy weight (1 for a full search, 0 for a
-cheap one: KataGo's playout-cap randomisation trains the policy only on full searches).
+view of the player to move: +1, -1 or 0) and its policy weight (1 for a full search; 0 for a
+cheap one, as KataGo's playout-cap randomisation trains the policy only on full searches,
+unless ``replay.cheap_policy_weight`` says otherwise).
 
 Sampling is uniform over the filled part. The trainer draws ``replay_ratio`` positions per new
 position, so once the buffer is full each position is trained on ``replay_ratio`` times on

@@ -3,9 +3,10 @@
 Playout-cap randomisation (KataGo, Wu 2019): each search is *full* with probability
 ``full_fraction`` (``full_simulations``; its improved policy becomes a policy target) or
 *cheap* (``cheap_simulations``; value target only, or dropped when ``cheap_value_targets`` is
-off). The move played is the Gumbel root search's choice, which samples through the Gumbel
-noise: no temperature, no Dirichlet noise. When a game ends, every position of it gets the
-final result as value target, from the view of the player to move there, and goes to the
+off; its improved policy becomes a policy target of weight ``cheap_policy_weight`` when that
+is above 0). The move played is the Gumbel root search's choice, which samples through the
+Gumbel noise: no temperature, no Dirichlet noise. When a game ends, every position of it gets
+the final result as value target, from the view of the player to move there, and goes to the
 replay buffer.
 """
 
@@ -41,9 +42,10 @@ class SelfPlayStats:
 
 class SelfPlay:
     def __init__(self, config: AZSearchConfig, seed: int, cheap_value_targets: bool = True,
-                 value_mix: float = 0.0):
+                 value_mix: float = 0.0, cheap_policy_weight: float = 0.0):
         self.config = config
         self.cheap_value_targets = cheap_value_targets
+        self.cheap_policy_weight = float(cheap_policy_weight)
         self.value_mix = float(value_mix)
         self.search = BatchedSearch(config.games, [config.cheap_simulations,
                                                    config.full_simulations],
@@ -85,12 +87,13 @@ class SelfPlay:
                 kind = int(trees.out_kind[b])
                 searched = bool(trees.out_searched[b])
                 self.stats.positions += 1
-                self.stats.full_searches += kind == FULL and searched
+                full = kind == FULL and searched
+                self.stats.full_searches += full
+                weight = 1.0 if full else self.cheap_policy_weight if searched else 0.0
                 self.trajectories[b].append((trees.out_state[b].copy(),
                                              trees.out_actions[b, :n].copy(),
                                              trees.out_policy[b, :n].copy(),
-                                             1.0 if kind == FULL and searched else 0.0,
-                                             float(trees.out_value[b])))
+                                             weight, float(trees.out_value[b]), full))
                 if trees.out_done[b]:
                     added += self._game_over(b, int(trees.out_winner[b]), buffer)
         return added
@@ -105,7 +108,7 @@ class SelfPlay:
             self.stats.red_wins += 1
         else:
             self.stats.blue_wins += 1
-        keep = [s for s in trajectory if s[3] > 0 or self.cheap_value_targets]
+        keep = [s for s in trajectory if s[5] or self.cheap_value_targets]
         if keep:
             n = len(keep)
             states = np.stack([s[0] for s in keep])

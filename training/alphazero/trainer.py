@@ -120,7 +120,8 @@ def _set_rng_state(rng: np.random.Generator, data: dict) -> None:
 
 def policy_value_loss(net, batch: dict, value_coef: float, ownership_coef: float = 0.0
                       ) -> tuple[torch.Tensor, dict]:
-    """Cross-entropy to the improved policy (full searches only) + value_coef x MSE, and
+    """Cross-entropy to the improved policy (each sample weighted by its policy weight: full
+    searches 1, cheap ones replay.cheap_policy_weight) + value_coef x MSE, and
     ownership_coef x the per-cell MSE of the ownership map when the network has that head."""
     if net.has_ownership:
         logits, value, ownership = net.forward_all(batch["obs"])

@@ -247,3 +247,27 @@ def test_value_mix_blends_the_result_with_the_root_value():
     root = (mixed.value[:n] - 0.75 * z) / 0.25
     assert np.abs(root).max() <= 1.0 + 1e-5
     assert np.abs(root).max() > 0.05  # the root values took part
+
+
+def test_cheap_policy_weight_weighs_only_the_cheap_searches_targets():
+    """replay.cheap_policy_weight = w: a cheap search's improved policy is stored with weight w,
+    a full search's with 1, a forced move's (one legal action, no search) with 0; the games,
+    values and targets are those of the run without it."""
+    config = AZSearchConfig(games=4, max_moves=40, full_simulations=8, cheap_simulations=4,
+                            full_fraction=0.3)
+    plain, weighted = ReplayBuffer(2_000), ReplayBuffer(2_000)
+    SelfPlay(config, seed=3).play(200, noisy_logits, plain)
+    SelfPlay(config, seed=3, cheap_policy_weight=0.25).play(200, noisy_logits, weighted)
+    n = plain.size
+    assert n > 40 and weighted.size == n
+    for name in ("states", "actions", "policy", "value"):
+        assert np.array_equal(getattr(plain, name)[:n], getattr(weighted, name)[:n]), name
+    before, after = plain.policy_weight[:n], weighted.policy_weight[:n]
+    assert set(np.unique(before)) <= {0.0, 1.0}
+    assert np.array_equal(after[before == 1.0], before[before == 1.0])
+    assert set(np.unique(after[before == 0.0])) <= {0.0, 0.25}
+    cheap = np.flatnonzero(after == 0.25)
+    assert len(cheap) > 10
+    policy = weighted.policy[cheap].astype(np.float32)
+    assert np.allclose(policy.sum(1), 1.0, atol=1e-2)  # a distribution ...
+    assert np.all(weighted.actions[cheap][policy > 0] >= 0)  # ... over listed legal actions

@@ -32,6 +32,8 @@ def quiet() -> Console:
 def test_config_errors_name_the_key_and_value():
     with pytest.raises(AZConfigError, match=r"search\.full_fraction.*1\.5"):
         az_config_from_dict({"search": {"full_fraction": 1.5}})
+    with pytest.raises(AZConfigError, match=r"replay\.cheap_policy_weight.*-0\.5"):
+        az_config_from_dict({"replay": {"cheap_policy_weight": -0.5}})
     with pytest.raises(AZConfigError, match=r"unknown key 'replay\.capacty'"):
         az_config_from_dict({"replay": {"capacty": 3}})
     with pytest.raises(AZConfigError, match=r"model\.blocks.*expected an integer.*'two'"):
