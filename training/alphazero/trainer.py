@@ -118,26 +118,28 @@ def _set_rng_state(rng: np.random.Generator, data: dict) -> None:
                                "has_uint32": data["has_uint32"], "uinteger": data["uinteger"]}
 
 
-def policy_value_loss(net, batch: dict, value_coef: float, ownership_coef: float = 0.0
-                      ) -> tuple[torch.Tensor, dict]:
+def policy_value_loss(net, batch: dict, value_coef: float, ownership_coef: float = 0.0,
+                      entropy: bool = True) -> tuple[torch.Tensor, dict]:
     """Cross-entropy to the improved policy (each sample weighted by its policy weight: full
     searches 1, cheap ones replay.cheap_policy_weight) + value_coef x MSE, and
-    ownership_coef x the per-cell MSE of the ownership map when the network has that head."""
+    ownership_coef x the per-cell MSE of the ownership map when the network has that head.
+    With `entropy`, the parts also hold the raw policy's mean entropy (a diagnostic)."""
     if net.has_ownership:
         logits, value, ownership = net.forward_all(batch["obs"])
     else:
         logits, value = net(batch["obs"])
-    logits = logits.masked_fill(batch["mask"] == 0, float("-inf"))
-    log_probs = torch.log_softmax(logits, dim=-1).masked_fill(batch["mask"] == 0, 0.0)
+    illegal = batch["mask"] == 0
+    logits = logits.masked_fill(illegal, float("-inf"))
+    log_probs = torch.log_softmax(logits, dim=-1).masked_fill(illegal, 0.0)
     per_sample = -(batch["policy"] * log_probs).sum(-1)
     weight = batch["policy_weight"]
     policy_loss = (per_sample * weight).sum() / weight.sum().clamp(min=1.0)
     value_loss = torch.mean((value - batch["value"]) ** 2)
     loss = policy_loss + value_coef * value_loss
-    with torch.no_grad():  # how sharp the raw policy is (its entropy, nats)
-        entropy = masked_entropy(logits).mean()
-    parts = {"policy": policy_loss.item(), "value": value_loss.item(),
-             "entropy": entropy.item()}
+    parts = {"policy": policy_loss.item(), "value": value_loss.item()}
+    if entropy:  # how sharp the raw policy is (nats): over 3217 actions, a sixth of a step
+        with torch.no_grad():
+            parts["entropy"] = masked_entropy(logits).mean().item()
     if net.has_ownership:
         ownership_loss = torch.mean((ownership - batch["ownership"]) ** 2)
         loss = loss + ownership_coef * ownership_loss
@@ -298,23 +300,25 @@ class AZTrainer(PoolOwner):
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.net.train()
-        totals = {"policy": 0.0, "value": 0.0, "entropy": 0.0}
+        totals = {"policy": 0.0, "value": 0.0}
         if self.net.has_ownership:
             totals["ownership"] = 0.0
-        for _ in range(steps):
+        for step in range(steps):
             rows = self.buffer.sample(replay.batch_size, self.train_rng)
             syms = (self.train_rng.integers(0, 8, size=len(rows)) if replay.symmetries
                     else np.zeros(len(rows), dtype=np.int64))
             batch = {k: v.to(self.device) for k, v in
                      make_batch(self.buffer, rows, syms, self.config.search.max_moves).items()}
+            last = step == steps - 1  # the entropy diagnostic: the last batch's
             loss, parts = policy_value_loss(self.net, batch, self.config.optim.value_coef,
-                                            self.config.optim.ownership_coef)
+                                            self.config.optim.ownership_coef, entropy=last)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.config.optim.max_grad_norm)
             self.optimizer.step()
             for k in totals:
                 totals[k] += parts[k] / steps
+        totals["entropy"] = parts["entropy"]
         self.net.eval()
         self.counters.train_steps += steps
         self.counters.trained += steps * replay.batch_size
