@@ -42,6 +42,8 @@ class AZSearchConfig:
     c_visit: float = 50.0  # sigma(q) = (c_visit + max visits) * c_scale * q
     c_scale: float = 0.1  # (mctx defaults)
     rescale_q: bool = True  # min-max rescale the completed q to [0, 1] at each node (mctx)
+    noise_moves: int = 0  # 0: Gumbel root noise on every self-play move; N > 0: on each game's
+                          # first N moves only, deterministic searches (g = 0) after them
 
 
 @dataclass
@@ -141,6 +143,7 @@ _RANGES: dict[str, tuple] = {
     "search.max_considered": (1, 256, True),
     "search.c_visit": (0.0, None, True),
     "search.c_scale": (0.0, None, False),
+    "search.noise_moves": (0, None, True),
     "replay.capacity": (1, None, True),
     "replay.replay_ratio": (0.0, None, False),
     "replay.batch_size": (1, None, True),

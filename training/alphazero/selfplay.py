@@ -5,7 +5,8 @@ Playout-cap randomisation (KataGo, Wu 2019): each search is *full* with probabil
 *cheap* (``cheap_simulations``; value target only, or dropped when ``cheap_value_targets`` is
 off; its improved policy becomes a policy target of weight ``cheap_policy_weight`` when that
 is above 0). The move played is the Gumbel root search's choice, which samples through the
-Gumbel noise: no temperature, no Dirichlet noise. When a game ends, every position of it gets
+Gumbel noise (with ``noise_moves`` N > 0, on each game's first N moves only, like AlphaZero's
+temperature moves): no temperature, no Dirichlet noise. When a game ends, every position of it gets
 the final result as value target, from the view of the player to move there, and goes to the
 replay buffer.
 """
@@ -20,7 +21,7 @@ import numpy as np
 from satellites_env.core import engine
 from satellites_env.core.board import N_CELLS
 from satellites_env.core.engine import DRAW, fill_control_map
-from satellites_env.core.state import TO_MOVE
+from satellites_env.core.state import MOVES, TO_MOVE
 
 from .config import AZSearchConfig
 from .replay import ReplayBuffer
@@ -70,6 +71,9 @@ class SelfPlay:
         if len(rows):
             trees = self.search.trees
             trees.gumbel[rows] = self.rng.gumbel(size=(len(rows), SLOTS)).astype(np.float32)
+            if self.config.noise_moves:  # past the opening: the search's best move, no noise
+                late = rows[trees.game_state[rows, MOVES] >= self.config.noise_moves]
+                trees.gumbel[late] = 0.0
             trees.kind[rows] = (self.rng.random(len(rows)) < self.config.full_fraction
                                 ).astype(np.int32)
 

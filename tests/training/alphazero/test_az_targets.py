@@ -20,7 +20,7 @@ from satellites_env.arena import match
 from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS, N_CELLS, PASS_ACTION
 from satellites_env.core.game import Game
-from satellites_env.core.state import TO_MOVE
+from satellites_env.core.state import MOVES, TO_MOVE
 from satellites_env.observation import observe
 from training.alphazero.agent import AZAgent, AZPolicyAgent
 from training.alphazero.config import AZSearchConfig
@@ -271,3 +271,31 @@ def test_cheap_policy_weight_weighs_only_the_cheap_searches_targets():
     policy = weighted.policy[cheap].astype(np.float32)
     assert np.allclose(policy.sum(1), 1.0, atol=1e-2)  # a distribution ...
     assert np.all(weighted.actions[cheap][policy > 0] >= 0)  # ... over listed legal actions
+
+
+def test_noise_moves_limits_the_gumbel_noise_to_each_games_opening():
+    """search.noise_moves = N: a search starting at move N or later of its game has no root
+    noise (g = 0: the search's best move), an earlier one has its Gumbel draw."""
+    config = AZSearchConfig(games=4, max_moves=40, full_simulations=8, cheap_simulations=4,
+                            full_fraction=0.3, noise_moves=6)
+    selfplay = SelfPlay(config, seed=5)
+    trees = selfplay.search.trees
+    new_roots = selfplay._new_roots
+    seen = {"early": 0, "late": 0}
+
+    def checked_new_roots():
+        rows = selfplay.search.needs_root()
+        new_roots()
+        for b in rows:
+            noise = np.abs(trees.gumbel[b]).max()
+            if trees.game_state[b, MOVES] >= 6:
+                assert noise == 0.0
+                seen["late"] += 1
+            else:
+                assert noise > 0.0
+                seen["early"] += 1
+
+    selfplay._new_roots = checked_new_roots
+    buffer = ReplayBuffer(2_000)
+    selfplay.play(200, noisy_logits, buffer)
+    assert seen["early"] >= 20 and seen["late"] >= 100 and buffer.size > 40
