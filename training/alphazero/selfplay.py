@@ -5,10 +5,10 @@ Playout-cap randomisation (KataGo, Wu 2019): each search is *full* with probabil
 *cheap* (``cheap_simulations``; value target only, or dropped when ``cheap_value_targets`` is
 off; its improved policy becomes a policy target of weight ``cheap_policy_weight`` when that
 is above 0). The move played is the Gumbel root search's choice, which samples through the
-Gumbel noise (with ``noise_moves`` N > 0, on each game's first N moves only, like AlphaZero's
-temperature moves): no temperature, no Dirichlet noise. When a game ends, every position of it gets
-the final result as value target, from the view of the player to move there, and goes to the
-replay buffer.
+Gumbel noise instead of a temperature or Dirichlet noise; with ``noise_moves`` N > 0 only a
+game's first N moves get the noise (as AlphaZero samples only its first moves). When a game
+ends, every position of it gets the final result as value target, from the view of the player
+to move there, and goes to the replay buffer.
 """
 
 from __future__ import annotations
