@@ -124,22 +124,22 @@ def policy_value_loss(net, batch: dict, value_coef: float, ownership_coef: float
     searches 1, cheap ones replay.cheap_policy_weight) + value_coef x MSE, and
     ownership_coef x the per-cell MSE of the ownership map when the network has that head.
     With `entropy`, the parts also hold the raw policy's mean entropy (a diagnostic)."""
-    if net.has_ownership:
-        logits, value, ownership = net.forward_all(batch["obs"])
-    else:
-        logits, value = net(batch["obs"])
-    illegal = batch["mask"] == 0
+    # Only the positions with a policy target (full searches: a tenth of a batch with playout
+    # caps) go through the policy heads; the sum and its weight are those of the whole batch.
+    rows = torch.nonzero(batch["policy_weight"] > 0).squeeze(1)
+    logits, value, ownership = net.forward_all(batch["obs"], rows)
+    illegal = batch["mask"][rows] == 0
     logits = logits.masked_fill(illegal, float("-inf"))
     log_probs = torch.log_softmax(logits, dim=-1).masked_fill(illegal, 0.0)
-    per_sample = -(batch["policy"] * log_probs).sum(-1)
-    weight = batch["policy_weight"]
+    per_sample = -(batch["policy"][rows] * log_probs).sum(-1)
+    weight = batch["policy_weight"][rows]
     policy_loss = (per_sample * weight).sum() / weight.sum().clamp(min=1.0)
     value_loss = torch.mean((value - batch["value"]) ** 2)
     loss = policy_loss + value_coef * value_loss
     parts = {"policy": policy_loss.item(), "value": value_loss.item()}
-    if entropy:  # how sharp the raw policy is (nats): over 3217 actions, a sixth of a step
+    if entropy:  # how sharp the raw policy is (nats) on the batch's policy-target positions
         with torch.no_grad():
-            parts["entropy"] = masked_entropy(logits).mean().item()
+            parts["entropy"] = masked_entropy(logits).mean().item() if len(rows) else 0.0
     if net.has_ownership:
         ownership_loss = torch.mean((ownership - batch["ownership"]) ** 2)
         loss = loss + ownership_coef * ownership_loss

@@ -106,17 +106,32 @@ class PolicyValueNet(nn.Module):
         x, h = self._trunk(observation)
         return self._heads(x, h, lookahead)
 
-    def forward_all(self, observation: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """Logits, values and the ownership map (B, 100) of a network with that head."""
+    def forward_all(self, observation: torch.Tensor, rows: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Logits, values (B,) and the ownership map (B, 100), None without that head. With
+        `rows` (an index tensor) the logits are those of these positions only, (len(rows),
+        3217): a training batch whose policy targets cover a tenth of its positions (playout
+        caps) skips the policy heads, half of a forward pass, for the rest."""
         x, h = self._trunk(observation)
-        logits, value = self._heads(x, h, None)
-        return logits, value, torch.tanh(self.ownership_head(h)).flatten(1)
+        pooled = h.mean(dim=(2, 3))
+        if rows is None:
+            logits = self._policy(x, h, pooled, None)
+        else:
+            logits = self._policy(x[rows], h[rows], pooled[rows], None)
+        ownership = (torch.tanh(self.ownership_head(h)).flatten(1) if self.has_ownership
+                     else None)
+        return logits, self._value_of(h, pooled), ownership
 
     def _heads(self, x: torch.Tensor, h: torch.Tensor, lookahead: torch.Tensor | None
                ) -> tuple[torch.Tensor, torch.Tensor]:
-        pushed_at = (x[:, PUSHED_PLANE] > 0).to(x.dtype)  # (B, 10, 10), one cell or none
         pooled = h.mean(dim=(2, 3))
-        moves = self.move_head(h).permute(0, 2, 3, 1).reshape(x.shape[0], -1)
+        return self._policy(x, h, pooled, lookahead), self._value_of(h, pooled)
+
+    def _policy(self, x: torch.Tensor, h: torch.Tensor, pooled: torch.Tensor,
+                lookahead: torch.Tensor | None) -> torch.Tensor:
+        pushed_at = (x[:, PUSHED_PLANE] > 0).to(x.dtype)  # (B, 10, 10), one cell or none
+        n_moves = N_CELLS * MOVES_PER_CELL  # explicit sizes: a batch may hold no position
+        moves = self.move_head(h).permute(0, 2, 3, 1).reshape(x.shape[0], n_moves)
         if self.landing_values:
             # (B, 4 x 101): the map of value v + 1 at [v * 101 + cell]; each move reads the
             # map of the value on its from-cell (own_1..own_4 planes) at its landing cell.
@@ -126,7 +141,7 @@ class PolicyValueNet(nn.Module):
             # cell's map offset repeated 32 times is every move's (a third faster than a
             # fancy index of the from-cells)
             offset = (value_at * (N_CELLS + 1)).unsqueeze(2).expand(-1, -1, MOVES_PER_CELL)
-            index = offset.reshape(x.shape[0], -1) + LANDING
+            index = offset.reshape(x.shape[0], n_moves) + LANDING
             moves = moves + torch.gather(landing, 1, index)
         else:
             landing = F.pad(self.landing_head(h).flatten(1), (0, 1))  # (B, 101), padding last
@@ -139,7 +154,7 @@ class PolicyValueNet(nn.Module):
                 raise ValueError("this network adds one-ply lookahead values to its logits: "
                                  "pass lookahead (B, 3217), see training.features")
             logits = logits + self.lookahead_weight * lookahead
-        return logits, self._value_of(h, pooled)
+        return logits
 
     def value(self, observation: torch.Tensor) -> torch.Tensor:
         """The values alone (B,), without the policy heads."""

@@ -226,6 +226,56 @@ def test_training_loop_fits_greedy_targets_under_symmetries():
     assert accuracy >= 0.8, accuracy  # chance: about 1 / 60
 
 
+@pytest.mark.parametrize("ownership", [False, True])
+def test_the_loss_runs_the_policy_heads_on_policy_targets_only_and_stays_the_full_batch_loss(
+        ownership):
+    """policy_value_loss feeds only the positions with a policy weight > 0 to the policy heads;
+    its loss and every gradient equal those of the whole batch's weighted cross-entropy (rows of
+    weight 0 add exactly 0); a batch without policy targets trains the value alone."""
+    from training.alphazero.trainer import policy_value_loss
+
+    rng = np.random.default_rng(3)
+    buffer = ReplayBuffer(64)
+    game = Game(engine.init(rng=rng))
+    while buffer.size < 12:
+        if game.is_over:
+            game = Game(engine.init(rng=rng))
+        legal = game.legal_actions()
+        actions = np.full((1, SLOTS), -1, np.int16)
+        picks = rng.choice(legal, size=min(3, len(legal)), replace=False)
+        actions[0, :len(picks)] = picks
+        policy = np.zeros((1, SLOTS), np.float16)
+        policy[0, :len(picks)] = 1.0 / len(picks)
+        weight = [0.0, 1.0, 0.0, 0.5][buffer.size % 4]
+        buffer.add(game.state[None].copy(), actions, policy,
+                   np.array([rng.choice([-1.0, 1.0])], np.float32), np.array([weight], np.float32))
+        game.play(int(rng.choice(legal)))
+    net = build_network(8, 1, seed=0, ownership=ownership, landing_values=True)
+    batch = make_batch(buffer, np.arange(buffer.size), rng.integers(0, 8, buffer.size), 200)
+    loss, _ = policy_value_loss(net, batch, 0.7, ownership_coef=0.3)
+    loss.backward()
+    grads = {name: p.grad.clone() for name, p in net.named_parameters()}
+    net.zero_grad()
+    logits, value, owned = net.forward_all(batch["obs"])  # every row through every head
+    illegal = batch["mask"] == 0
+    log_probs = torch.log_softmax(logits.masked_fill(illegal, float("-inf")), -1)
+    per_sample = -(batch["policy"] * log_probs.masked_fill(illegal, 0.0)).sum(-1)
+    weight = batch["policy_weight"]
+    expected = ((per_sample * weight).sum() / weight.sum()
+                + 0.7 * torch.mean((value - batch["value"]) ** 2))
+    if ownership:
+        expected = expected + 0.3 * torch.mean((owned - batch["ownership"]) ** 2)
+    expected.backward()
+    torch.testing.assert_close(loss, expected)
+    for name, p in net.named_parameters():
+        torch.testing.assert_close(grads[name], p.grad, msg=name)
+
+    value_only = dict(batch, policy_weight=torch.zeros_like(weight))
+    loss, parts = policy_value_loss(net, value_only, 1.0)
+    assert parts["policy"] == 0.0 and parts["entropy"] == 0.0
+    torch.testing.assert_close(loss, torch.mean((value - batch["value"]) ** 2).detach())
+
+
 def test_value_mix_blends_the_result_with_the_root_value():
     """replay.value_mix = a: the value target is (1 - a) z + a v_root, v_root the position's own
     search value (in [-1, 1], same view as z)."""
