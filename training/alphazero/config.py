@@ -44,6 +44,9 @@ class AZSearchConfig:
     rescale_q: bool = True  # min-max rescale the completed q to [0, 1] at each node (mctx)
     noise_moves: int = 0  # 0: Gumbel root noise on every self-play move; N > 0: on each game's
                           # first N moves only, deterministic searches (g = 0) after them
+    random_moves: float = 0.0  # epsilon-exploration: share of self-play moves (either colour)
+                               # played uniformly at random among the legal ones (cheap search,
+                               # no policy target; the game's result is still every value target)
 
 
 @dataclass
@@ -144,6 +147,7 @@ _RANGES: dict[str, tuple] = {
     "search.c_visit": (0.0, None, True),
     "search.c_scale": (0.0, None, False),
     "search.noise_moves": (0, None, True),
+    "search.random_moves": (0.0, 1.0, True),
     "replay.capacity": (1, None, True),
     "replay.replay_ratio": (0.0, None, False),
     "replay.batch_size": (1, None, True),

@@ -6,7 +6,12 @@ Playout-cap randomisation (KataGo, Wu 2019): each search is *full* with probabil
 off; its improved policy becomes a policy target of weight ``cheap_policy_weight`` when that
 is above 0). The move played is the Gumbel root search's choice, which samples through the
 Gumbel noise instead of a temperature or Dirichlet noise; with ``noise_moves`` N > 0 only a
-game's first N moves get the noise (as AlphaZero samples only its first moves). When a game
+game's first N moves get the noise (as AlphaZero samples only its first moves). With
+``random_moves`` epsilon > 0, a share epsilon of the moves is played uniformly at random
+(epsilon-exploration: positions an opponent that does not cooperate leads to): the root's
+Gumbel noise is scaled up until it alone decides Gumbel-top-k and the final choice, which makes
+the move a uniform draw over the legal actions (Gumbel-max); such a search is cheap and sets no
+policy target. When a game
 ends, every position of it gets the final result as value target, from the view of the player
 to move there, and goes to the replay buffer.
 """
@@ -28,6 +33,9 @@ from .replay import ReplayBuffer
 from .search import NEED_ROOT, SLOTS, BatchedSearch
 
 CHEAP, FULL = 0, 1
+# Root noise of a random move: Gumbel(0, 1) times this dwarfs any logit and sigma (|logit| and
+# sigma stay within a few hundred), so argmax(g + logit + sigma) is argmax(g): uniform.
+RANDOM_MOVE_NOISE = 1.0e6
 
 
 @dataclass
@@ -76,6 +84,11 @@ class SelfPlay:
                 trees.gumbel[late] = 0.0
             trees.kind[rows] = (self.rng.random(len(rows)) < self.config.full_fraction
                                 ).astype(np.int32)
+            if self.config.random_moves:
+                explore = rows[self.rng.random(len(rows)) < self.config.random_moves]
+                trees.gumbel[explore] = (self.rng.gumbel(size=(len(explore), SLOTS))
+                                         * RANDOM_MOVE_NOISE).astype(np.float32)
+                trees.kind[explore] = CHEAP
 
     def play(self, positions: int, evaluate, buffer: ReplayBuffer) -> int:
         """Play until `positions` more moves were searched; finished games go to `buffer`.

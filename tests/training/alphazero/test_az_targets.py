@@ -349,3 +349,41 @@ def test_noise_moves_limits_the_gumbel_noise_to_each_games_opening():
     buffer = ReplayBuffer(2_000)
     selfplay.play(200, noisy_logits, buffer)
     assert seen["early"] >= 20 and seen["late"] >= 100 and buffer.size > 40
+
+
+def _lowest_first(obs):
+    """A network that strongly prefers low action ids (logit -0.5 x id), value 0."""
+    n = len(obs)
+    return np.broadcast_to(-0.5 * np.arange(N_ACTIONS, dtype=np.float32),
+                           (n, N_ACTIONS)).copy(), np.zeros(n, np.float32)
+
+
+@pytest.mark.parametrize("random_moves", [0.0, 1.0])
+def test_random_moves_are_uniform_over_the_legal_actions_and_set_no_policy_target(random_moves):
+    """search.random_moves = 1: every move is a uniform draw over the legal actions, whatever
+    the network prefers (here its lowest legal id), and no position becomes a policy target;
+    with 0 the same network's search plays its preferred move."""
+    config = AZSearchConfig(games=8, max_moves=30, full_simulations=8, cheap_simulations=4,
+                            full_fraction=1.0, max_considered=16, random_moves=random_moves)
+    selfplay = SelfPlay(config, seed=2)
+    trees = selfplay.search.trees
+    ranks, lowest = [], 0
+    while len(ranks) < 400:
+        selfplay._new_roots()
+        selfplay.search.step(_lowest_first)
+        for b in np.flatnonzero(trees.out_ready):
+            legal = sorted(Game(trees.out_state[b].copy()).legal_actions())
+            if len(legal) < 2:
+                continue
+            rank = legal.index(int(trees.out_action[b]))
+            ranks.append(rank / (len(legal) - 1))
+            lowest += rank == 0
+            assert trees.out_kind[b] == (0 if random_moves else 1)
+    if random_moves:
+        assert abs(np.mean(ranks) - 0.5) < 0.05 and lowest / len(ranks) < 0.05
+    else:
+        assert lowest / len(ranks) > 0.5
+    buffer = ReplayBuffer(4_000)
+    selfplay.play(600, _lowest_first, buffer)
+    assert buffer.size > 0
+    assert (buffer.policy_weight[:buffer.size] > 0).any() == (random_moves == 0.0)
