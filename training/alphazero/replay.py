@@ -7,7 +7,8 @@ view of the player to move: +1, -1 or 0) and its policy weight (1 for a full sea
 cheap one, as KataGo's playout-cap randomisation trains the policy only on full searches,
 unless ``replay.cheap_policy_weight`` says otherwise).
 
-Sampling is uniform over the filled part. The trainer draws ``replay_ratio`` positions per new
+Sampling is uniform over the filled part (with ``replay.policy_batch_size`` P > 0, each batch
+also holds P positions drawn uniformly among those with a policy target). The trainer draws ``replay_ratio`` positions per new
 position, so once the buffer is full each position is trained on ``replay_ratio`` times on
 average over its life in the buffer (sampling ratio; before it is full the older positions
 get a little more). With ``symmetries`` each sampled position is seen under one of the 8 board
@@ -70,6 +71,10 @@ class ReplayBuffer:
         if self.size == 0:
             raise ValueError("sampling from an empty replay buffer")
         return rng.integers(0, self.size, size=batch)
+
+    def policy_rows(self) -> np.ndarray:
+        """Indices of the stored positions with a policy target (policy weight > 0)."""
+        return np.flatnonzero(self.policy_weight[:self.size] > 0)
 
     # Checkpoints hold tensors and plain data only.
     def state_dict(self) -> dict:

@@ -70,7 +70,7 @@ class AZCounters:
     games: int = 0  # self-play games finished
     samples: int = 0  # positions added to the replay buffer
     train_steps: int = 0  # gradient steps
-    trained: int = 0  # positions trained on (train_steps x batch_size)
+    trained: int = 0  # positions trained on (batch_size + policy_batch_size a step)
     credit: float = 0.0  # fractional gradient steps carried to the next iteration
     evaluations: int = 0  # network evaluations in self-play
     seconds: float = 0.0  # wall time of self-play + training, summed over sessions
@@ -303,8 +303,14 @@ class AZTrainer(PoolOwner):
         totals = {"policy": 0.0, "value": 0.0}
         if self.net.has_ownership:
             totals["ownership"] = 0.0
+        # Full searches are a tenth of the positions: policy_batch_size adds policy targets.
+        targets = self.buffer.policy_rows() if replay.policy_batch_size else None
         for step in range(steps):
             rows = self.buffer.sample(replay.batch_size, self.train_rng)
+            if targets is not None and len(targets):
+                picks = self.train_rng.integers(0, len(targets), size=replay.policy_batch_size)
+                rows = np.concatenate([rows, targets[picks]])
+            self.counters.trained += len(rows)
             syms = (self.train_rng.integers(0, 8, size=len(rows)) if replay.symmetries
                     else np.zeros(len(rows), dtype=np.int64))
             batch = {k: v.to(self.device) for k, v in
@@ -321,7 +327,6 @@ class AZTrainer(PoolOwner):
         totals["entropy"] = parts["entropy"]
         self.net.eval()
         self.counters.train_steps += steps
-        self.counters.trained += steps * replay.batch_size
         totals["steps"] = steps
         self.last_losses = totals
         return totals

@@ -194,3 +194,28 @@ def test_overlap_plays_with_the_weights_before_the_steps_and_trains_every_batch(
     assert np.array_equal(runs[0].buffer.states, runs[1].buffer.states)
     for key, value in runs[0].net.state_dict().items():
         assert torch.equal(runs[1].net.state_dict()[key], value)
+
+
+def test_policy_batch_size_adds_policy_targets_to_every_batch(tmp_path, monkeypatch):
+    """replay.policy_batch_size = P: each gradient step's batch holds batch_size uniform
+    positions and P more drawn among the buffer's policy targets; `trained` counts them all."""
+    import training.alphazero.trainer as trainer_module
+
+    seen = []
+    loss = trainer_module.policy_value_loss
+
+    def recording_loss(net, batch, *args, **kwargs):
+        seen.append((len(batch["policy_weight"]), int((batch["policy_weight"] > 0).sum())))
+        return loss(net, batch, *args, **kwargs)
+
+    monkeypatch.setattr(trainer_module, "policy_value_loss", recording_loss)
+    config = az_config_from_dict({**TINY, "replay": {**TINY["replay"], "policy_batch_size": 8},
+                                  "eval": {**TINY["eval"], "every": 100}})
+    trainer = AZTrainer(config, tmp_path / "run", console=quiet())
+    try:
+        while trainer.counters.train_steps == 0:
+            trainer.iterate()
+        assert seen and all(rows == 16 + 8 and targets >= 8 for rows, targets in seen)
+        assert trainer.counters.trained == 24 * trainer.counters.train_steps
+    finally:
+        trainer.close()
