@@ -62,6 +62,8 @@ class AZReplayConfig:
                                       # target (a full search's weighs 1; KataGo's is 0)
     value_mix: float = 0.0  # value target = (1 - value_mix) x game result + value_mix x the
                             # root value of the position's own search
+    td_lambda: float = 1.0  # value target: 1 is the game's result; below 1 the TD(lambda)
+                            # return, bootstrapped from the following positions' root values
     policy_batch_size: int = 0  # extra positions per gradient step, drawn uniformly among the
                                 # buffer's policy targets (full searches), beside batch_size
 
@@ -156,6 +158,7 @@ _RANGES: dict[str, tuple] = {
     "replay.policy_batch_size": (0, None, True),
     "replay.min_positions": (1, None, True),
     "replay.value_mix": (0.0, 1.0, True),
+    "replay.td_lambda": (0.0, 1.0, True),
     "replay.cheap_policy_weight": (0.0, 1.0, True),
     "optim.learning_rate": (0.0, 1.0, False),
     "optim.lr_final": (0.0, 1.0, True),

@@ -13,7 +13,8 @@ Gumbel noise is scaled up until it alone decides Gumbel-top-k and the final choi
 the move a uniform draw over the legal actions (Gumbel-max); such a search is cheap and sets no
 policy target. When a game
 ends, every position of it gets the final result as value target, from the view of the player
-to move there, and goes to the replay buffer.
+to move there (with ``td_lambda`` below 1, its TD(lambda) return: :func:`lambda_returns`), and
+goes to the replay buffer.
 """
 
 from __future__ import annotations
@@ -49,13 +50,32 @@ class SelfPlayStats:
     lengths: deque = field(default_factory=lambda: deque(maxlen=200))
 
 
+def lambda_returns(to_move: np.ndarray, root_value: np.ndarray, searched: np.ndarray,
+                   result: np.ndarray, lam: float) -> np.ndarray:
+    """TD(lambda) value targets of one game's positions (Sutton 1988), each from the view of
+    its player to move: the last position's is its result, and position t's is
+    s_t ((1 - lam) v_{t+1} + lam G_{t+1}), with v_{t+1} the next position's root value after
+    its search (G_{t+1} itself where it had no search: a forced move) and s_t = -1 where the
+    player to move changes (+1 through grace moves). lam = 1 gives the results."""
+    n = len(to_move)
+    returns = np.empty(n, np.float32)
+    returns[n - 1] = result[n - 1]
+    for t in range(n - 2, -1, -1):
+        nxt = root_value[t + 1] if searched[t + 1] else returns[t + 1]
+        sign = 1.0 if to_move[t + 1] == to_move[t] else -1.0
+        returns[t] = sign * ((1.0 - lam) * nxt + lam * returns[t + 1])
+    return returns
+
+
 class SelfPlay:
     def __init__(self, config: AZSearchConfig, seed: int, cheap_value_targets: bool = True,
-                 value_mix: float = 0.0, cheap_policy_weight: float = 0.0):
+                 value_mix: float = 0.0, cheap_policy_weight: float = 0.0,
+                 td_lambda: float = 1.0):
         self.config = config
         self.cheap_value_targets = cheap_value_targets
         self.cheap_policy_weight = float(cheap_policy_weight)
         self.value_mix = float(value_mix)
+        self.td_lambda = float(td_lambda)
         self.search = BatchedSearch(config.games, [config.cheap_simulations,
                                                    config.full_simulations],
                                     config.max_considered, config.c_visit, config.c_scale,
@@ -110,7 +130,8 @@ class SelfPlay:
                 self.trajectories[b].append((trees.out_state[b].copy(),
                                              trees.out_actions[b, :n].copy(),
                                              trees.out_policy[b, :n].copy(),
-                                             weight, float(trees.out_value[b]), full))
+                                             weight, float(trees.out_value[b]), full,
+                                             searched))
                 if trees.out_done[b]:
                     added += self._game_over(b, int(trees.out_winner[b]), buffer)
         return added
@@ -125,7 +146,16 @@ class SelfPlay:
             self.stats.red_wins += 1
         else:
             self.stats.blue_wins += 1
-        keep = [s for s in trajectory if s[5] or self.cheap_value_targets]
+        # the final result from the view of each position's player to move (R24)
+        to_move = np.array([s[0][TO_MOVE] for s in trajectory])
+        result = (np.zeros(len(trajectory), np.float32) if winner == DRAW
+                  else np.where(to_move == winner, 1.0, -1.0).astype(np.float32))
+        if self.td_lambda < 1.0:
+            result = lambda_returns(to_move, np.array([s[4] for s in trajectory], np.float32),
+                                    np.array([s[6] for s in trajectory]), result,
+                                    self.td_lambda)
+        kept = [i for i, s in enumerate(trajectory) if s[5] or self.cheap_value_targets]
+        keep = [trajectory[i] for i in kept]
         if keep:
             n = len(keep)
             states = np.stack([s[0] for s in keep])
@@ -134,9 +164,7 @@ class SelfPlay:
             for i, s in enumerate(keep):
                 actions[i, :len(s[1])] = s[1]
                 policy[i, :len(s[2])] = s[2]
-            to_move = states[:, TO_MOVE]
-            value = (np.zeros(n, np.float32) if winner == DRAW
-                     else np.where(to_move == winner, 1.0, -1.0).astype(np.float32))
+            value = result[kept]
             control = np.zeros(N_CELLS, dtype=np.int8)
             fill_control_map(self.search.trees.game_state[b, :N_CELLS], self.work, control)
             if self.value_mix:

@@ -387,3 +387,24 @@ def test_random_moves_are_uniform_over_the_legal_actions_and_set_no_policy_targe
     selfplay.play(600, _lowest_first, buffer)
     assert buffer.size > 0
     assert (buffer.policy_weight[:buffer.size] > 0).any() == (random_moves == 0.0)
+
+
+def test_lambda_returns_bootstrap_from_the_next_root_values_in_each_players_view():
+    """TD(lambda) targets by hand: the last position keeps its result; the sign flips where the
+    player to move changes and not through grace moves; a forced move (no search) passes the
+    return on. lambda = 1 gives the results, lambda = 0 the next root value."""
+    from training.alphazero.config import az_config_from_dict
+    from training.alphazero.generator import build_selfplay
+    from training.alphazero.selfplay import lambda_returns
+
+    to_move = np.array([0, 1, 0, 0, 1])  # red, blue, then red twice (a grace move), blue
+    root = np.array([0.1, 0.2, 0.3, 0.4, 0.5], np.float32)
+    searched = np.array([1, 1, 0, 1, 1], bool)  # position 2 was a forced move
+    result = np.array([1, -1, 1, 1, -1], np.float32)  # red won
+    np.testing.assert_allclose(lambda_returns(to_move, root, searched, result, 0.5),
+                               [0.0625, -0.325, 0.325, 0.25, -1.0], rtol=1e-6)
+    np.testing.assert_allclose(lambda_returns(to_move, root, searched, result, 1.0), result)
+    np.testing.assert_allclose(lambda_returns(to_move, root, searched, result, 0.0),
+                               [-0.2, -0.4, 0.4, -0.5, -1.0], rtol=1e-6)
+    assert build_selfplay(az_config_from_dict({"replay": {"td_lambda": 0.7}}), 0, 2).td_lambda \
+        == 0.7
