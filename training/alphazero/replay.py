@@ -7,11 +7,11 @@ view of the player to move: +1, -1 or 0) and its policy weight (1 for a full sea
 cheap one, as KataGo's playout-cap randomisation trains the policy only on full searches,
 unless ``replay.cheap_policy_weight`` says otherwise).
 
-Sampling is uniform over the filled part (with ``replay.policy_batch_size`` P > 0, each batch
-also holds P positions drawn uniformly among those with a policy target). The trainer draws ``replay_ratio`` positions per new
+Sampling is uniform over the filled part. The trainer draws ``replay_ratio`` positions per new
 position, so once the buffer is full each position is trained on ``replay_ratio`` times on
 average over its life in the buffer (sampling ratio; before it is full the older positions
-get a little more). With ``symmetries`` each sampled position is seen under one of the 8 board
+get a little more); with ``replay.policy_batch_size`` P > 0 each batch also holds P positions
+drawn uniformly among those with a policy target. With ``symmetries`` each sampled position is seen under one of the 8 board
 symmetries drawn at random (states, planes and action ids transformed together).
 """
 

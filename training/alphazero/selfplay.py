@@ -11,10 +11,9 @@ game's first N moves get the noise (as AlphaZero samples only its first moves). 
 (epsilon-exploration: positions an opponent that does not cooperate leads to): the root's
 Gumbel noise is scaled up until it alone decides Gumbel-top-k and the final choice, which makes
 the move a uniform draw over the legal actions (Gumbel-max); such a search is cheap and sets no
-policy target. When a game
-ends, every position of it gets the final result as value target, from the view of the player
-to move there (with ``td_lambda`` below 1, its TD(lambda) return: :func:`lambda_returns`), and
-goes to the replay buffer.
+policy target. When a game ends, every position of it gets the final result as value target,
+from the view of the player to move there (with ``td_lambda`` below 1, its TD(lambda) return:
+:func:`lambda_returns`), and goes to the replay buffer.
 """
 
 from __future__ import annotations
