@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from training.common.config import ConfigError, DistributedConfig, distributed_from_dict
+from training.common.config import NORMS, ConfigError, DistributedConfig, distributed_from_dict
 
 
 class AZConfigError(ValueError):
@@ -29,6 +29,8 @@ class AZModelConfig:
                              # who controls the colony of the satellite there at the game's end
     landing_values: bool = False  # one landing-cell map per value of the moving satellite
     max_pool: bool = False  # the value head pools the board's maximum as well as its mean
+    norm: str = "group"  # group (GroupNorm) or none (SkipInit: biases and a zero-initialised
+                         # residual gain; faster on a CPU)
 
 
 @dataclass
@@ -249,6 +251,9 @@ def az_config_from_dict(data: dict) -> AZConfig:
     if not (config.device in ("auto", "cpu", "cuda")
             or (config.device.startswith("cuda:") and config.device[5:].isdigit())):
         raise AZConfigError(f"device must be auto, cpu, cuda or cuda:N, got {config.device!r}")
+    if config.model.norm not in NORMS:
+        raise AZConfigError(f"model.norm must be one of {', '.join(NORMS)}, got "
+                            f"{config.model.norm!r}")
     if config.optim.lr_schedule not in LR_SCHEDULES:
         raise AZConfigError(f"optim.lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got "
                             f"{config.optim.lr_schedule!r}")

@@ -17,19 +17,20 @@ from training.common.network import PolicyValueNet
 
 def build_network(channels: int, blocks: int, seed: int | None = None,
                   ownership: bool = False, landing_values: bool = False,
-                  max_pool: bool = False) -> PolicyValueNet:
+                  max_pool: bool = False, norm: str = "group") -> PolicyValueNet:
     """A fresh network; with `seed`, its initial weights come from torch.manual_seed(seed)."""
     if seed is not None:
         torch.manual_seed(seed)
     return PolicyValueNet(channels, blocks, lookahead=0.0, ownership=ownership,
-                          landing_values=landing_values, max_pool=max_pool)
+                          landing_values=landing_values, max_pool=max_pool, norm=norm)
 
 
 def network_for(model, seed: int | None = None) -> PolicyValueNet:
     """A fresh network of a config's `model:` section (an AZModelConfig): every head option
     it names, so callers do not list them again."""
     return build_network(model.channels, model.blocks, seed=seed, ownership=model.ownership,
-                         landing_values=model.landing_values, max_pool=model.max_pool)
+                         landing_values=model.landing_values, max_pool=model.max_pool,
+                         norm=model.norm)
 
 
 def network_shape(net: PolicyValueNet) -> dict:

@@ -32,6 +32,7 @@ from satellites_env.core.rules import new_scratch
 from satellites_env.observation import N_PLANES, observe
 
 from .features import LookaheadFeatures
+from .config import NORMS
 from .network import PolicyValueNet, sample_masked
 
 FORMAT = "satellites-checkpoint"
@@ -115,13 +116,17 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     """A `model_shape` entry with the right keys, types and ranges, or a CheckpointError."""
     where = f"checkpoint {str(path)!r}: model_shape"
     if not isinstance(shape, dict) or set(shape) - {"channels", "blocks", "lookahead",
-                                                     "ownership", "landing_values", "max_pool"}:
+                                                     "ownership", "landing_values", "max_pool",
+                                                     "norm"}:
         raise CheckpointError(f"{where} must be a mapping of channels, blocks, lookahead, "
-                              f"ownership, landing_values and max_pool, got {shape!r}")
+                              f"ownership, landing_values, max_pool and norm, got {shape!r}")
     flags = {key: shape.get(key, False) for key in ("ownership", "landing_values", "max_pool")}
     for key, flag in flags.items():
         if type(flag) is not bool:
             raise CheckpointError(f"{where}.{key} must be true or false, got {flag!r}")
+    norm = shape.get("norm", "group")
+    if not (type(norm) is str and norm in NORMS):
+        raise CheckpointError(f"{where}.norm must be one of {', '.join(NORMS)}, got {norm!r}")
     channels, blocks = shape.get("channels"), shape.get("blocks")
     lookahead = shape.get("lookahead", 0.0)
     for key, value in (("channels", channels), ("blocks", blocks)):
@@ -135,7 +140,10 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     if type(lookahead) not in (int, float) or not math.isfinite(lookahead) or lookahead < 0:
         raise CheckpointError(f"{where}.lookahead must be a finite number >= 0, "
                               f"got {lookahead!r}")
-    return {"channels": channels, "blocks": blocks, "lookahead": float(lookahead), **flags}
+    checked = {"channels": channels, "blocks": blocks, "lookahead": float(lookahead), **flags}
+    if norm != "group":
+        checked["norm"] = norm
+    return checked
 
 
 def check_weights(weights: Any, path: str | Path = "?", key: str = "model") -> None:
@@ -161,7 +169,7 @@ def network_from_weights(shape: dict, weights: dict, path: str | Path = "?",
                          key: str = "model") -> PolicyValueNet:
     net = PolicyValueNet(shape["channels"], shape["blocks"], shape["lookahead"],
                          shape.get("ownership", False), shape.get("landing_values", False),
-                         shape.get("max_pool", False))
+                         shape.get("max_pool", False), shape.get("norm", "group"))
     try:
         net.load_state_dict(weights)
     except (RuntimeError, ValueError, TypeError, KeyError) as error:

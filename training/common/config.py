@@ -24,6 +24,11 @@ import yaml
 from training.distributed.pool import BACKENDS
 
 
+# The trunk's normalisations (training.common.network.ResidualBlock); here so that configs
+# check them without importing torch.
+NORMS = ("group", "none")
+
+
 class ConfigError(ValueError):
     """A bad configuration file or value."""
 

@@ -205,3 +205,31 @@ def test_max_pool_value_head_sees_one_cell_the_mean_hides():
     assert copy.max_pool and net.shape["max_pool"] is True
     with torch.no_grad():
         assert torch.allclose(copy(obs)[1], net(obs)[1])
+
+
+def test_a_norm_free_trunk_starts_as_the_identity_learns_its_gains_and_round_trips():
+    """norm: none (SkipInit): each block's residual gain starts at 0, so a block passes its
+    (non-negative) input through unchanged; the gains get gradients, the network has no
+    GroupNorm, and the flag survives a checkpoint round trip."""
+    from satellites_env.observation import observe
+    from training.common.checkpoint import network_from_checkpoint
+
+    net = build_network(16, 2, seed=0, landing_values=True, norm="none")
+    assert not any(isinstance(m, torch.nn.GroupNorm) for m in net.modules())
+    assert net.shape["norm"] == "none" and "norm" not in build_network(16, 2, seed=0).shape
+    x = torch.relu(torch.randn(3, 16, 10, 10))
+    for block in net.trunk:
+        assert torch.equal(block(x), x)
+    state = engine.init(seed=2)
+    obs = torch.as_tensor(observe(state, 0, 400, engine.new_work()))[None]
+    logits, value = net(obs)
+    (logits.logsumexp(1).sum() + value.sum()).backward()
+    assert all(block.gain.grad is not None and block.gain.grad.abs().item() > 0
+               for block in net.trunk)
+    copy = network_from_checkpoint({"model": net.state_dict(), "model_shape": net.shape})
+    assert copy.norm == "none"
+    with torch.no_grad():
+        for a, b in zip(copy(obs), net(obs)):
+            assert torch.allclose(a, b)
+    with pytest.raises(ValueError, match="norm must be one of"):
+        build_network(16, 2, norm="batch")

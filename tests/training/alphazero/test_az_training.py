@@ -42,6 +42,8 @@ def test_config_errors_name_the_key_and_value():
         az_config_from_dict({"model": {"blocks": "two"}})
     with pytest.raises(AZConfigError, match="cheap_simulations"):
         az_config_from_dict({"search": {"full_simulations": 4, "cheap_simulations": 8}})
+    with pytest.raises(AZConfigError, match=r"model\.norm must be one of group, none.*'batch'"):
+        az_config_from_dict({"model": {"norm": "batch"}})
     with pytest.raises(AZConfigError, match="device must be auto, cpu, cuda or cuda:N"):
         az_config_from_dict({"device": "gpu"})
     assert issubclass(AZConfigError, ValueError)
