@@ -31,8 +31,8 @@ from satellites_env.core.game import Game
 from satellites_env.core.rules import new_scratch
 from satellites_env.observation import N_PLANES, observe
 
-from .features import LookaheadFeatures
 from .config import NORMS
+from .features import LookaheadFeatures
 from .network import PolicyValueNet, sample_masked
 
 FORMAT = "satellites-checkpoint"

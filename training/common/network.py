@@ -36,8 +36,9 @@ LANDING_BY_CELL = LANDING.view(N_CELLS, MOVES_PER_CELL)
 class ResidualBlock(nn.Module):
     """Two 3x3 convolutions and a skip. `norm="group"`: GroupNorm after each convolution.
     `norm="none"` (SkipInit, De & Smith 2020): biases instead, and the residual branch scaled
-    by a learned scalar that starts at 0, so each block starts as the identity; GroupNorm was
-    29% of a small network's forward pass on a CPU."""
+    by a learned scalar that starts at 0, so each block starts as the identity. On a CPU the
+    norm-free trunk is much faster: the trunk runs channels-last (the observation's layout),
+    where torch's GroupNorm is slow (`benchmarks/az_trunk.py`)."""
 
     def __init__(self, channels: int, norm: str = "group"):
         super().__init__()
