@@ -11,8 +11,9 @@ Sampling is uniform over the filled part. The trainer draws ``replay_ratio`` pos
 position, so once the buffer is full each position is trained on ``replay_ratio`` times on
 average over its life in the buffer (sampling ratio; before it is full the older positions
 get a little more); with ``replay.policy_batch_size`` P > 0 each batch also holds P positions
-drawn uniformly among those with a policy target. With ``symmetries`` each sampled position is seen under one of the 8 board
-symmetries drawn at random (states, planes and action ids transformed together).
+drawn uniformly among those with a policy target. With ``symmetries`` each sampled position is
+seen under one of the 8 board symmetries drawn at random (states, planes and action ids
+transformed together).
 """
 
 from __future__ import annotations

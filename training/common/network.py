@@ -33,6 +33,11 @@ LANDING = torch.from_numpy(RAY.reshape(-1).copy()).where(
 LANDING_BY_CELL = LANDING.view(N_CELLS, MOVES_PER_CELL)
 
 
+def norm_layer(channels: int, norm: str) -> nn.Module:
+    """The normalisation after a trunk convolution: GroupNorm for `group`, none for `none`."""
+    return nn.GroupNorm(8, channels) if norm == "group" else nn.Identity()
+
+
 class ResidualBlock(nn.Module):
     """Two 3x3 convolutions and a skip. `norm="group"`: GroupNorm after each convolution.
     `norm="none"` (SkipInit, De & Smith 2020): biases instead, and the residual branch scaled
@@ -42,16 +47,13 @@ class ResidualBlock(nn.Module):
 
     def __init__(self, channels: int, norm: str = "group"):
         super().__init__()
-        grouped = norm == "group"
-        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=not grouped)
-        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=not grouped)
-        if grouped:
-            self.norm1 = nn.GroupNorm(8, channels)
-            self.norm2 = nn.GroupNorm(8, channels)
-        else:
-            self.norm1 = self.norm2 = nn.Identity()
+        self.grouped = norm == "group"
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=not self.grouped)
+        self.norm1 = norm_layer(channels, norm)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=not self.grouped)
+        self.norm2 = norm_layer(channels, norm)
+        if not self.grouped:
             self.gain = nn.Parameter(torch.zeros(()))
-        self.grouped = grouped
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu(self.norm1(self.conv1(x)))
@@ -77,7 +79,7 @@ class PolicyValueNet(nn.Module):
         self.norm = norm
         self.stem = nn.Sequential(
             nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=norm != "group"),
-            nn.GroupNorm(8, channels) if norm == "group" else nn.Identity(), nn.ReLU())
+            norm_layer(channels, norm), nn.ReLU())
         self.trunk = nn.Sequential(*(ResidualBlock(channels, norm) for _ in range(blocks)))
         self.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
         # One landing map, or one per value of the satellite that moves (landing_values):
@@ -160,7 +162,7 @@ class PolicyValueNet(nn.Module):
             value_at = x[:, :4].argmax(1).flatten(1)  # (B, 100): own_k plane -> k - 1
             # move ids are cell-major (from-cell x 32 + direction x 4 + distance - 1), so each
             # cell's map offset broadcast over its 32 moves is every move's (a third faster
-            # than a fancy index of the from-cells, and than an expanded offset)
+            # than a fancy index of the from-cells)
             offset = (value_at * (N_CELLS + 1)).unsqueeze(2)  # (B, 100, 1)
             index = torch.add(LANDING_BY_CELL, offset).view(x.shape[0], n_moves)
             moves = moves + torch.gather(landing, 1, index)
