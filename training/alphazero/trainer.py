@@ -51,7 +51,7 @@ from satellites_env.arena import (BASELINE_ELO, elo_against, match, rate_with_in
 from training.common.network import masked_entropy
 from training.common.tensorboard import log_game
 
-from ..distributed.pool import (GeneratorPool, PoolOwner, log_pool, one_numba_thread,
+from ..distributed.pool import (GeneratorPool, PoolOwner, log_pool, one_thread_each,
                                 open_pool)
 from .agent import AZAgent, AZPolicyAgent
 from .config import AZConfig, az_config_from_dict, scheduled_lr
@@ -247,7 +247,7 @@ class AZTrainer(PoolOwner):
         generators.set_weights(cpu_weights(self.net), c.iterations)  # a copy: steps may follow
         if config.overlap:
             with ThreadPoolExecutor(1, thread_name_prefix="selfplay",
-                                    initializer=one_numba_thread) as pool:
+                                    initializer=one_thread_each) as pool:
                 playing = pool.submit(_timed, generators.generate, config.positions_per_iteration)
                 losses = self.train(c.pending)
                 batches, play_seconds = playing.result()

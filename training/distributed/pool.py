@@ -85,12 +85,21 @@ class Worker:
         return function(self.generator, *args)
 
 
-def one_numba_thread() -> None:
-    """Run numba with one thread in the calling thread (a thread pool's initializer; numba's
-    count is per thread): a team of its own would spin-wait against the other threads."""
+def one_thread_each() -> None:
+    """Run numba and torch with one thread each in the calling thread (a thread pool's
+    initializer): a team of its own would spin-wait against the other threads.
+
+    Both counts are per thread. A new thread's first torch operator runs with OpenMP's default
+    team (all cores) unless torch's count is set before it, and that team's idle helper then
+    stays for the thread's life. Beside two such idle helpers the learner's two-thread gradient
+    steps ran slower (az_quick: 67 ms a step against 40 ms without them, medians of four
+    alternating pairs; likely OpenMP's shorter spin once it holds more threads than cores).
+    docs/alphazero.md (ninth round) has where this does not help yet."""
     import numba
+    import torch
 
     numba.set_num_threads(1)
+    torch.set_num_threads(1)
 
 
 def _check_numba_threadsafe() -> None:
@@ -204,7 +213,7 @@ class GeneratorPool:
         if backend == "thread":
             _check_numba_threadsafe()
             self._threads = ThreadPoolExecutor(workers, thread_name_prefix="generator",
-                                               initializer=one_numba_thread)
+                                               initializer=one_thread_each)
         if backend == "ray":
             from satellites_env.distributed import connect, import_ray
 

@@ -8,6 +8,7 @@ learners: tests/training/test_generator_pool.py."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 
 import numpy as np
@@ -164,6 +165,24 @@ def test_two_workers_split_the_games_and_repeat_exactly_in_turn_or_in_threads(tm
         one.iterate()
     # two workers: other streams (worker 0 keeps the seed, with fewer games), another run
     assert not np.array_equal(one.buffer.states, runs[0].buffer.states)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_generator_threads_run_torch_on_one_thread_without_an_openmp_team(tmp_path):
+    """Each generator thread computes on one torch thread and starts no OpenMP helper: a helper
+    left idle in each would push OpenMP past the core count, where it stops spinning and the
+    learner's two-thread gradient steps pay a wake-up per operator (training.distributed.pool,
+    one_thread_each)."""
+    config = az_config_from_dict({**FINGERPRINT,
+                                  "distributed": {"workers": 2, "backend": "thread"}})
+    trainer = AZTrainer(config, tmp_path / "run", console=quiet())
+    trainer.iterate()
+    pool = trainer.generators
+    alive = len(os.listdir("/proc/self/task"))
+    counts = list(pool._threads.map(lambda _: torch.get_num_threads(), range(8)))
+    trainer.close()
+    assert counts == [1] * 8
+    assert alive - len(os.listdir("/proc/self/task")) == 2  # the two generator threads alone
 
 
 def test_distributed_keys_may_change_on_resume(tmp_path):
