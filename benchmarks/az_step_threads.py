@@ -2,6 +2,7 @@
 shipped against numba's thread count alone (the one before), in one process.
 
     .venv/bin/python benchmarks/az_step_threads.py [--config configs/az_quick.yaml] [--pairs 4]
+        [--cli-order]
 
 Each round builds the config's trainer (`distributed.backend: thread`), plays three
 iterations (the generator threads are then started and idle), times 64 gradient steps of the
@@ -12,16 +13,24 @@ thread); `numba only` sets numba's count alone, so each generator thread's first
 operator starts an OpenMP team whose idle helper stays. Prints each round's ms per step, the
 medians and their ratio.
 
-torch is imported before the engine here on purpose: in a process where numba's parallel
-kernels ran first (the `satellites` CLI), the steps are slow with either initializer
-(docs/alphazero.md, ninth round).
+torch is imported before the engine here, unless `--cli-order` imports the `satellites` CLI
+(and so the engine) first and then the learners, as `satellites train` does. In that order
+the engine has set OMP_WAIT_POLICY=PASSIVE for numba by then, and `training` imports torch
+without it (training/__init__.py); torch imported under PASSIVE made the steps about 1.5
+times slower with either initializer (docs/alphazero.md, ninth round).
 """
 
 from __future__ import annotations
 
-import torch  # noqa: F401  (first: see the docstring)
+import sys
 
-import argparse
+if "--cli-order" in sys.argv:
+    import satellites_env.cli  # noqa: F401  (the order of `satellites train`'s process:
+    import training  # noqa: F401  the CLI, then the learners, which import torch)
+
+import torch  # noqa: E402
+
+import argparse  # noqa: E402
 import statistics
 import tempfile
 import time
@@ -47,6 +56,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="configs/az_quick.yaml")
     parser.add_argument("--pairs", type=int, default=4, help="alternating pairs of rounds")
+    parser.add_argument("--cli-order", action="store_true",
+                        help="import the satellites CLI before torch (read before argparse)")
     args = parser.parse_args()
     config = load_az_config(args.config)
     config.distributed.backend = "thread"
@@ -73,7 +84,8 @@ def main() -> None:
                         trainer.close()
     finally:
         pool.one_thread_each = shipped
-    table = Table(title=f"{args.config}: ms per gradient step (batch {config.replay.batch_size}, "
+    order = "CLI import order" if args.cli_order else "torch imported first"
+    table = Table(title=f"{args.config}, {order}: ms per gradient step (batch {config.replay.batch_size}, "
                         f"{config.threads} torch threads), {config.distributed.workers} idle "
                         f"generator threads")
     table.add_column("initializer")

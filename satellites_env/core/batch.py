@@ -67,7 +67,10 @@ from .state import (
 # the spinning threads fight for the cores: measured here, 64 games stepped 6.6x slower than
 # with sleeping threads. PASSIVE makes them sleep; a user's own setting wins. It only takes
 # effect if OpenMP was not loaded yet in this process (numba loads it at the first parallel
-# kernel call), so setting it here, before any kernel runs, is enough.
+# kernel call), so setting it here, before any kernel runs, is enough. torch's own OpenMP reads
+# it too when torch is imported later, where it costs the learner's multi-threaded gradient
+# steps (training/__init__.py imports torch without it; WAIT_POLICY_SET_HERE says whose it is).
+WAIT_POLICY_SET_HERE = "OMP_WAIT_POLICY" not in os.environ
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __all__ = [

@@ -93,8 +93,8 @@ def one_thread_each() -> None:
     team (all cores) unless torch's count is set before it, and that team's idle helper then
     stays for the thread's life. Beside two such idle helpers the learner's two-thread gradient
     steps ran slower (az_quick: 67 ms a step against 40 ms without them, medians of four
-    alternating pairs; likely OpenMP's shorter spin once it holds more threads than cores).
-    docs/alphazero.md (ninth round) has where this does not help yet."""
+    alternating pairs, `benchmarks/az_step_threads.py`; likely OpenMP's shorter spin once it
+    holds more threads than cores)."""
     import numba
     import torch
 
