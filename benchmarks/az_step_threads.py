@@ -85,9 +85,9 @@ def main() -> None:
     finally:
         pool.one_thread_each = shipped
     order = "CLI import order" if args.cli_order else "torch imported first"
-    table = Table(title=f"{args.config}, {order}: ms per gradient step (batch {config.replay.batch_size}, "
-                        f"{config.threads} torch threads), {config.distributed.workers} idle "
-                        f"generator threads")
+    table = Table(title=f"{args.config}, {order}: ms per gradient step (batch "
+                        f"{config.replay.batch_size}, {config.threads} torch threads), "
+                        f"{config.distributed.workers} idle generator threads")
     table.add_column("initializer")
     for i in range(args.pairs):
         table.add_column(f"round {i + 1}", justify="right")
