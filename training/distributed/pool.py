@@ -92,7 +92,7 @@ def one_thread_each() -> None:
     Both counts are per thread. A new thread's first torch operator runs with OpenMP's default
     team (all cores) unless torch's count is set before it, and that team's idle helper then
     stays for the thread's life. Beside two such idle helpers the learner's two-thread gradient
-    steps ran slower (az_quick: 67 ms a step against 40 ms without them, medians of four
+    steps ran slower (az_quick: 61.0 ms a step against 41.2 ms without them, medians of four
     alternating pairs, `benchmarks/az_step_threads.py`; likely OpenMP's shorter spin once it
     holds more threads than cores)."""
     import numba
