@@ -9,6 +9,7 @@ learners: tests/training/test_generator_pool.py."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import asdict
 
 import numpy as np
@@ -182,9 +183,16 @@ def test_generator_threads_run_torch_on_one_thread_without_an_openmp_team(tmp_pa
     alive = {int(t) for t in os.listdir("/proc/self/task")}
     trainer.close()
     assert counts == [1] * 8
+
+    def tasks() -> set[int]:
+        return {int(t) for t in os.listdir("/proc/self/task")}
+
+    deadline = time.monotonic() + 10  # a joined thread can stay listed for a moment
+    while generators & tasks() and time.monotonic() < deadline:
+        time.sleep(0.01)
     # the threads that end with the pool are its generator threads alone (an OpenMP helper of
     # a generator thread ends with it); threads started meanwhile elsewhere do not count
-    assert alive - {int(t) for t in os.listdir("/proc/self/task")} == generators
+    assert alive - tasks() == generators
 
 
 def test_distributed_keys_may_change_on_resume(tmp_path):
