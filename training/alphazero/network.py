@@ -54,15 +54,23 @@ def device_of(net: torch.nn.Module) -> torch.device:
 
 
 class Evaluator:
-    """`evaluator(obs)` -> (logits, values) as float32 numpy arrays, one forward pass in
-    inference mode on the network's device (the search's network call)."""
+    """`evaluator(obs, policy_rows=None)` -> (logits, values) as float32 numpy arrays, one
+    forward pass in inference mode on the network's device (the search's network call). With
+    `policy_rows` (indices into obs) the logits are those rows' only: the policy heads, about
+    half of a forward pass, skip the positions whose value alone the search needs."""
 
     def __init__(self, net: PolicyValueNet):
         self.net = net
         self.device = device_of(net)
 
     @torch.inference_mode()
-    def __call__(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(self, obs: np.ndarray, policy_rows: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
         self.net.eval()
-        logits, values = self.net(torch.from_numpy(obs).to(self.device))
+        x = torch.from_numpy(obs).to(self.device)
+        if policy_rows is None or len(policy_rows) == len(obs):
+            logits, values = self.net(x)
+        else:
+            rows = torch.from_numpy(np.asarray(policy_rows, dtype=np.int64)).to(self.device)
+            logits, values, _ = self.net.forward_all(x, rows)
         return logits.float().cpu().numpy(), values.float().cpu().numpy()

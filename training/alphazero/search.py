@@ -7,10 +7,20 @@ B searches run side by side, one per game in flight. Each simulation step is:
    needs a network evaluation) or descends its tree to a leaf, applies the leaf's action on the
    engine and writes the leaf's observation planes into row b of one (B, 100, 22) buffer. A
    leaf that ends the game is valued exactly by the rules and backed up at once (no network).
-2. one batched forward pass of the network over the rows that need it (Python, torch);
+2. one batched forward pass of the network over the rows that need it (Python, torch); the
+   policy heads (half of a forward pass) run only on the rows whose logits the search will
+   read (below);
 3. ``finish`` (numba): expand those leaves with the network's logits over their legal actions,
    back up the value; every search that has spent its budget picks its move (and the improved
    policy target), plays it on its game, and resets its tree.
+
+A leaf's logits are read only if the search descends from it again. Sequential halving fixes
+how often each root action is visited (``revisits``: the most visited one gets
+``max(table) + 1``), and a node at depth d is descended from only when its root action gets
+more than d visits, so a leaf with d >= that number needs its value alone: with 64 simulations
+over 64 considered actions, every leaf of a full search. Should a search ever descend from a
+node without logits anyway, it first evaluates that node again for them (a *refill*, which
+spends a step but no simulation), so the search is the same either way.
 
 So each game progresses on its own (a search that ends starts the next one at the next
 step), and every step's forward pass is full. Playout-cap randomisation (KataGo) gives each
@@ -96,6 +106,18 @@ def visit_table(max_considered: int, budgets: list[int]) -> np.ndarray:
     return table
 
 
+def revisit_table(table: np.ndarray, budgets: list[int]) -> np.ndarray:
+    """revisits[kind, m]: the visits of the most visited root action in a search of budget
+    budgets[kind] with m considered actions (the schedule fixes the visit counts, not which
+    actions get them). A node at depth d is descended from only if its root action gets more
+    than d visits."""
+    revisits = np.zeros(table.shape[:2], dtype=np.int32)
+    for kind, budget in enumerate(budgets):
+        if budget > 0:
+            revisits[kind] = table[kind, :, :budget].max(axis=1) + 1
+    return revisits
+
+
 # --------------------------------------------------------------------------- the trees
 
 
@@ -108,12 +130,14 @@ class Trees:
         self.budgets = np.asarray(budgets, dtype=np.int32)
         self.considered = np.asarray(considered, dtype=np.int32)
         self.table = visit_table(max(considered), list(budgets))
+        self.revisits = revisit_table(self.table, budgets)
         self.node_state = np.zeros((b, m, STATE_LEN), dtype=np.int32)
         self.node_parent = np.full((b, m), -1, dtype=np.int32)
         self.node_visits = np.zeros((b, m), dtype=np.int32)
         self.node_value_sum = np.zeros((b, m), dtype=np.float32)
         self.node_raw = np.zeros((b, m), dtype=np.float32)
         self.node_terminal = np.zeros((b, m), dtype=np.int8)
+        self.node_policy = np.zeros((b, m), dtype=np.int8)  # 1: child_logit holds its logits
         self.node_children = np.zeros((b, m), dtype=np.int32)
         self.child_action = np.zeros((b, m, SLOTS), dtype=np.int16)
         self.child_logit = np.zeros((b, m, SLOTS), dtype=np.float32)
@@ -127,6 +151,9 @@ class Trees:
         self.pending = np.full(b, -1, dtype=np.int32)
         self.gumbel = np.zeros((b, SLOTS), dtype=np.float32)
         self.eval_row = np.full(b, -1, dtype=np.int32)
+        self.logit_row = np.full(b, -1, dtype=np.int32)  # -1: evaluated for its value only
+        self.refill = np.zeros(b, dtype=np.int8)  # 1: pending is evaluated for its logits only
+        self.refills = 0  # refills so far (sequential halving makes them rare or absent)
         self.obs = np.zeros((b, N_CELLS, N_PLANES), dtype=np.float32)
         self.mask = np.zeros((b, N_ACTIONS), dtype=np.int8)
         self.work = np.stack([new_work() for _ in range(b)])
@@ -146,8 +173,8 @@ class Trees:
 
     def arrays(self):
         return (self.node_state, self.node_parent, self.node_visits, self.node_value_sum,
-                self.node_raw, self.node_terminal, self.node_children, self.child_action,
-                self.child_logit, self.child_node, self.num_nodes)
+                self.node_raw, self.node_terminal, self.node_policy, self.node_children,
+                self.child_action, self.child_logit, self.child_node, self.num_nodes)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -304,34 +331,48 @@ def _interior_choice(b, node, node_state, node_visits, node_value_sum, node_raw,
 # nogil: with `overlap: true` the learner's gradient steps run in another thread meanwhile.
 @njit(parallel=True, cache=True, nogil=True)
 def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
-            node_children, child_action, child_logit, child_node, num_nodes,
-            game_state, phase, kind, sim, pending, gumbel, table, eval_flag, obs, mask, work,
-            sigma, max_moves, params, considered):
-    """Step 1: new roots, or one selection down to a leaf, per game; obs rows of the leaves
-    that need the network (eval_flag[b] = 1)."""
+            node_policy, node_children, child_action, child_logit, child_node, num_nodes,
+            game_state, phase, kind, sim, pending, gumbel, table, revisits, eval_flag, refill,
+            obs, mask, work, sigma, max_moves, params, considered):
+    """Step 1: new roots, or one selection down to a leaf, per game; obs rows of the nodes
+    that need the network: eval_flag[b] = 1 for value and logits, 2 for the value alone (a
+    leaf that is never descended from), and refill[b] = 1 where a node is evaluated again
+    only for its logits."""
     for b in prange(node_state.shape[0]):
         eval_flag[b] = 0
+        refill[b] = 0
         if phase[b] == NEED_ROOT:
             node_state[b, 0, :] = game_state[b]
             node_parent[b, 0] = -1
             node_visits[b, 0] = 0
             node_value_sum[b, 0] = 0.0
             node_terminal[b, 0] = 0
+            node_policy[b, 0] = 0
             num_nodes[b] = 1
             _list_children(b, 0, node_state, node_children, child_action, child_node, mask, work)
             fill_observation(node_state[b, 0], node_state[b, 0, TO_MOVE], max_moves, obs[b],
                              work[b])
             eval_flag[b] = 1
             continue
+        m = min(considered[kind[b]], node_children[b, 0])
         node = 0
+        depth = 0
         while True:
             if node_terminal[b, node]:
                 _backup(b, node, node_raw[b, node], node_state, node_parent, node_visits,
                         node_value_sum)
                 sim[b] += 1
                 break
+            if node_policy[b, node] == 0:  # a value-only leaf after all: its logits first
+                _list_children(b, node, node_state, node_children, child_action, child_node,
+                               mask, work)
+                fill_observation(node_state[b, node], node_state[b, node, TO_MOVE], max_moves,
+                                 obs[b], work[b])
+                pending[b] = node
+                refill[b] = 1
+                eval_flag[b] = 1
+                break
             if node == 0:
-                m = min(considered[kind[b]], node_children[b, 0])
                 slot = _root_choice(b, table[kind[b], m, sim[b]], node_state, node_visits,
                                     node_value_sum, node_raw, node_children, child_logit,
                                     child_node, gumbel, params, sigma)
@@ -339,6 +380,7 @@ def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node
                 slot = _interior_choice(b, node, node_state, node_visits, node_value_sum,
                                         node_raw, node_children, child_logit, child_node,
                                         params, sigma)
+            depth += 1
             child = child_node[b, node, slot]
             if child >= 0:
                 node = child
@@ -351,6 +393,7 @@ def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node
             node_parent[b, child] = node
             node_visits[b, child] = 0
             node_value_sum[b, child] = 0.0
+            node_policy[b, child] = 0
             if game_status(node_state[b, child], max_moves) != ONGOING:
                 node_terminal[b, child] = 1
                 node_children[b, child] = 0
@@ -360,12 +403,16 @@ def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node
                 sim[b] += 1
             else:
                 node_terminal[b, child] = 0
-                _list_children(b, child, node_state, node_children, child_action, child_node,
-                               mask, work)
+                if depth < revisits[kind[b], m]:  # it may be descended from: list its moves
+                    _list_children(b, child, node_state, node_children, child_action,
+                                   child_node, mask, work)
+                    eval_flag[b] = 1
+                else:
+                    node_children[b, child] = 0
+                    eval_flag[b] = 2
                 fill_observation(node_state[b, child], node_state[b, child, TO_MOVE], max_moves,
                                  obs[b], work[b])
                 pending[b] = child
-                eval_flag[b] = 1
             break
 
 
@@ -422,13 +469,14 @@ def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_ch
 
 @njit(parallel=True, cache=True, nogil=True)
 def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
-           node_children, child_action, child_logit, child_node, num_nodes,
-           game_state, phase, kind, sim, pending, gumbel, budgets, eval_flag, eval_row,
-           logits, values, work, sigma, max_moves, params,
+           node_policy, node_children, child_action, child_logit, child_node, num_nodes,
+           game_state, phase, kind, sim, pending, gumbel, budgets, eval_flag, refill, eval_row,
+           logit_row, logits, values, work, sigma, max_moves, params,
            out_ready, out_state, out_action, out_count, out_actions, out_policy, out_value,
            out_kind, out_searched, out_done, out_winner):
-    """Step 3: expand and back up the evaluated leaves; finish the searches that are done
-    (their move is played on game_state)."""
+    """Step 3: expand and back up the evaluated leaves (logits from row logit_row[b], -1 for
+    none; the value from row eval_row[b]); finish the searches that are done (their move is
+    played on game_state)."""
     for b in prange(node_state.shape[0]):
         out_ready[b] = 0
         out_done[b] = 0
@@ -439,8 +487,13 @@ def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_
             else:
                 node = pending[b]
             n = node_children[b, node]
-            for i in range(n):
-                child_logit[b, node, i] = logits[row, child_action[b, node, i]]
+            lrow = logit_row[b]
+            if lrow >= 0:
+                for i in range(n):
+                    child_logit[b, node, i] = logits[lrow, child_action[b, node, i]]
+                node_policy[b, node] = 1
+            if refill[b]:  # only the logits were missing: no new value, no simulation
+                continue
             node_raw[b, node] = values[row]
             _backup(b, node, values[row], node_state, node_parent, node_visits, node_value_sum)
             if phase[b] == NEED_ROOT:
@@ -470,22 +523,28 @@ def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_
 class BatchedSearch:
     """B Gumbel searches over B games; `step(evaluate)` runs one simulation step.
 
-    `evaluate(obs)` takes (R, 10, 10, 22) float32 planes and returns (logits (R, 3217),
-    values (R,)) as float32 numpy arrays. Per search, `kind[b]` picks its budget from
-    `budgets` (playout caps); `gumbel[b]` holds its root noise (zeros: deterministic), set by
-    the caller before each new root (rows where `phase == NEED_ROOT`).
+    `evaluate(obs, policy_rows)` takes (R, 10, 10, 22) float32 planes and the indices of the
+    rows whose logits the search needs, and returns (logits, values (R,)) as float32 numpy
+    arrays, the logits either of those rows (len(policy_rows), 3217) or of every row (R, 3217).
+    Per search, `kind[b]` picks its budget from `budgets` (playout caps); `gumbel[b]` holds its
+    root noise (zeros: deterministic), set by the caller before each new root (rows where
+    `phase == NEED_ROOT`). `value_only_leaves=False` asks for the logits of every leaf (the
+    search as it was before value-only leaves; `benchmarks/az_speed.py --peer` times it).
     """
 
     def __init__(self, games: int, budgets: list[int], max_considered: int = 16,
                  c_visit: float = 50.0, c_scale: float = 0.1, max_moves: int = 400,
-                 rescale: bool = True):
+                 rescale: bool = True, value_only_leaves: bool = True):
         considered = [considered_for(max_considered, budget) for budget in budgets]
         self.trees = Trees(games, budgets, considered)
+        if not value_only_leaves:
+            self.trees.revisits[:] = np.iinfo(np.int32).max
         self.params = np.array([c_visit, c_scale, float(rescale)], dtype=np.float64)
         self.max_moves = int(max_moves)
         self.eval_flag = np.zeros(games, dtype=np.int8)
         self.timers = {"tree+engine": 0.0, "network": 0.0}
         self.evaluations = 0
+        self.policy_evaluations = 0  # rows whose logits were asked for
         self.steps = 0
 
     def needs_root(self) -> np.ndarray:
@@ -497,20 +556,31 @@ class BatchedSearch:
         t = self.trees
         tick = time.perf_counter()
         prepare(*t.arrays(), t.game_state, t.phase, t.kind, t.sim, t.pending, t.gumbel, t.table,
-                self.eval_flag, t.obs, t.mask, t.work, t.sigma, self.max_moves, self.params,
-                t.considered)
+                t.revisits, self.eval_flag, t.refill, t.obs, t.mask, t.work, t.sigma,
+                self.max_moves, self.params, t.considered)
         rows = np.flatnonzero(self.eval_flag)
         t.eval_row[:] = -1
         t.eval_row[rows] = np.arange(len(rows), dtype=np.int32)
+        policy = np.flatnonzero(self.eval_flag[rows] == 1)  # positions within `rows`
+        t.refills += int(t.refill.sum())
         middle = time.perf_counter()
+        t.logit_row[:] = -1
         if len(rows):
-            logits, values = evaluate(t.obs[rows].reshape(len(rows), 10, 10, N_PLANES))
+            logits, values = evaluate(t.obs[rows].reshape(len(rows), 10, 10, N_PLANES), policy)
+            if len(logits) == len(rows):  # the logits of every row
+                t.logit_row[rows[policy]] = policy
+            elif len(logits) == len(policy):
+                t.logit_row[rows[policy]] = np.arange(len(policy), dtype=np.int32)
+            else:
+                raise ValueError(f"evaluate returned {len(logits)} rows of logits for "
+                                 f"{len(rows)} positions and {len(policy)} policy rows")
         else:
             logits = np.zeros((0, N_ACTIONS), dtype=np.float32)
             values = np.zeros(0, dtype=np.float32)
         after = time.perf_counter()
         finish(*t.arrays(), t.game_state, t.phase, t.kind, t.sim, t.pending, t.gumbel,
-               t.budgets, self.eval_flag, t.eval_row, np.ascontiguousarray(logits, np.float32),
+               t.budgets, self.eval_flag, t.refill, t.eval_row, t.logit_row,
+               np.ascontiguousarray(logits, np.float32),
                np.ascontiguousarray(values, np.float32), t.work, t.sigma, self.max_moves,
                self.params, t.out_ready, t.out_state, t.out_action, t.out_count,
                t.out_actions, t.out_policy, t.out_value, t.out_kind, t.out_searched, t.out_done,
@@ -519,4 +589,5 @@ class BatchedSearch:
         self.timers["tree+engine"] += (middle - tick) + (done - after)
         self.timers["network"] += after - middle
         self.evaluations += len(rows)
+        self.policy_evaluations += len(policy)
         self.steps += 1

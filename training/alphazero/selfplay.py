@@ -69,7 +69,7 @@ def lambda_returns(to_move: np.ndarray, root_value: np.ndarray, searched: np.nda
 class SelfPlay:
     def __init__(self, config: AZSearchConfig, seed: int, cheap_value_targets: bool = True,
                  value_mix: float = 0.0, cheap_policy_weight: float = 0.0,
-                 td_lambda: float = 1.0):
+                 td_lambda: float = 1.0, value_only_leaves: bool = True):
         self.config = config
         self.cheap_value_targets = cheap_value_targets
         self.cheap_policy_weight = float(cheap_policy_weight)
@@ -78,7 +78,7 @@ class SelfPlay:
         self.search = BatchedSearch(config.games, [config.cheap_simulations,
                                                    config.full_simulations],
                                     config.max_considered, config.c_visit, config.c_scale,
-                                    config.max_moves, config.rescale_q)
+                                    config.max_moves, config.rescale_q, value_only_leaves)
         self.rng = np.random.default_rng(seed)
         self.stats = SelfPlayStats()
         self.work = engine.new_work()

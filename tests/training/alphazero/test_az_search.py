@@ -12,7 +12,7 @@ from training.alphazero.network import Evaluator, build_network
 from training.alphazero.search import NEED_ROOT, BatchedSearch, considered_visits
 
 
-def uniform(obs):
+def uniform(obs, policy_rows=None):
     """A know-nothing evaluator: equal logits, value 0."""
     n = len(obs)
     return np.zeros((n, N_ACTIONS), np.float32), np.zeros(n, np.float32)
@@ -122,6 +122,94 @@ def test_improved_policy_is_a_distribution_over_the_legal_actions_only():
         assert (probs > 0).all()
 
 
+class RowWise:
+    """A fixed random linear evaluator computed one row at a time, so a position's logits and
+    value do not depend on the other rows of the batch; it returns the logits of `policy_rows`
+    only, as the network's evaluator does, and counts the rows it was asked for."""
+
+    def __init__(self, seed: int = 0):
+        rng = np.random.default_rng(seed)
+        self.w_logits = rng.normal(0, 0.3, (N_CELLS * 22, N_ACTIONS)).astype(np.float32)
+        self.w_value = rng.normal(0, 0.05, N_CELLS * 22).astype(np.float32)
+        self.rows = self.policy_rows = 0
+
+    def __call__(self, obs, policy_rows=None):
+        flat = obs.reshape(len(obs), -1)
+        policy_rows = np.arange(len(obs)) if policy_rows is None else policy_rows
+        self.rows += len(obs)
+        self.policy_rows += len(policy_rows)
+        logits = np.stack([flat[i] @ self.w_logits for i in policy_rows]) if len(policy_rows) \
+            else np.zeros((0, N_ACTIONS), np.float32)
+        values = np.array([np.tanh(flat[i] @ self.w_value) for i in range(len(obs))], np.float32)
+        return logits.astype(np.float32), values
+
+
+def searched_moves(search: BatchedSearch, evaluate, states, kinds, moves: int):
+    """Each game's first `moves` finished searches: (state, action, legal actions, improved
+    policy, root value), the games playing on from their moves."""
+    trees = search.trees
+    for b, state in enumerate(states):
+        trees.game_state[b] = state
+    trees.kind[:] = kinds
+    record = [[] for _ in states]
+    while min(len(r) for r in record) < moves:
+        for b in search.needs_root():  # the noise of game b's k-th search, whenever it starts
+            trees.gumbel[b] = np.random.default_rng((b, len(record[b]))).gumbel(
+                size=trees.gumbel.shape[1])
+        search.step(evaluate)
+        for b in np.flatnonzero(trees.out_ready):
+            n = int(trees.out_count[b])
+            record[b].append((trees.out_state[b].tolist(), int(trees.out_action[b]),
+                              trees.out_actions[b, :n].tolist(), trees.out_policy[b, :n].tolist(),
+                              float(trees.out_value[b])))
+            if trees.out_done[b]:
+                trees.game_state[b] = states[b]
+    return [r[:moves] for r in record]
+
+
+def test_value_only_leaves_search_exactly_as_leaves_with_logits():
+    """The policy heads skip the leaves that are never descended from; the searches are the
+    same as with every leaf's logits, move for move, in full (16 simulations over 16 actions:
+    every leaf value-only), cheap (4 over 2: the root's children need their logits) and
+    late-game searches (fewer legal actions than considered: deeper trees). Forcing every leaf
+    to be value-only (a wrong schedule) still searches the same, through refills."""
+    rng = np.random.default_rng(11)
+    states = []
+    while len(states) < 8:  # half of them openings, half late positions with few moves
+        state = engine.init(rng=rng)
+        few = len(states) % 2 == 1
+        for _ in range(0 if not few else 400):
+            legal = np.flatnonzero(engine.legal_action_mask(state))
+            if len(legal) <= 12 or engine.status(state) != engine.ONGOING:
+                break
+            state = engine.step(state, int(rng.choice(legal)))
+        if engine.status(state) == engine.ONGOING:
+            states.append(state)
+    kinds = np.array([0, 1] * 4, np.int32)
+    settings = dict(budgets=[4, 16], max_considered=16, c_scale=1.0, max_moves=200)
+
+    def run(value_only, force=False):
+        search = BatchedSearch(len(states), value_only_leaves=value_only, **settings)
+        if force:
+            search.trees.revisits[:] = 1  # only roots get logits: every descent refills
+        evaluate = RowWise()
+        record = searched_moves(search, evaluate, states, kinds, moves=6)
+        return record, evaluate, search.trees.refills
+
+    peer, peer_eval, peer_refills = run(False)
+    shipped, shipped_eval, shipped_refills = run(True)
+    forced, forced_eval, forced_refills = run(True, force=True)
+    assert shipped == peer
+    assert forced == peer
+    assert peer_refills == 0 and peer_eval.policy_rows == peer_eval.rows
+    assert shipped_refills == 0  # sequential halving predicts every descent
+    assert shipped_eval.rows == peer_eval.rows  # no extra evaluation, fewer policy heads
+    assert shipped_eval.policy_rows < 0.6 * shipped_eval.rows
+    assert forced_refills > 0
+    late = [len(moves) for r in peer for _, _, moves, _, _ in r]
+    assert min(late) < 16  # some searches had fewer legal actions than considered
+
+
 def test_considered_actions_follow_the_budget():
     from training.alphazero.search import considered_for
 
@@ -141,7 +229,7 @@ def test_rescaling_decides_whether_small_q_differences_make_sharp_targets(rescal
         state = engine.step(state, int(rng.choice(np.flatnonzero(
             engine.legal_action_mask(state)))))
 
-    def tiny_values(obs):
+    def tiny_values(obs, policy_rows=None):
         n = len(obs)
         values = (np.abs(obs.reshape(n, -1) * np.arange(2200)).sum(1) % 101) / 10_000
         return np.zeros((n, N_ACTIONS), np.float32), values.astype(np.float32)

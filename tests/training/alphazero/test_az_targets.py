@@ -31,7 +31,7 @@ from training.alphazero.selfplay import SelfPlay
 from training.alphazero.symmetry import ACTION_MAP, INVERSE, transform_mask, transform_planes
 
 
-def noisy_logits(obs):
+def noisy_logits(obs, policy_rows=None):
     """Random logits, value 0: a stand-in network (targets do not depend on its quality)."""
     n = len(obs)
     rng = np.random.default_rng(n)
@@ -110,7 +110,7 @@ def test_policy_targets_map_with_the_planes_and_point_at_legal_actions(played):
 def _heuristic_evaluator():
     work = engine.new_work()
 
-    def evaluate(obs):
+    def evaluate(obs, policy_rows=None):
         n = len(obs)
         planes = obs.reshape(n, N_CELLS, -1)
         values = np.zeros(n, np.float32)
@@ -283,7 +283,7 @@ def test_value_mix_blends_the_result_with_the_root_value():
                             full_fraction=0.5)
     plain, mixed = ReplayBuffer(2_000), ReplayBuffer(2_000)
 
-    def small_values(obs):  # a value that varies with the position, so roots differ from 0
+    def small_values(obs, policy_rows=None):  # a value that varies with the position, so roots differ from 0
         n = len(obs)
         return np.zeros((n, N_ACTIONS), np.float32), (obs.reshape(n, -1).sum(1) % 7 / 10
                                                       - 0.3).astype(np.float32)
@@ -351,7 +351,7 @@ def test_noise_moves_limits_the_gumbel_noise_to_each_games_opening():
     assert seen["early"] >= 20 and seen["late"] >= 100 and buffer.size > 40
 
 
-def _lowest_first(obs):
+def _lowest_first(obs, policy_rows=None):
     """A network that strongly prefers low action ids (logit -0.5 x id), value 0."""
     n = len(obs)
     return np.broadcast_to(-0.5 * np.arange(N_ACTIONS, dtype=np.float32),
