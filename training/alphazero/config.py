@@ -79,6 +79,11 @@ class AZOptimConfig:
     value_coef: float = 1.0  # weight of the value loss (mean squared error)
     ownership_coef: float = 1.0  # weight of the ownership loss (mean squared error per cell)
     max_grad_norm: float = 5.0  # gradient clipping (global L2 norm)
+    ema_decay: float = 0.0  # 0: off. Above 0 the evaluated network (the checks, the final
+                            # evaluation, final.pt and checkpoint:/az: of a run) is an
+                            # exponential moving average of the trained weights, updated after
+                            # every gradient step with this decay; self-play and the gradient
+                            # steps use the trained weights, so the run itself is unchanged
 
 
 @dataclass
@@ -168,6 +173,7 @@ _RANGES: dict[str, tuple] = {
     "optim.value_coef": (0.0, None, True),
     "optim.ownership_coef": (0.0, None, True),
     "optim.max_grad_norm": (0.0, None, False),
+    "optim.ema_decay": (0.0, 0.99999, True),
     "eval.every": (1, None, True),
     "eval.games": (0, None, True),
     "eval.final_games": (0, None, True),

@@ -43,6 +43,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 from rich.table import Table
+from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 from satellites_env.agents import make_agent
 from satellites_env.arena import (BASELINE_ELO, elo_against, match, rate_with_interval,
@@ -162,6 +163,10 @@ class AZTrainer(PoolOwner):
         self.net = network_for(config.model, seed=config.seed).to(self.device)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=config.optim.learning_rate,
                                            weight_decay=config.optim.weight_decay)
+        # optim.ema_decay: the evaluated network is a moving average of the trained weights
+        # (Polyak averaging; KataGo evaluates and ships averaged weights too)
+        self.ema = (AveragedModel(self.net, multi_avg_fn=get_ema_multi_avg_fn(
+            config.optim.ema_decay)) if config.optim.ema_decay > 0 else None)
         self.buffer = ReplayBuffer(config.replay.capacity)
         # Self-play runs in a GeneratorPool (training/alphazero/generator.py; distributed:
         # backend, workers), started on first use; until then its workers' random streams are
@@ -184,17 +189,26 @@ class AZTrainer(PoolOwner):
     def checkpoint_path(self) -> Path:
         return self.run_dir / "checkpoint.pt"
 
+    @property
+    def policy_net(self) -> torch.nn.Module:
+        """The network the run evaluates and saves as its model: the moving average of the
+        weights with `optim.ema_decay`, else the trained network itself."""
+        return self.ema.module if self.ema is not None else self.net
+
     # ------------------------------------------------------------------ checkpoints
 
     def state_payload(self, with_buffer: bool = True) -> dict:
         payload = {
             "learner": "alphazero",
-            "model": cpu_weights(self.net),
+            "model": cpu_weights(self.policy_net),
             "model_shape": network_shape(self.net),
             "config": self.config.to_dict(),
             "counters": asdict(self.counters),
             "history": [asdict(e) for e in self.history],
         }
+        if self.ema is not None:  # "model" holds the average; resume needs both
+            payload["trained_model"] = cpu_weights(self.net)
+            payload["ema_updates"] = int(self.ema.n_averaged)
         if with_buffer:
             payload["optimizer"] = self.optimizer.state_dict()
             payload["replay"] = self.buffer.state_dict()
@@ -209,14 +223,23 @@ class AZTrainer(PoolOwner):
         return save_checkpoint(path or self.checkpoint_path, self.state_payload(with_buffer))
 
     def _restore(self, path: Path) -> None:
-        from training.common.checkpoint import load_checkpoint
+        from training.common.checkpoint import check_weights, load_checkpoint
 
         payload = load_checkpoint(path)
         saved = az_config_from_dict(payload["config"])
         if saved.model != self.config.model:
             raise ValueError(f"resume: the config's model {self.config.model} differs from the "
                              f"checkpoint's {saved.model}")
-        self.net.load_state_dict(payload["model"])
+        if self.ema is not None:
+            if "trained_model" not in payload:
+                raise ValueError(f"resume: {path} has no averaged weights (optim.ema_decay was "
+                                 f"off in that run); resume it with the same config")
+            check_weights(payload["trained_model"], path, "trained_model")
+            self.net.load_state_dict(payload["trained_model"])
+            self.ema.module.load_state_dict(payload["model"])
+            self.ema.n_averaged.fill_(int(payload["ema_updates"]))
+        else:
+            self.net.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.buffer.load_state_dict(payload["replay"])
         self.counters = AZCounters(**payload["counters"])
@@ -322,6 +345,8 @@ class AZTrainer(PoolOwner):
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.config.optim.max_grad_norm)
             self.optimizer.step()
+            if self.ema is not None:
+                self.ema.update_parameters(self.net)
             for k in totals:
                 totals[k] += parts[k] / steps
         totals["entropy"] = parts["entropy"]
@@ -336,9 +361,9 @@ class AZTrainer(PoolOwner):
     def evaluate(self, games: int, search_games: int = 0) -> AZEvaluation:
         """The raw policy (and, with `search_games`, the search agent) against each opponent."""
         evaluation = AZEvaluation(self.counters.positions, minutes=self.counters.seconds / 60)
-        self.net.eval()
+        net = self.policy_net.eval()
         torch.set_num_threads(1)
-        learner = AZPolicyAgent(self.net, spec=LEARNER)
+        learner = AZPolicyAgent(net, spec=LEARNER)
         ev = self.config.eval
 
         def keep_sample(i: int, record) -> None:  # the first game against the last opponent
@@ -353,7 +378,7 @@ class AZTrainer(PoolOwner):
                                      on_record=keep_sample if k == len(ev.opponents) - 1 else None)
                 evaluation.results[spec] = result.as_dict()
             if search_games:
-                agent = AZAgent(self.net, ev.search_simulations, settings=self.config.search)
+                agent = AZAgent(net, ev.search_simulations, settings=self.config.search)
                 agent.spec = f"az-search:{ev.search_simulations}"
                 opponent = make_agent(spec, seed=self.config.seed + k)
                 result = self._match(agent, opponent, search_games,
@@ -373,7 +398,7 @@ class AZTrainer(PoolOwner):
     def _match(self, a, b, games: int, seed: int, max_moves: int, on_record=None):
         """`arena.match`; on Ray, with the games spread over the generators' actors."""
         if self.config.distributed.backend == "ray":
-            result = match_on_pool(self.generators, cpu_weights(self.net),
+            result = match_on_pool(self.generators, cpu_weights(self.policy_net),
                                    self.counters.iterations, a, b, games, seed, max_moves,
                                    on_record)
             if result is not None:

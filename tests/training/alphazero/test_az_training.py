@@ -36,6 +36,8 @@ def test_config_errors_name_the_key_and_value():
         az_config_from_dict({"replay": {"cheap_policy_weight": -0.5}})
     with pytest.raises(AZConfigError, match=r"search\.noise_moves.*>= 0.*-1"):
         az_config_from_dict({"search": {"noise_moves": -1}})
+    with pytest.raises(AZConfigError, match=r"optim\.ema_decay.*1\.0"):
+        az_config_from_dict({"optim": {"ema_decay": 1.0}})  # an average that never moves
     with pytest.raises(AZConfigError, match=r"unknown key 'replay\.capacty'"):
         az_config_from_dict({"replay": {"capacty": 3}})
     with pytest.raises(AZConfigError, match=r"model\.blocks.*expected an integer.*'two'"):
@@ -221,3 +223,46 @@ def test_policy_batch_size_adds_policy_targets_to_every_batch(tmp_path, monkeypa
         assert trainer.counters.trained == 24 * trainer.counters.train_steps
     finally:
         trainer.close()
+
+
+def test_ema_weights_are_evaluated_and_saved_the_run_is_unchanged_and_resumes_exactly(tmp_path):
+    """optim.ema_decay: the trained weights are those of the same run without it (self-play and
+    steps use them), the averaged ones go to final.pt's model and are what the checks play, one
+    more step moves the average by (1 - decay) of the gap, and a resumed run continues both."""
+    from training.common.checkpoint import load_checkpoint
+
+    plain = AZTrainer(az_config_from_dict({**TINY, "eval": {**TINY["eval"],
+                                                            "final_search_games": 0}}),
+                      tmp_path / "plain", console=quiet())
+    plain.run()
+    config = az_config_from_dict({**TINY, "optim": {"ema_decay": 0.9},
+                                  "eval": {**TINY["eval"], "final_search_games": 0}})
+    trainer = AZTrainer(config, tmp_path / "ema", console=quiet())
+    trainer.run()
+    for key, value in plain.net.state_dict().items():
+        assert torch.equal(trainer.net.state_dict()[key], value)
+    final = load_checkpoint(tmp_path / "ema" / "final.pt")
+    averaged = trainer.ema.module.state_dict()
+    assert int(final["ema_updates"]) == trainer.counters.train_steps > 1
+    moved = False
+    for key, value in final["model"].items():
+        assert torch.equal(value, averaged[key])
+        assert torch.equal(final["trained_model"][key], trainer.net.state_dict()[key])
+        moved |= not torch.equal(value, trainer.net.state_dict()[key])
+    assert moved  # the average lags the trained weights
+    assert AZPolicyAgent(tmp_path / "ema" / "final.pt").net.state_dict().keys() == averaged.keys()
+
+    resumed = AZTrainer(config, tmp_path / "ema", resume=True, console=quiet())
+    for key, value in trainer.net.state_dict().items():
+        assert torch.equal(resumed.net.state_dict()[key], value)
+        assert torch.equal(resumed.ema.module.state_dict()[key], averaged[key])
+    before = {k: v.clone() for k, v in averaged.items()}
+    for t in (trainer, resumed):
+        t.counters.credit = 0.0
+        assert t.train(8)["steps"] == 1  # 8 samples x replay ratio 2 / batch 16
+    for key, value in trainer.ema.module.state_dict().items():
+        assert torch.equal(resumed.ema.module.state_dict()[key], value)
+        gap = trainer.net.state_dict()[key] - before[key]
+        torch.testing.assert_close(value, before[key] + 0.1 * gap)
+    with pytest.raises(ValueError, match="no averaged weights"):
+        AZTrainer(config, tmp_path / "plain", resume=True, console=quiet())
