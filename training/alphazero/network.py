@@ -56,8 +56,8 @@ def device_of(net: torch.nn.Module) -> torch.device:
 class Evaluator:
     """`evaluator(obs, policy_rows=None)` -> (logits, values) as float32 numpy arrays, one
     forward pass in inference mode on the network's device (the search's network call). With
-    `policy_rows` (indices into obs) the logits are those rows' only: the policy heads, about
-    half of a forward pass, skip the positions whose value alone the search needs."""
+    `policy_rows` (indices into obs) the logits are those rows' only: the policy heads (a
+    quarter of az_quick's forward pass) skip the positions whose value alone the search needs."""
 
     def __init__(self, net: PolicyValueNet):
         self.net = net

@@ -8,8 +8,8 @@ B searches run side by side, one per game in flight. Each simulation step is:
    engine and writes the leaf's observation planes into row b of one (B, 100, 22) buffer. A
    leaf that ends the game is valued exactly by the rules and backed up at once (no network).
 2. one batched forward pass of the network over the rows that need it (Python, torch); the
-   policy heads (half of a forward pass) run only on the rows whose logits the search will
-   read (below);
+   policy heads (a quarter of az_quick's forward pass at batch 64) run only on the rows whose
+   logits the search will read (below);
 3. ``finish`` (numba): expand those leaves with the network's logits over their legal actions,
    back up the value; every search that has spent its budget picks its move (and the improved
    policy target), plays it on its game, and resets its tree.
