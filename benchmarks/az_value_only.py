@@ -27,13 +27,13 @@ from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 
 
-def play(selfplay: SelfPlay, evaluate, positions: int) -> dict:
+def play(selfplay: SelfPlay, evaluate, positions: int, buffer: ReplayBuffer) -> dict:
     search = selfplay.search
     evals, policy, network = search.evaluations, search.policy_evaluations, \
         search.timers["network"]
     start = selfplay.stats.positions
     tick = time.perf_counter()
-    selfplay.play(positions, evaluate, ReplayBuffer(100_000))
+    selfplay.play(positions, evaluate, buffer)
     wall = time.perf_counter() - tick
     done = selfplay.stats.positions - start
     rows = search.evaluations - evals
@@ -56,12 +56,14 @@ def main() -> None:
     evaluate = Evaluator(network_for(run.model, seed=0).eval())
     variants = {"value-only leaves (shipped)": SelfPlay(config, seed=0),
                 "every leaf's logits (peer)": SelfPlay(config, seed=0, value_only_leaves=False)}
-    for selfplay in variants.values():
-        play(selfplay, evaluate, 200)  # compile / load the kernels, warm up
+    # each its own buffer, made before any timing (a ring: old positions are overwritten)
+    buffers = {name: ReplayBuffer(100_000) for name in variants}
+    for name, selfplay in variants.items():
+        play(selfplay, evaluate, 200, buffers[name])  # compile / load the kernels, warm up
     results = {name: [] for name in variants}
     for r in range(args.rounds):
         for name, selfplay in variants.items():
-            results[name].append(play(selfplay, evaluate, args.positions))
+            results[name].append(play(selfplay, evaluate, args.positions, buffers[name]))
             print(f"round {r + 1}: {name}: {results[name][-1]['ms per position']:.3f} ms "
                   "per position", flush=True)
     print(f"\n{args.config}: {games} games in flight, {args.positions} positions x "

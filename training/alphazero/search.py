@@ -529,7 +529,7 @@ class BatchedSearch:
     Per search, `kind[b]` picks its budget from `budgets` (playout caps); `gumbel[b]` holds its
     root noise (zeros: deterministic), set by the caller before each new root (rows where
     `phase == NEED_ROOT`). `value_only_leaves=False` asks for the logits of every leaf (the
-    search as it was before value-only leaves; `benchmarks/az_speed.py --peer` times it).
+    search as it was before value-only leaves; `benchmarks/az_value_only.py` times both).
     """
 
     def __init__(self, games: int, budgets: list[int], max_considered: int = 16,

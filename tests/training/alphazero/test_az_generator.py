@@ -180,12 +180,12 @@ def test_generator_threads_run_torch_on_one_thread_without_an_openmp_team(tmp_pa
     pool = trainer.generators
     counts = list(pool._threads.map(lambda _: torch.get_num_threads(), range(8)))
     generators = {thread.native_id for thread in pool._threads._threads}
-    alive = {int(t) for t in os.listdir("/proc/self/task")}
-    trainer.close()
-    assert counts == [1] * 8
-
     def tasks() -> set[int]:
         return {int(t) for t in os.listdir("/proc/self/task")}
+
+    alive = tasks()
+    trainer.close()
+    assert counts == [1] * 8
 
     deadline = time.monotonic() + 10  # a joined thread can stay listed for a moment
     while generators & tasks() and time.monotonic() < deadline:
