@@ -22,8 +22,11 @@ import numpy as np
 from .board import (
     BLUE,
     COPIES_PER_VALUE,
+    MAX_PUSH,
     MAX_VALUE,
     N_CELLS,
+    N_PUSH_ACTIONS,
+    RAY,
     RED,
     SIZE,
     cell_of,
@@ -87,3 +90,68 @@ def board_of(state: np.ndarray) -> np.ndarray:
 def is_pending(state: np.ndarray) -> bool:
     """True between the move and the push of a displacement."""
     return bool(state[PENDING_TARGET] != NO_PENDING)
+
+
+def check_state_rows(states) -> None:
+    """Raise ValueError (naming the first bad row and field) unless `states` is an integer
+    (n, STATE_LEN) array of positions the kernels can read safely.
+
+    Checked: cell codes in -4..4; three satellites of each value per colour (a pushed one
+    waiting off the board counted); to_move 0 or 1; grace -1..3; passes 0..2; moves >= 0; and,
+    between the two steps of a displacement, the mover's satellite on the target cell, the
+    cell it came from empty, the waiting satellite the opponent's, and every push bit landing
+    on an empty cell of the board. The kernels do not check bounds, so stored positions read
+    from outside (a replay buffer in a checkpoint) come through here first.
+    """
+    if not (isinstance(states, np.ndarray) and states.ndim == 2
+            and states.shape[1] == STATE_LEN and np.issubdtype(states.dtype, np.integer)):
+        raise ValueError(f"states must be an integer array of shape (n, {STATE_LEN}), got "
+                         f"{getattr(states, 'dtype', type(states).__name__)} "
+                         f"{getattr(states, 'shape', '')}")
+    for start in range(0, len(states), _CHECK_CHUNK):  # bounded temporaries
+        _check_chunk(states[start:start + _CHECK_CHUNK].astype(np.int64), start)
+
+
+_CHECK_CHUNK = 32_768
+
+
+def _check_chunk(s: np.ndarray, first_row: int) -> None:
+    board = s[:, :N_CELLS]
+    target, piece, pushes, source = (s[:, PENDING_TARGET], s[:, PENDING_PIECE],
+                                     s[:, PENDING_PUSHES], s[:, PENDING_FROM])
+    pending = target != NO_PENDING
+    rows = np.arange(len(s))
+    on_board = (0 <= target) & (target < N_CELLS) & (0 <= source) & (source < N_CELLS)
+    mover_sign = 1 - 2 * s[:, TO_MOVE]
+    t, f = np.clip(target, 0, N_CELLS - 1), np.clip(source, 0, N_CELLS - 1)
+    problems = [
+        ("cell codes outside -4..4", (np.abs(board) > MAX_VALUE).any(axis=1)),
+        ("to_move not 0 or 1", (s[:, TO_MOVE] != RED) & (s[:, TO_MOVE] != BLUE)),
+        ("grace outside -1..3", (s[:, GRACE] < NO_GRACE) | (s[:, GRACE] > 3)),
+        ("passes outside 0..2", (s[:, PASSES] < 0) | (s[:, PASSES] > 2)),
+        ("moves < 0", s[:, MOVES] < 0),
+        ("a pending displacement off the board", pending & ~on_board),
+        ("pending fields set with no displacement pending",
+         ~pending & ((piece != 0) | (pushes != 0) | (source != NO_PENDING))),
+        ("a pending displacement whose target does not hold the mover's satellite",
+         pending & (board[rows, t] * mover_sign <= 0)),
+        ("a pending displacement whose source cell is not empty", pending & (board[rows, f] != 0)),
+        ("a pending satellite that is not the opponent's",
+         pending & ((piece * mover_sign >= 0) | (np.abs(piece) > MAX_VALUE))),
+        ("push bits outside the push actions", (pushes < 0) | (pushes >= 1 << N_PUSH_ACTIONS)),
+    ]
+    # push bit b: direction b // MAX_PUSH, distance b % MAX_PUSH + 1 (as the engine reads it)
+    landing = RAY[t][:, :, :MAX_PUSH].reshape(len(s), N_PUSH_ACTIONS)
+    bits = (pushes[:, None] >> np.arange(N_PUSH_ACTIONS)) & 1 == 1
+    blocked = (landing < 0) | (board[rows[:, None], np.clip(landing, 0, N_CELLS - 1)] != 0)
+    problems.append(("a push bit landing off the board or on a satellite",
+                     pending & (bits & blocked).any(axis=1)))
+    for sign, colour in ((1, "red"), (-1, "blue")):
+        for value in range(1, MAX_VALUE + 1):
+            count = (board == sign * value).sum(axis=1) + (pending & (piece == sign * value))
+            problems.append((f"not {COPIES_PER_VALUE} {colour} satellites of value {value}",
+                             count != COPIES_PER_VALUE))
+    for what, bad in problems:
+        if bad.any():
+            row = first_row + int(np.flatnonzero(bad)[0])
+            raise ValueError(f"state row {row}: {what}")

@@ -23,6 +23,7 @@ from training.common.config import ConfigError, config_from_dict
 from training.common.network import PolicyValueNet
 from training.ppo.trainer import Trainer
 
+from checkpoint_fuzz import mutated, values
 from test_training import TINY
 from test_training import tiny_config as _tiny_config
 
@@ -240,30 +241,9 @@ def test_fuzz_truncated_or_overwritten_real_checkpoints_are_checkpoint_errors(cu
     _checked_load(data)
 
 
-tensors = st.builds(lambda shape, dtype: torch.zeros(shape, dtype=dtype),
-                    st.lists(st.integers(0, 3), max_size=3),
-                    st.sampled_from([torch.float32, torch.int64, torch.uint8, torch.bool]))
-leaves = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
-                   st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8), tensors)
-values = st.recursive(leaves, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-    max_leaves=6)
 PATHS = [("format",), ("version",), ("planes",), ("actions",), ("model",), ("model_shape",),
          ("model_shape", "channels"), ("model_shape", "blocks"), ("model_shape", "lookahead"),
          ("model", "stem.0.weight"), ("model", "value_head.2.bias")]
-
-
-def mutated(payload: dict, path: tuple, value, delete: bool) -> dict:
-    payload = dict(payload)
-    target = payload
-    for part in path[:-1]:
-        target[part] = dict(target[part]) if isinstance(target[part], dict) else {}
-        target = target[part]
-    if delete:
-        target.pop(path[-1], None)
-    else:
-        target[path[-1]] = value
-    return payload
 
 
 @FUZZ

@@ -24,6 +24,7 @@ from numba import njit, prange
 
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.engine import STATE_LEN, fill_legal_mask, new_work
+from satellites_env.core.state import check_state_rows
 from satellites_env.observation import N_PLANES, fill_observation
 
 from .search import SLOTS
@@ -90,17 +91,53 @@ class ReplayBuffer:
                 "ownership": torch.from_numpy(self.ownership[:n].copy())}
 
     def load_state_dict(self, data: dict) -> None:
-        if int(data["capacity"]) != self.capacity:
-            raise ValueError(f"replay buffer capacity {data['capacity']} in the checkpoint, "
+        """Restore a buffer saved by `state_dict`, checked first (ValueError naming the field):
+        the batch kernels read these arrays without bounds checks, so a damaged or crafted
+        checkpoint must fail here, with nothing of it loaded."""
+        if not isinstance(data, dict):
+            raise ValueError("replay must be a mapping")
+        numbers = {key: data.get(key) for key in ("capacity", "size", "cursor", "added")}
+        for key, value in numbers.items():
+            if type(value) is not int or value < 0:
+                raise ValueError(f"replay.{key} must be an int >= 0, got {value!r}")
+        if numbers["capacity"] != self.capacity:
+            raise ValueError(f"replay buffer capacity {numbers['capacity']} in the checkpoint, "
                              f"{self.capacity} in the config")
-        n = int(data["size"])
-        self.size, self.cursor, self.added = n, int(data["cursor"]), int(data["added"])
-        self.states[:n] = data["states"].numpy()
-        self.actions[:n] = data["actions"].numpy()
-        self.policy[:n] = data["policy"].numpy()
-        self.value[:n] = data["value"].numpy()
-        self.policy_weight[:n] = data["policy_weight"].numpy()
-        self.ownership[:n] = data["ownership"].numpy()
+        n, cursor, added = numbers["size"], numbers["cursor"], numbers["added"]
+        if not (n <= self.capacity and cursor < self.capacity and added >= n
+                and cursor == added % self.capacity):
+            raise ValueError(f"replay size {n}, cursor {cursor} and added {added} do not fit "
+                             f"a ring buffer of {self.capacity}")
+        arrays = {}
+        for key in ("states", "actions", "policy", "value", "policy_weight", "ownership"):
+            kept = getattr(self, key)
+            tensor = data.get(key)
+            if not (isinstance(tensor, torch.Tensor) and tuple(tensor.shape) == (n, *kept.shape[1:])
+                    and tensor.dtype == torch.from_numpy(kept[:0]).dtype):
+                raise ValueError(f"replay.{key} must be a {kept.dtype} tensor of shape "
+                                 f"{(n, *kept.shape[1:])}, got "
+                                 f"{getattr(tensor, 'dtype', type(tensor).__name__)} "
+                                 f"{tuple(getattr(tensor, 'shape', ()))}")
+            arrays[key] = tensor.numpy()
+        check_state_rows(arrays["states"])
+        actions, policy = arrays["actions"], arrays["policy"].astype(np.float32)
+        checks = {
+            "actions": ((actions >= -1) & (actions < N_ACTIONS)).all(),
+            "policy": (np.isfinite(policy) & (policy >= 0) & (policy <= 1)).all(),
+            "value": (np.isfinite(arrays["value"]) & (np.abs(arrays["value"]) <= 1)).all(),
+            "policy_weight": (np.isfinite(arrays["policy_weight"])
+                              & (arrays["policy_weight"] >= 0)).all(),
+            "ownership": (np.abs(arrays["ownership"]) <= 1).all(),
+        }
+        limits = {"actions": f"action ids in -1..{N_ACTIONS - 1}", "policy": "numbers in 0..1",
+                  "value": "numbers in -1..1", "policy_weight": "numbers >= 0",
+                  "ownership": "-1, 0 or 1"}
+        for key, fine in checks.items():
+            if not fine:
+                raise ValueError(f"replay.{key} must hold {limits[key]}")
+        self.size, self.cursor, self.added = n, cursor, added
+        for key, array in arrays.items():
+            getattr(self, key)[:n] = array
 
 
 # nogil: with `overlap: true` self-play runs in another thread meanwhile.

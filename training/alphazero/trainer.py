@@ -55,7 +55,7 @@ from training.common.tensorboard import log_game
 from ..distributed.pool import (GeneratorPool, PoolOwner, log_pool, one_thread_each,
                                 open_pool)
 from .agent import AZAgent, AZPolicyAgent
-from .config import AZConfig, az_config_from_dict, scheduled_lr
+from .config import AZConfig, AZConfigError, az_config_from_dict, scheduled_lr
 from .generator import add_batches, check_states, cpu_weights, make_generator, match_on_pool
 from .network import network_for, network_shape, resolve_device
 from .replay import ReplayBuffer, make_batch
@@ -103,6 +103,19 @@ def _timed(function, *args):
     tick = time.perf_counter()
     result = function(*args)
     return result, time.perf_counter() - tick
+
+
+def _check_optimizer_state(state) -> None:
+    """An AdamW state dict from a checkpoint: finite moments and int-like step counts (the
+    step size is never the checkpoint's: the schedule sets it before every step)."""
+    if not (isinstance(state, dict) and isinstance(state.get("state"), dict)):
+        raise TypeError("optimizer must be an optimizer state dict")
+    for slot in state["state"].values():
+        if not isinstance(slot, dict):
+            raise TypeError("optimizer state entries must be mappings")
+        for name, value in slot.items():
+            if not isinstance(value, torch.Tensor) or not torch.isfinite(value).all():
+                raise ValueError(f"optimizer state {name!r} must be a finite tensor")
 
 
 def _rng_state(rng: np.random.Generator) -> dict:
@@ -223,27 +236,54 @@ class AZTrainer(PoolOwner):
         return save_checkpoint(path or self.checkpoint_path, self.state_payload(with_buffer))
 
     def _restore(self, path: Path) -> None:
-        from training.common.checkpoint import check_weights, load_checkpoint
+        from training.common.checkpoint import CheckpointError, load_checkpoint, restoring
 
         payload = load_checkpoint(path)
-        saved = az_config_from_dict(payload["config"])
+        try:
+            saved = az_config_from_dict(payload["config"])
+        except (AZConfigError, KeyError, TypeError) as error:
+            raise CheckpointError(f"checkpoint {str(path)!r} holds no valid run config: "
+                                  f"{error}") from None
         if saved.model != self.config.model:
             raise ValueError(f"resume: the config's model {self.config.model} differs from the "
                              f"checkpoint's {saved.model}")
+        if self.ema is not None and "trained_model" not in payload:
+            raise ValueError(f"resume: {path} has no averaged weights (optim.ema_decay was "
+                             f"off in that run); resume it with the same config")
+        with restoring(path):
+            self._restore_state(payload, path)
+
+    def _restore_state(self, payload: dict, path: Path) -> None:
+        """Everything of a run from its checkpoint, each field checked (any damage raises)."""
+        from training.common.checkpoint import check_counters, check_results, check_weights
+
+        counters = payload["counters"]
+        if not isinstance(counters, dict):
+            raise TypeError("counters must be a mapping")
+        counters = AZCounters(**counters)
+        check_counters(asdict(counters), floats=("credit", "seconds", "selfplay_seconds",
+                                                 "train_seconds"))
+        history = [AZEvaluation(**e) for e in payload["history"]]
+        for evaluation in history:
+            if type(evaluation.positions) is not int or evaluation.positions < 0:
+                raise ValueError(f"history positions must be an int >= 0, got "
+                                 f"{evaluation.positions!r}")
+            check_results(evaluation.results)
         if self.ema is not None:
-            if "trained_model" not in payload:
-                raise ValueError(f"resume: {path} has no averaged weights (optim.ema_decay was "
-                                 f"off in that run); resume it with the same config")
+            ema_updates = payload["ema_updates"]
+            if type(ema_updates) is not int or ema_updates < 0:
+                raise ValueError(f"ema_updates must be an int >= 0, got {ema_updates!r}")
             check_weights(payload["trained_model"], path, "trained_model")
             self.net.load_state_dict(payload["trained_model"])
             self.ema.module.load_state_dict(payload["model"])
-            self.ema.n_averaged.fill_(int(payload["ema_updates"]))
+            self.ema.n_averaged.fill_(ema_updates)
         else:
             self.net.load_state_dict(payload["model"])
+        _check_optimizer_state(payload["optimizer"])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.buffer.load_state_dict(payload["replay"])
-        self.counters = AZCounters(**payload["counters"])
-        self.history = [AZEvaluation(**e) for e in payload["history"]]
+        self.counters = counters
+        self.history = history
         states = payload.get("generators")
         if "selfplay" in payload["rng"]:  # saved before the generator pool: one generator
             selfplay_rng = np.random.default_rng()

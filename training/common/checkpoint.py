@@ -158,6 +158,42 @@ def check_weights(weights: Any, path: str | Path = "?", key: str = "model") -> N
                                   f"infinite values")
 
 
+@contextmanager
+def restoring(path: str | Path) -> Iterator[None]:
+    """Restore a run's state inside this block: any failure of a damaged or hand-edited field
+    (a missing key, a wrong type, a tensor that does not fit) becomes a CheckpointError."""
+    try:
+        yield
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError,
+            OverflowError) as error:
+        raise CheckpointError(f"checkpoint {str(path)!r} holds a damaged run state "
+                              f"({type(error).__name__}: {str(error)[:200]})") from None
+
+
+def check_results(results: Any) -> None:
+    """An evaluation's results from a checkpoint: opponent name -> a result mapping whose game
+    counts are ints >= 0 with at least one game (TypeError/ValueError when damaged)."""
+    if not isinstance(results, dict):
+        raise TypeError("evaluation results must be a mapping")
+    for opponent, result in results.items():
+        if not (isinstance(opponent, str) and isinstance(result, dict)):
+            raise TypeError(f"evaluation result for {opponent!r} is not a mapping")
+        counts = [result.get(k) for k in ("games", "a_wins", "b_wins", "draws")]
+        if any(type(n) is not int or n < 0 for n in counts) or counts[0] < 1:
+            raise ValueError(f"evaluation result for {opponent!r} has bad counts: {counts}")
+
+
+def check_counters(counters: Any, floats: tuple[str, ...] = ("seconds",)) -> None:
+    """Run counters from a checkpoint: ints >= 0, and finite numbers >= 0 for the keys in
+    `floats` (ValueError naming the counter)."""
+    for key, value in counters.items():
+        number = type(value) in ((float, int) if key in floats else (int,))
+        if not number or not math.isfinite(value) or value < 0:
+            raise ValueError(f"counters.{key} must be a number >= 0, got {value!r}")
+
+
 def network_from_checkpoint(payload: dict[str, Any], path: str | Path = "?") -> PolicyValueNet:
     """The checked network of a loaded checkpoint (its weights must fit its shape exactly)."""
     shape = check_shape(payload.get("model_shape"), path)

@@ -55,7 +55,8 @@ from rich.table import Table
 from satellites_env.agents import make_agent
 from satellites_env.arena import PairResult, fit_elo, match, rate_with_interval
 
-from ..common.checkpoint import (CheckpointError, PolicyAgent, check_weights, load_checkpoint,
+from ..common.checkpoint import (CheckpointError, PolicyAgent, check_counters, check_results,
+                                 check_weights, load_checkpoint, restoring,
                                  network_from_checkpoint, network_from_weights, save_checkpoint)
 from ..common.config import ConfigError, TrainConfig, config_from_dict
 from ..common.network import PolicyValueNet
@@ -239,14 +240,8 @@ class Trainer(PoolOwner):
                 advice = "pass --resume to apply these changes to the run"
             raise RunError(f"the config differs from the run in {self.run_dir} ({listed}); "
                            f"{advice}")
-        try:
+        with restoring(path):
             self._restore_state(payload, path)
-        except CheckpointError:
-            raise
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError,
-                OverflowError) as error:
-            raise CheckpointError(f"checkpoint {str(path)!r} holds a damaged run state "
-                                  f"({type(error).__name__}: {str(error)[:200]})") from None
         if changes:
             self.new_changes = {key: list(change) for key, change in changes.items()}
             self.config_changes.append({
@@ -267,10 +262,7 @@ class Trainer(PoolOwner):
         if not isinstance(counters, dict):
             raise TypeError("counters must be a mapping")
         self.counters = Counters(**counters)
-        for key, value in vars(self.counters).items():
-            if type(value) not in ((float, int) if key == "seconds" else (int,)) or value < 0:
-                raise CheckpointError(f"checkpoint {str(path)!r}: counters.{key} must be a "
-                                      f"number >= 0, got {value!r}")
+        check_counters(vars(self.counters))
         self.history = [_evaluation_from(e) for e in payload["history"]]
         self.finished = payload.get("finished", False) is True
         changes = payload.get("config_changes", [])
@@ -583,14 +575,7 @@ def _evaluation_from(data) -> Evaluation:
     evaluation = Evaluation(**data)
     if type(evaluation.step) is not int or type(evaluation.elo) not in (int, float):
         raise TypeError(f"evaluation step/elo of the wrong type: {data!r}"[:200])
-    if not isinstance(evaluation.results, dict):
-        raise TypeError("evaluation results must be a mapping")
-    for opponent, result in evaluation.results.items():
-        if not (isinstance(opponent, str) and isinstance(result, dict)):
-            raise TypeError(f"evaluation result for {opponent!r} is not a mapping")
-        counts = [result.get(k) for k in ("games", "a_wins", "b_wins", "draws")]
-        if any(type(n) is not int or n < 0 for n in counts) or counts[0] < 1:
-            raise ValueError(f"evaluation result for {opponent!r} has bad counts: {counts}")
+    check_results(evaluation.results)
     return evaluation
 
 
