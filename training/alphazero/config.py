@@ -68,6 +68,9 @@ class AZReplayConfig:
                             # return, bootstrapped from the following positions' root values
     policy_batch_size: int = 0  # extra positions per gradient step, drawn uniformly among the
                                 # buffer's policy targets (full searches), beside batch_size
+    capped_draws: bool = False  # a game stopped by the training cap (search.max_moves, R20's
+                                # truncation) gives its positions the value target 0, no result,
+                                # instead of the R22/R23 score at the cap
 
 
 @dataclass

@@ -47,7 +47,8 @@ def build_selfplay(config: AZConfig, seed: int, games: int | None = None) -> Sel
     """The run's self-play with `games` of `search.games` in flight (default: all of them)."""
     search = config.search if games is None else dataclasses.replace(config.search, games=games)
     return SelfPlay(search, seed, config.replay.cheap_value_targets, config.replay.value_mix,
-                    config.replay.cheap_policy_weight, config.replay.td_lambda)
+                    config.replay.cheap_policy_weight, config.replay.td_lambda,
+                    capped_draws=config.replay.capped_draws)
 
 
 def cpu_weights(net: torch.nn.Module) -> dict:

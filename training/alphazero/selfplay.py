@@ -13,7 +13,8 @@ Gumbel noise is scaled up until it alone decides Gumbel-top-k and the final choi
 the move a uniform draw over the legal actions (Gumbel-max); such a search is cheap and sets no
 policy target. When a game ends, every position of it gets the final result as value target,
 from the view of the player to move there (with ``td_lambda`` below 1, its TD(lambda) return:
-:func:`lambda_returns`), and goes to the replay buffer.
+:func:`lambda_returns`; with ``capped_draws``, 0 for a game the training cap stopped), and goes
+to the replay buffer.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 
 from satellites_env.core import engine
 from satellites_env.core.board import N_CELLS
-from satellites_env.core.engine import DRAW, fill_control_map
+from satellites_env.core.engine import DRAW, TRUNCATED, fill_control_map
 from satellites_env.core.state import MOVES, TO_MOVE
 
 from .config import AZSearchConfig
@@ -69,8 +70,10 @@ def lambda_returns(to_move: np.ndarray, root_value: np.ndarray, searched: np.nda
 class SelfPlay:
     def __init__(self, config: AZSearchConfig, seed: int, cheap_value_targets: bool = True,
                  value_mix: float = 0.0, cheap_policy_weight: float = 0.0,
-                 td_lambda: float = 1.0, value_only_leaves: bool = True):
+                 td_lambda: float = 1.0, value_only_leaves: bool = True,
+                 capped_draws: bool = False):
         self.config = config
+        self.capped_draws = bool(capped_draws)
         self.cheap_value_targets = cheap_value_targets
         self.cheap_policy_weight = float(cheap_policy_weight)
         self.value_mix = float(value_mix)
@@ -145,9 +148,13 @@ class SelfPlay:
             self.stats.red_wins += 1
         else:
             self.stats.blue_wins += 1
-        # the final result from the view of each position's player to move (R24)
+        # the final result from the view of each position's player to move (R24); with
+        # capped_draws a game the training cap stopped has none (its score at the cap says who
+        # was ahead, not who won)
         to_move = np.array([s[0][TO_MOVE] for s in trajectory])
-        result = (np.zeros(len(trajectory), np.float32) if winner == DRAW
+        capped = self.capped_draws and engine.status(
+            self.search.trees.game_state[b], self.config.max_moves) == TRUNCATED
+        result = (np.zeros(len(trajectory), np.float32) if winner == DRAW or capped
                   else np.where(to_move == winner, 1.0, -1.0).astype(np.float32))
         if self.td_lambda < 1.0:
             result = lambda_returns(to_move, np.array([s[4] for s in trajectory], np.float32),

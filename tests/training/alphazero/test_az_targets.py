@@ -408,3 +408,45 @@ def test_lambda_returns_bootstrap_from_the_next_root_values_in_each_players_view
                                [-0.2, -0.4, 0.4, -0.5, -1.0], rtol=1e-6)
     assert build_selfplay(az_config_from_dict({"replay": {"td_lambda": 0.7}}), 0, 2).td_lambda \
         == 0.7
+
+
+def test_capped_draws_zero_the_value_targets_of_games_the_cap_stopped_only():
+    """replay.capped_draws: a game the training cap stopped (R20 truncation) gives value 0 to
+    each of its positions; a game the rules ended keeps its result. Same games both ways."""
+    rng = np.random.default_rng(0)
+    state = engine.init(seed=2)
+    history = [state]
+    while not engine.is_terminal(state, 10**6):  # a random game that the rules end
+        state = engine.step(state, int(rng.choice(np.flatnonzero(engine.legal_action_mask(state)))))
+        history.append(state)
+    late = history[-3]  # 2 of its 6 legal moves end the game by the rules; the cap 4 moves away
+    config = AZSearchConfig(games=8, max_moves=int(late[MOVES]) + 4, full_simulations=4,
+                            cheap_simulations=2, full_fraction=0.5)
+    runs = []
+    for capped_draws in (False, True):
+        selfplay, buffer, ends = SelfPlay(config, seed=4, capped_draws=capped_draws), \
+            ReplayBuffer(2_000), []
+        for b in range(config.games):
+            selfplay.search.trees.game_state[b] = late
+        game_over = selfplay._game_over
+
+        def capture(b, winner, buf, selfplay=selfplay, game_over=game_over, ends=ends):
+            final = selfplay.search.trees.game_state[b]
+            ends.append((engine.status(final, config.max_moves), buf.size,
+                         len(selfplay.trajectories[b])))
+            return game_over(b, winner, buf)
+
+        selfplay._game_over = capture
+        selfplay.play(config.games * 10, noisy_logits, buffer)
+        runs.append((buffer, ends[:config.games]))
+    (plain, ends), (capped, capped_ends) = runs
+    assert ends == capped_ends  # the same games
+    statuses = {status for status, _, _ in ends}
+    assert statuses == {engine.TERMINATED, engine.TRUNCATED}  # both kinds of end occur
+    for status, start, length in ends:
+        rows = slice(start, start + length)
+        assert np.array_equal(plain.states[rows], capped.states[rows])
+        if status == engine.TRUNCATED:
+            assert (capped.value[rows] == 0).all() and (plain.value[rows] != 0).any()
+        else:
+            assert np.array_equal(capped.value[rows], plain.value[rows])
