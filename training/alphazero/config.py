@@ -68,9 +68,9 @@ class AZReplayConfig:
                             # return, bootstrapped from the following positions' root values
     policy_batch_size: int = 0  # extra positions per gradient step, drawn uniformly among the
                                 # buffer's policy targets (full searches), beside batch_size
-    capped_draws: bool = False  # a game stopped by the training cap (search.max_moves, R20's
-                                # truncation) gives its positions the value target 0, no result,
-                                # instead of the R22/R23 score at the cap
+    capped_value: float = 1.0  # value target of a game the training cap stopped (search.
+                               # max_moves, R20's truncation): this share of its R22/R23 score
+                               # at the cap (1: the score; 0: no result, as a draw)
 
 
 @dataclass
@@ -169,6 +169,7 @@ _RANGES: dict[str, tuple] = {
     "replay.min_positions": (1, None, True),
     "replay.value_mix": (0.0, 1.0, True),
     "replay.td_lambda": (0.0, 1.0, True),
+    "replay.capped_value": (0.0, 1.0, True),
     "replay.cheap_policy_weight": (0.0, 1.0, True),
     "optim.learning_rate": (0.0, 1.0, False),
     "optim.lr_final": (0.0, 1.0, True),

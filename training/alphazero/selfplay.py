@@ -13,7 +13,7 @@ Gumbel noise is scaled up until it alone decides Gumbel-top-k and the final choi
 the move a uniform draw over the legal actions (Gumbel-max); such a search is cheap and sets no
 policy target. When a game ends, every position of it gets the final result as value target,
 from the view of the player to move there (with ``td_lambda`` below 1, its TD(lambda) return:
-:func:`lambda_returns`; with ``capped_draws``, 0 for a game the training cap stopped), and goes
+:func:`lambda_returns`; a game the training cap stopped counts ``capped_value`` of its score), and goes
 to the replay buffer.
 """
 
@@ -71,9 +71,9 @@ class SelfPlay:
     def __init__(self, config: AZSearchConfig, seed: int, cheap_value_targets: bool = True,
                  value_mix: float = 0.0, cheap_policy_weight: float = 0.0,
                  td_lambda: float = 1.0, value_only_leaves: bool = True,
-                 capped_draws: bool = False):
+                 capped_value: float = 1.0):
         self.config = config
-        self.capped_draws = bool(capped_draws)
+        self.capped_value = float(capped_value)
         self.cheap_value_targets = cheap_value_targets
         self.cheap_policy_weight = float(cheap_policy_weight)
         self.value_mix = float(value_mix)
@@ -148,14 +148,14 @@ class SelfPlay:
             self.stats.red_wins += 1
         else:
             self.stats.blue_wins += 1
-        # the final result from the view of each position's player to move (R24); with
-        # capped_draws a game the training cap stopped has none (its score at the cap says who
-        # was ahead, not who won)
+        # the final result from the view of each position's player to move (R24); a game the
+        # training cap stopped counts capped_value of its score there (which says who was
+        # ahead when it stopped, not who would have won)
         to_move = np.array([s[0][TO_MOVE] for s in trajectory])
-        capped = self.capped_draws and engine.status(
-            self.search.trees.game_state[b], self.config.max_moves) == TRUNCATED
-        result = (np.zeros(len(trajectory), np.float32) if winner == DRAW or capped
-                  else np.where(to_move == winner, 1.0, -1.0).astype(np.float32))
+        scale = (self.capped_value if engine.status(self.search.trees.game_state[b],
+                                                    self.config.max_moves) == TRUNCATED else 1.0)
+        result = (np.zeros(len(trajectory), np.float32) if winner == DRAW
+                  else np.where(to_move == winner, scale, -scale).astype(np.float32))
         if self.td_lambda < 1.0:
             result = lambda_returns(to_move, np.array([s[4] for s in trajectory], np.float32),
                                     np.array([s[6] for s in trajectory]), result,

@@ -410,9 +410,11 @@ def test_lambda_returns_bootstrap_from_the_next_root_values_in_each_players_view
         == 0.7
 
 
-def test_capped_draws_zero_the_value_targets_of_games_the_cap_stopped_only():
-    """replay.capped_draws: a game the training cap stopped (R20 truncation) gives value 0 to
-    each of its positions; a game the rules ended keeps its result. Same games both ways."""
+@pytest.mark.parametrize("capped_value", [0.0, 0.5])
+def test_capped_value_scales_the_value_targets_of_games_the_cap_stopped_only(capped_value):
+    """replay.capped_value c: a game the training cap stopped (R20 truncation) gives c times its
+    score at the cap to each of its positions (0: as a draw); a game the rules ended keeps its
+    result. The same games with and without it."""
     rng = np.random.default_rng(0)
     state = engine.init(seed=2)
     history = [state]
@@ -423,8 +425,8 @@ def test_capped_draws_zero_the_value_targets_of_games_the_cap_stopped_only():
     config = AZSearchConfig(games=8, max_moves=int(late[MOVES]) + 4, full_simulations=4,
                             cheap_simulations=2, full_fraction=0.5)
     runs = []
-    for capped_draws in (False, True):
-        selfplay, buffer, ends = SelfPlay(config, seed=4, capped_draws=capped_draws), \
+    for scale in (1.0, capped_value):
+        selfplay, buffer, ends = SelfPlay(config, seed=4, capped_value=scale), \
             ReplayBuffer(2_000), []
         for b in range(config.games):
             selfplay.search.trees.game_state[b] = late
@@ -447,6 +449,7 @@ def test_capped_draws_zero_the_value_targets_of_games_the_cap_stopped_only():
         rows = slice(start, start + length)
         assert np.array_equal(plain.states[rows], capped.states[rows])
         if status == engine.TRUNCATED:
-            assert (capped.value[rows] == 0).all() and (plain.value[rows] != 0).any()
+            assert (plain.value[rows] != 0).any()
+            assert np.array_equal(capped.value[rows], capped_value * plain.value[rows])
         else:
             assert np.array_equal(capped.value[rows], plain.value[rows])
