@@ -106,8 +106,9 @@ def _timed(function, *args):
 
 
 def _check_optimizer_state(state) -> None:
-    """An AdamW state dict from a checkpoint: finite moments and int-like step counts (the
-    step size is never the checkpoint's: the schedule sets it before every step)."""
+    """An AdamW state dict from a checkpoint: every per-parameter slot (step count, moments) a
+    finite tensor. The step size is never the checkpoint's: the schedule sets it before each
+    step; torch's load_state_dict checks the shapes."""
     if not (isinstance(state, dict) and isinstance(state.get("state"), dict)):
         raise TypeError("optimizer must be an optimizer state dict")
     for slot in state["state"].values():
