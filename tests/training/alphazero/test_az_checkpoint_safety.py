@@ -131,6 +131,14 @@ def test_damaged_run_fields_are_checkpoint_errors_naming_the_field(path, value, 
         resume(mutated(run_checkpoint(), path, value, False))
 
 
+def test_optimizer_moments_of_the_wrong_shape_are_refused_at_resume():
+    payload = run_checkpoint()
+    optimizer = {**payload["optimizer"], "state": dict(payload["optimizer"]["state"])}
+    optimizer["state"][0] = {**optimizer["state"][0], "exp_avg": torch.zeros(5)}
+    with pytest.raises(CheckpointError, match=r"optimizer state 'exp_avg' of parameter 0 has"):
+        resume(mutated(payload, ("optimizer",), optimizer, False))
+
+
 def test_damaged_replay_targets_are_refused():
     payload = run_checkpoint()
     for key, bad, message in (("actions", N_ACTIONS, "action ids in -1..3216"),
