@@ -13,8 +13,8 @@ Gumbel noise is scaled up until it alone decides Gumbel-top-k and the final choi
 the move a uniform draw over the legal actions (Gumbel-max); such a search is cheap and sets no
 policy target. When a game ends, every position of it gets the final result as value target,
 from the view of the player to move there (with ``td_lambda`` below 1, its TD(lambda) return:
-:func:`lambda_returns`; a game the training cap stopped counts ``capped_value`` of its score), and goes
-to the replay buffer.
+:func:`lambda_returns`; a game the training cap stopped counts ``capped_value`` of its score),
+and goes to the replay buffer.
 """
 
 from __future__ import annotations

@@ -62,7 +62,8 @@ def test_sampling_is_uniform_over_the_filled_part():
 def test_state_dict_round_trip():
     states, actions, policy = positions(6)
     buffer = ReplayBuffer(4)
-    buffer.add(states, actions, policy, np.linspace(-1, 1, 6, dtype=np.float32), np.ones(6, np.float32))
+    buffer.add(states, actions, policy, np.linspace(-1, 1, 6, dtype=np.float32),
+               np.ones(6, np.float32))
     other = ReplayBuffer(4)
     other.load_state_dict(buffer.state_dict())
     for name in ("states", "actions", "policy", "value", "policy_weight"):

@@ -36,7 +36,8 @@ def test_config_errors_name_the_key_and_value():
         az_config_from_dict({"replay": {"cheap_policy_weight": -0.5}})
     with pytest.raises(AZConfigError, match=r"search\.noise_moves.*>= 0.*-1"):
         az_config_from_dict({"search": {"noise_moves": -1}})
-    with pytest.raises(AZConfigError, match=r"replay\.capped_value must be in \[0\.0, 1\.0\].*1\.5"):
+    with pytest.raises(AZConfigError,
+                       match=r"replay\.capped_value must be in \[0\.0, 1\.0\].*1\.5"):
         az_config_from_dict({"replay": {"capped_value": 1.5}})
     with pytest.raises(AZConfigError, match=r"optim\.ema_decay.*1\.0"):
         az_config_from_dict({"optim": {"ema_decay": 1.0}})  # an average that never moves
