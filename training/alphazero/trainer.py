@@ -105,25 +105,6 @@ def _timed(function, *args):
     return result, time.perf_counter() - tick
 
 
-def _check_optimizer_state(state, params: list[torch.Tensor]) -> None:
-    """An AdamW state dict from a checkpoint for `params` (in the optimizer's order): each
-    slot keyed by a parameter's index, its step count and moments finite tensors, the moments
-    of that parameter's shape (torch checks none of this on load; the first step would fail).
-    The step size is never the checkpoint's: the schedule sets it before each step."""
-    if not (isinstance(state, dict) and isinstance(state.get("state"), dict)):
-        raise TypeError("optimizer must be an optimizer state dict")
-    for key, slot in state["state"].items():
-        if not (type(key) is int and 0 <= key < len(params) and isinstance(slot, dict)):
-            raise TypeError(f"optimizer state entry {key!r} does not belong to a parameter")
-        for name, value in slot.items():
-            if not isinstance(value, torch.Tensor) or not torch.isfinite(value).all():
-                raise ValueError(f"optimizer state {name!r} must be a finite tensor")
-            expected = () if name == "step" else tuple(params[key].shape)
-            if tuple(value.shape) != expected:
-                raise ValueError(f"optimizer state {name!r} of parameter {key} has shape "
-                                 f"{tuple(value.shape)}, expected {expected}")
-
-
 def _rng_state(rng: np.random.Generator) -> dict:
     """A numpy generator state as plain data (the 128-bit integers as strings)."""
     state = rng.bit_generator.state
@@ -261,7 +242,8 @@ class AZTrainer(PoolOwner):
 
     def _restore_state(self, payload: dict, path: Path) -> None:
         """Everything of a run from its checkpoint, each field checked (any damage raises)."""
-        from training.common.checkpoint import check_counters, check_results, check_weights
+        from training.common.checkpoint import (check_counters, check_optimizer_state,
+                                                check_results, check_weights)
 
         counters = payload["counters"]
         if not isinstance(counters, dict):
@@ -285,7 +267,8 @@ class AZTrainer(PoolOwner):
             self.ema.n_averaged.fill_(ema_updates)
         else:
             self.net.load_state_dict(payload["model"])
-        _check_optimizer_state(payload["optimizer"], [
+        # the saved step size is not checked: the schedule sets it before every step
+        check_optimizer_state(payload["optimizer"], [
             p for group in self.optimizer.param_groups for p in group["params"]])
         self.optimizer.load_state_dict(payload["optimizer"])
         self.buffer.load_state_dict(payload["replay"])

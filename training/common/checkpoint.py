@@ -194,6 +194,25 @@ def check_counters(counters: Any, floats: tuple[str, ...] = ("seconds",)) -> Non
             raise ValueError(f"counters.{key} must be a number >= 0, got {value!r}")
 
 
+def check_optimizer_state(state: Any, params: list[torch.Tensor]) -> None:
+    """An AdamW state dict from a checkpoint for `params` (in the optimizer's order): each
+    slot keyed by a parameter's index, its step count and moments finite tensors, the moments
+    of that parameter's shape (torch checks none of this on load; the first step would fail).
+    The step size (param_groups) is the caller's to check or to set."""
+    if not (isinstance(state, dict) and isinstance(state.get("state"), dict)):
+        raise TypeError("optimizer must be an optimizer state dict")
+    for key, slot in state["state"].items():
+        if not (type(key) is int and 0 <= key < len(params) and isinstance(slot, dict)):
+            raise TypeError(f"optimizer state entry {key!r} does not belong to a parameter")
+        for name, value in slot.items():
+            if not isinstance(value, torch.Tensor) or not torch.isfinite(value).all():
+                raise ValueError(f"optimizer state {name!r} must be a finite tensor")
+            expected = () if name == "step" else tuple(params[key].shape)
+            if tuple(value.shape) != expected:
+                raise ValueError(f"optimizer state {name!r} of parameter {key} has shape "
+                                 f"{tuple(value.shape)}, expected {expected}")
+
+
 def network_from_checkpoint(payload: dict[str, Any], path: str | Path = "?") -> PolicyValueNet:
     """The checked network of a loaded checkpoint (its weights must fit its shape exactly)."""
     shape = check_shape(payload.get("model_shape"), path)

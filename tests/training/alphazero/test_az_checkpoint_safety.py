@@ -13,8 +13,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core import engine
+from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.engine import fill_legal_mask, new_work
 from satellites_env.core.state import (GRACE, MOVES, PASSES, PENDING_FROM, PENDING_PIECE,
                                        PENDING_PUSHES, PENDING_TARGET, STATE_LEN, TO_MOVE,
@@ -95,8 +95,9 @@ def _off_board_target(states):
     states[0, PENDING_TARGET] = N_CELLS + 50
 
 
-def _push_onto_a_satellite(states):
-    states[0, PENDING_PUSHES] = (1 << 16) - 1  # every direction: some land off the board
+def _every_push_bit(states):
+    states[0, PENDING_PUSHES] = (1 << 16) - 1  # all 16 pushes: some land off the board or on
+                                               # a satellite
 
 
 @pytest.mark.parametrize("change, message", [
@@ -110,7 +111,7 @@ def _push_onto_a_satellite(states):
     (_off_board_target, "a pending displacement off the board"),
     (lambda s: s.__setitem__((0, PENDING_PIECE), 0),
      "a pending satellite that is not the opponent's"),
-    (_push_onto_a_satellite, "push bit landing off the board or on a satellite"),
+    (_every_push_bit, "push bit landing off the board or on a satellite"),
 ])
 def test_stored_positions_the_kernels_cannot_read_are_refused(change, message):
     with pytest.raises(CheckpointError, match=rf"damaged run state.*state row \d+: .*{message}"):
@@ -174,8 +175,8 @@ def test_fuzz_resuming_from_a_mutated_az_checkpoint_is_a_checkpoint_error(path, 
         assert "differs from the checkpoint" in str(error), error
         return
     trainer.state_payload()  # a state that was accepted is whole and can be trained on
-    make_batch(trainer.buffer, np.arange(min(4, trainer.buffer.size)), np.zeros(4, np.int64)[
-        :min(4, trainer.buffer.size)], trainer.config.search.max_moves)
+    n = min(4, trainer.buffer.size)
+    make_batch(trainer.buffer, np.arange(n), np.zeros(n, np.int64), trainer.config.search.max_moves)
 
 
 FIELDS = list(range(STATE_LEN))
