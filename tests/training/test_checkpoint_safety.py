@@ -270,6 +270,22 @@ def _run_checkpoint() -> dict:
     return _RUN["payload"]
 
 
+def test_optimizer_moments_of_the_wrong_shape_or_not_finite_are_refused_at_resume(tmp_path):
+    """torch's load_state_dict takes Adam moments of any shape; the first update would fail."""
+    payload = _run_checkpoint()
+    run = tmp_path / "run"
+    run.mkdir()
+    for name, bad, message in (("exp_avg", torch.zeros(5), r"'exp_avg' of parameter 0 has shape"),
+                               ("exp_avg_sq", None, r"'exp_avg_sq' must be a finite tensor")):
+        optimizer = {**payload["optimizer"], "state": dict(payload["optimizer"]["state"])}
+        slot = dict(optimizer["state"][0])
+        slot[name] = bad if bad is not None else torch.full_like(slot[name], float("nan"))
+        optimizer["state"][0] = slot
+        torch.save(mutated(payload, ("optimizer",), optimizer, False), run / "checkpoint.pt")
+        with pytest.raises(CheckpointError, match=message):
+            Trainer(tiny_config(), run, resume=True)
+
+
 RUN_PATHS = [("counters",), ("counters", "steps"), ("counters", "seconds"), ("history",),
              ("pool",), ("optimizer",), ("optimizer", "state"), ("optimizer", "param_groups"),
              ("rng",), ("rng", "selfplay"), ("rng", "torch"), ("rng", "python"),

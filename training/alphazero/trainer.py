@@ -55,7 +55,7 @@ from training.common.tensorboard import log_game
 from ..distributed.pool import (GeneratorPool, PoolOwner, log_pool, one_thread_each,
                                 open_pool)
 from .agent import AZAgent, AZPolicyAgent
-from .config import AZConfig, AZConfigError, az_config_from_dict, scheduled_lr
+from .config import AZConfig, az_config_from_dict, scheduled_lr
 from .generator import add_batches, check_states, cpu_weights, make_generator, match_on_pool
 from .network import network_for, network_shape, resolve_device
 from .replay import ReplayBuffer, make_batch
@@ -223,14 +223,10 @@ class AZTrainer(PoolOwner):
         return save_checkpoint(path or self.checkpoint_path, self.state_payload(with_buffer))
 
     def _restore(self, path: Path) -> None:
-        from training.common.checkpoint import CheckpointError, load_checkpoint, restoring
+        from training.common.checkpoint import load_checkpoint, restoring, saved_config
 
         payload = load_checkpoint(path)
-        try:
-            saved = az_config_from_dict(payload["config"])
-        except (AZConfigError, KeyError, TypeError) as error:
-            raise CheckpointError(f"checkpoint {str(path)!r} holds no valid run config: "
-                                  f"{error}") from None
+        saved = saved_config(payload, path, az_config_from_dict)
         if saved.model != self.config.model:
             raise ValueError(f"resume: the config's model {self.config.model} differs from the "
                              f"checkpoint's {saved.model}")

@@ -18,7 +18,7 @@ import math
 import os
 import pickle
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -172,6 +172,16 @@ def restoring(path: str | Path) -> Iterator[None]:
                               f"({type(error).__name__}: {str(error)[:200]})") from None
 
 
+def saved_config(payload: dict[str, Any], path: str | Path, parse: Callable[[Any], Any]) -> Any:
+    """The run config a loaded checkpoint holds, read by its learner's `parse` (which raises a
+    ValueError for a bad one); a CheckpointError when it holds none or a bad one."""
+    try:
+        return parse(payload["config"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise CheckpointError(f"checkpoint {str(path)!r} holds no valid run config: "
+                              f"{error}") from None
+
+
 def check_results(results: Any) -> None:
     """An evaluation's results from a checkpoint: opponent name -> a result mapping whose game
     counts are ints >= 0 with at least one game (TypeError/ValueError when damaged)."""
@@ -195,7 +205,7 @@ def check_counters(counters: Any, floats: tuple[str, ...] = ("seconds",)) -> Non
 
 
 def check_optimizer_state(state: Any, params: list[torch.Tensor]) -> None:
-    """An AdamW state dict from a checkpoint for `params` (in the optimizer's order): each
+    """An Adam or AdamW state dict from a checkpoint for `params` (in the optimizer's order): each
     slot keyed by a parameter's index, its step count and moments finite tensors, the moments
     of that parameter's shape (torch checks none of this on load; the first step would fail).
     The step size (param_groups) is the caller's to check or to set."""

@@ -55,10 +55,11 @@ from rich.table import Table
 from satellites_env.agents import make_agent
 from satellites_env.arena import PairResult, fit_elo, match, rate_with_interval
 
-from ..common.checkpoint import (CheckpointError, PolicyAgent, check_counters, check_results,
-                                 check_weights, load_checkpoint, restoring,
-                                 network_from_checkpoint, network_from_weights, save_checkpoint)
-from ..common.config import ConfigError, TrainConfig, config_from_dict
+from ..common.checkpoint import (CheckpointError, PolicyAgent, check_counters,
+                                 check_optimizer_state, check_results, check_weights,
+                                 load_checkpoint, network_from_checkpoint, network_from_weights,
+                                 restoring, save_checkpoint, saved_config)
+from ..common.config import TrainConfig, config_from_dict
 from ..common.network import PolicyValueNet
 from ..common.runlock import RunLock
 from ..common.tensorboard import log_game
@@ -219,11 +220,8 @@ class Trainer(PoolOwner):
         return save_checkpoint(path or self.checkpoint_path, self.state_payload())
 
     def _restore(self, payload: dict, path: Path, resume: bool) -> None:
-        try:
-            saved = config_from_dict(payload["config"], check_agents=False)
-        except (ConfigError, KeyError, TypeError) as error:
-            raise CheckpointError(f"checkpoint {str(path)!r} holds no valid run config: "
-                                  f"{error}") from None
+        saved = saved_config(payload, path,
+                             functools.partial(config_from_dict, check_agents=False))
         changes = config_differences(saved, self.config)
         fixed = {key: change for key, change in changes.items() if key not in RESUMABLE_KEYS}
         # Where self-play runs is not what the run learns: opening a run on Ray (or off it)
@@ -253,6 +251,8 @@ class Trainer(PoolOwner):
 
     def _restore_state(self, payload: dict, path: Path) -> None:
         self.net.load_state_dict(network_from_checkpoint(payload, path).state_dict())
+        check_optimizer_state(payload["optimizer"], [
+            p for group in self.optimizer.param_groups for p in group["params"]])
         self.optimizer.load_state_dict(payload["optimizer"])
         for group in self.optimizer.param_groups:  # never the checkpoint's own idea of lr
             if not (isinstance(group.get("lr"), float) and group["lr"] >= 0):
