@@ -49,6 +49,10 @@ class AZSearchConfig:
     random_moves: float = 0.0  # epsilon-exploration: share of self-play moves (either colour)
                                # played uniformly at random among the legal ones (cheap search,
                                # no policy target; the game's result is still every value target)
+    random_opponent: float = 0.0  # share of self-play games in which one colour (either, drawn
+                                  # per game) plays every move uniformly at random: opponents
+                                  # unlike the network itself (a league's weakest member); its
+                                  # moves are cheap searches: value targets, no policy target
 
 
 @dataclass
@@ -162,6 +166,7 @@ _RANGES: dict[str, tuple] = {
     "search.c_scale": (0.0, None, False),
     "search.noise_moves": (0, None, True),
     "search.random_moves": (0.0, 1.0, True),
+    "search.random_opponent": (0.0, 1.0, True),
     "replay.capacity": (1, None, True),
     "replay.replay_ratio": (0.0, None, False),
     "replay.batch_size": (1, None, True),

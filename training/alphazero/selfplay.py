@@ -11,10 +11,13 @@ game's first N moves get the noise (as AlphaZero samples only its first moves). 
 (epsilon-exploration: positions an opponent that does not cooperate leads to): the root's
 Gumbel noise is scaled up until it alone decides Gumbel-top-k and the final choice, which makes
 the move a uniform draw over the legal actions (Gumbel-max); such a search is cheap and sets no
-policy target. When a game ends, every position of it gets the final result as value target,
-from the view of the player to move there (with ``td_lambda`` below 1, its TD(lambda) return:
-:func:`lambda_returns`; a game the training cap stopped counts ``capped_value`` of its score),
-and goes to the replay buffer.
+policy target. With ``random_opponent`` p > 0, a share p of the games (drawn when each starts)
+has one colour, either at random, play all its moves that way: an opponent that plays unlike
+the network (as a league keeps weaker members beside the current one); its positions are value
+targets, like any cheap search's. When a game ends, every position of it gets the final
+result as value target, from the view of the player to move there (with ``td_lambda`` below 1,
+its TD(lambda) return: :func:`lambda_returns`; a game the training cap stopped counts
+``capped_value`` of its score), and goes to the replay buffer.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ class SelfPlayStats:
     red_wins: int = 0
     blue_wins: int = 0
     draws: int = 0
+    opponent_games: int = 0  # games against the random opponent (random_opponent)
+    opponent_wins: int = 0  # of them, won by the searching colour
     lengths: deque = field(default_factory=lambda: deque(maxlen=200))
 
 
@@ -86,15 +91,21 @@ class SelfPlay:
         self.stats = SelfPlayStats()
         self.work = engine.new_work()
         self.trajectories: list[list] = [[] for _ in range(config.games)]
+        self.random_side = np.full(config.games, -1, np.int32)  # RED/BLUE: plays at random
         self.restart_games()
 
     def restart_games(self) -> None:
         """Fresh games in every slot (the games in flight are dropped)."""
-        trees = self.search.trees
         for b in range(self.config.games):
-            trees.game_state[b] = engine.init(rng=self.rng)
-            self.trajectories[b] = []
-        trees.phase[:] = NEED_ROOT
+            self._start_game(b)
+        self.search.trees.phase[:] = NEED_ROOT
+
+    def _start_game(self, b: int) -> None:
+        self.search.trees.game_state[b] = engine.init(rng=self.rng)
+        self.trajectories[b] = []
+        if self.config.random_opponent:  # (no draw when off: a seed's games stay the same)
+            random_game = self.rng.random() < self.config.random_opponent
+            self.random_side[b] = self.rng.integers(2) if random_game else -1
 
     def _new_roots(self) -> None:
         rows = self.search.needs_root()
@@ -111,6 +122,11 @@ class SelfPlay:
                 trees.gumbel[explore] = (self.rng.gumbel(size=(len(explore), SLOTS))
                                          * RANDOM_MOVE_NOISE).astype(np.float32)
                 trees.kind[explore] = CHEAP
+            if self.config.random_opponent:
+                opponent = rows[trees.game_state[rows, TO_MOVE] == self.random_side[rows]]
+                trees.gumbel[opponent] = (self.rng.gumbel(size=(len(opponent), SLOTS))
+                                          * RANDOM_MOVE_NOISE).astype(np.float32)
+                trees.kind[opponent] = CHEAP
 
     def play(self, positions: int, evaluate, buffer: ReplayBuffer) -> int:
         """Play until `positions` more moves were searched; finished games go to `buffer`.
@@ -148,6 +164,10 @@ class SelfPlay:
             self.stats.red_wins += 1
         else:
             self.stats.blue_wins += 1
+        opponent = int(self.random_side[b])
+        if opponent >= 0:
+            self.stats.opponent_games += 1
+            self.stats.opponent_wins += winner not in (DRAW, opponent)
         # the final result from the view of each position's player to move (R24); a game the
         # training cap stopped counts capped_value of its score there (which says who was
         # ahead when it stopped, not who would have won)
@@ -178,6 +198,5 @@ class SelfPlay:
                 value = (1.0 - self.value_mix) * value + self.value_mix * root
             buffer.add(states, actions, policy, value, np.array([s[3] for s in keep], np.float32),
                        np.broadcast_to(control, (n, N_CELLS)))
-        self.trajectories[b] = []
-        self.search.trees.game_state[b] = engine.init(rng=self.rng)
+        self._start_game(b)
         return len(keep)

@@ -530,6 +530,9 @@ class AZTrainer(PoolOwner):
         if s.games:
             writer.add_scalar("selfplay/draw_share", s.draws / s.games, step)
             writer.add_scalar("selfplay/red_win_share", s.red_wins / s.games, step)
+        if s.opponent_games:
+            writer.add_scalar("selfplay/win_share_vs_random_opponent",
+                              s.opponent_wins / s.opponent_games, step)
         writer.add_scalar("replay/size", len(self.buffer), step)
         log_pool(writer, self._pool, step)
 

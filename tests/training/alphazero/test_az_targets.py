@@ -389,6 +389,55 @@ def test_random_moves_are_uniform_over_the_legal_actions_and_set_no_policy_targe
     assert (buffer.policy_weight[:buffer.size] > 0).any() == (random_moves == 0.0)
 
 
+def test_a_random_opponent_plays_one_colour_uniformly_and_sets_no_policy_target():
+    """search.random_opponent = 1: in every game one colour (each in some games) plays uniform
+    random moves, whatever the network prefers; the other colour searches (and plays the
+    network's preferred move); the random colour's positions are value targets only."""
+    config = AZSearchConfig(games=8, max_moves=40, full_simulations=8, cheap_simulations=4,
+                            full_fraction=1.0, max_considered=16, random_opponent=1.0)
+    selfplay = SelfPlay(config, seed=3)
+    trees = selfplay.search.trees
+    ranks = {"random": [], "search": []}
+    sides, games = set(), []
+    original = selfplay._game_over
+
+    def checked_game_over(b, winner, buffer):
+        opponent = int(selfplay.random_side[b])
+        to_move = [int(s[0][TO_MOVE]) for s in selfplay.trajectories[b]]
+        searched = [s[6] for s in selfplay.trajectories[b]]
+        before = buffer.size
+        added = original(b, winner, buffer)
+        stored = buffer.states[before:buffer.size, TO_MOVE]
+        weights = buffer.policy_weight[before:buffer.size]
+        games.append(opponent)
+        assert added == len(to_move) == len(stored) and list(stored) == to_move
+        assert list(weights) == [float(t != opponent and f) for t, f in zip(to_move, searched)]
+        return added
+
+    step = selfplay.search.step
+
+    def checked_step(evaluate):
+        step(evaluate)
+        for b in np.flatnonzero(trees.out_ready):
+            state = trees.out_state[b]
+            sides.add(int(selfplay.random_side[b]))
+            legal = sorted(Game(state.copy()).legal_actions())
+            if len(legal) >= 2:
+                player = "random" if state[TO_MOVE] == selfplay.random_side[b] else "search"
+                ranks[player].append(legal.index(int(trees.out_action[b])) / (len(legal) - 1))
+                assert trees.out_kind[b] == (0 if player == "random" else 1)
+
+    selfplay._game_over = checked_game_over
+    selfplay.search.step = checked_step
+    buffer = ReplayBuffer(10_000)
+    while len(games) < 24:
+        selfplay.play(100, _lowest_first, buffer)
+    assert sides == {0, 1} and set(games) == {0, 1}
+    assert abs(np.mean(ranks["random"]) - 0.5) < 0.05
+    assert np.mean(np.array(ranks["search"]) == 0.0) > 0.5
+    assert selfplay.stats.opponent_games == len(games) == selfplay.stats.games
+
+
 def test_lambda_returns_bootstrap_from_the_next_root_values_in_each_players_view():
     """TD(lambda) targets by hand: the last position keeps its result; the sign flips where the
     player to move changes and not through grace moves; a forced move (no search) passes the
