@@ -31,6 +31,8 @@ class AZModelConfig:
     max_pool: bool = False  # the value head pools the board's maximum as well as its mean
     norm: str = "group"  # group (GroupNorm) or none (SkipInit: biases and a zero-initialised
                          # residual gain; faster on a CPU)
+    global_pool: bool = False  # each residual block adds a bias from its channels' board mean
+                               # and maximum (KataGo's global pooling)
 
 
 @dataclass

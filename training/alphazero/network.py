@@ -17,12 +17,14 @@ from training.common.network import PolicyValueNet
 
 def build_network(channels: int, blocks: int, seed: int | None = None,
                   ownership: bool = False, landing_values: bool = False,
-                  max_pool: bool = False, norm: str = "group") -> PolicyValueNet:
+                  max_pool: bool = False, norm: str = "group",
+                  global_pool: bool = False) -> PolicyValueNet:
     """A fresh network; with `seed`, its initial weights come from torch.manual_seed(seed)."""
     if seed is not None:
         torch.manual_seed(seed)
     return PolicyValueNet(channels, blocks, lookahead=0.0, ownership=ownership,
-                          landing_values=landing_values, max_pool=max_pool, norm=norm)
+                          landing_values=landing_values, max_pool=max_pool, norm=norm,
+                          global_pool=global_pool)
 
 
 def network_for(model, seed: int | None = None) -> PolicyValueNet:
@@ -30,7 +32,7 @@ def network_for(model, seed: int | None = None) -> PolicyValueNet:
     it names, so callers do not list them again."""
     return build_network(model.channels, model.blocks, seed=seed, ownership=model.ownership,
                          landing_values=model.landing_values, max_pool=model.max_pool,
-                         norm=model.norm)
+                         norm=model.norm, global_pool=model.global_pool)
 
 
 def network_shape(net: PolicyValueNet) -> dict:

@@ -117,10 +117,12 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     where = f"checkpoint {str(path)!r}: model_shape"
     if not isinstance(shape, dict) or set(shape) - {"channels", "blocks", "lookahead",
                                                      "ownership", "landing_values", "max_pool",
-                                                     "norm"}:
+                                                     "norm", "global_pool"}:
         raise CheckpointError(f"{where} must be a mapping of channels, blocks, lookahead, "
-                              f"ownership, landing_values, max_pool and norm, got {shape!r}")
-    flags = {key: shape.get(key, False) for key in ("ownership", "landing_values", "max_pool")}
+                              f"ownership, landing_values, max_pool, norm and global_pool, "
+                              f"got {shape!r}")
+    flags = {key: shape.get(key, False)
+             for key in ("ownership", "landing_values", "max_pool", "global_pool")}
     for key, flag in flags.items():
         if type(flag) is not bool:
             raise CheckpointError(f"{where}.{key} must be true or false, got {flag!r}")
@@ -234,7 +236,8 @@ def network_from_weights(shape: dict, weights: dict, path: str | Path = "?",
                          key: str = "model") -> PolicyValueNet:
     net = PolicyValueNet(shape["channels"], shape["blocks"], shape["lookahead"],
                          shape.get("ownership", False), shape.get("landing_values", False),
-                         shape.get("max_pool", False), shape.get("norm", "group"))
+                         shape.get("max_pool", False), shape.get("norm", "group"),
+                         shape.get("global_pool", False))
     try:
         net.load_state_dict(weights)
     except (RuntimeError, ValueError, TypeError, KeyError) as error:

@@ -45,7 +45,7 @@ class ResidualBlock(nn.Module):
     norm-free trunk is much faster: the trunk runs channels-last (the observation's layout),
     where torch's GroupNorm is slow (`benchmarks/az_trunk.py`)."""
 
-    def __init__(self, channels: int, norm: str = "group"):
+    def __init__(self, channels: int, norm: str = "group", global_pool: bool = False):
         super().__init__()
         self.grouped = norm == "group"
         self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=not self.grouped)
@@ -54,9 +54,17 @@ class ResidualBlock(nn.Module):
         self.norm2 = norm_layer(channels, norm)
         if not self.grouped:
             self.gain = nn.Parameter(torch.zeros(()))
+        # global_pool (KataGo's global pooling bias, Wu 2019): each channel's board mean and
+        # maximum after the first convolution set a per-channel bias of the second one, so
+        # whole-board facts (colonies controlled, the lowest colony total: R22, R23) reach
+        # every cell in one block instead of through the 3x3 receptive field
+        self.pool_bias = nn.Linear(2 * channels, channels) if global_pool else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu(self.norm1(self.conv1(x)))
+        if self.pool_bias is not None:
+            pooled = torch.cat([y.mean(dim=(2, 3)), y.amax(dim=(2, 3))], dim=1)
+            y = y + self.pool_bias(pooled)[:, :, None, None]
         branch = self.norm2(self.conv2(y))
         return F.relu(x + (branch if self.grouped else self.gain * branch))
 
@@ -66,7 +74,7 @@ class PolicyValueNet(nn.Module):
 
     def __init__(self, channels: int = 64, blocks: int = 4, lookahead: float = 0.0,
                  ownership: bool = False, landing_values: bool = False,
-                 max_pool: bool = False, norm: str = "group"):
+                 max_pool: bool = False, norm: str = "group", global_pool: bool = False):
         super().__init__()
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
@@ -77,10 +85,12 @@ class PolicyValueNet(nn.Module):
         self.landing_values = bool(landing_values)
         self.max_pool = bool(max_pool)
         self.norm = norm
+        self.global_pool = bool(global_pool)
         self.stem = nn.Sequential(
             nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=norm != "group"),
             norm_layer(channels, norm), nn.ReLU())
-        self.trunk = nn.Sequential(*(ResidualBlock(channels, norm) for _ in range(blocks)))
+        self.trunk = nn.Sequential(*(ResidualBlock(channels, norm, self.global_pool)
+                                     for _ in range(blocks)))
         self.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
         # One landing map, or one per value of the satellite that moves (landing_values):
         # what a landing does depends on the value that lands (R21 sums).
@@ -116,6 +126,8 @@ class PolicyValueNet(nn.Module):
             shape["max_pool"] = True
         if self.norm != "group":
             shape["norm"] = self.norm
+        if self.global_pool:
+            shape["global_pool"] = True
         return shape
 
     @property

@@ -321,3 +321,32 @@ def test_a_norm_free_trunk_starts_as_the_identity_learns_its_gains_and_round_tri
             assert torch.allclose(a, b)
     with pytest.raises(ValueError, match="norm must be one of"):
         build_network(16, 2, norm="batch")
+
+
+@pytest.mark.parametrize("global_pool", [False, True])
+def test_global_pooling_lets_one_block_see_the_far_corner(global_pool):
+    """model.global_pool (KataGo's global pooling bias): a block's second convolution gets a
+    per-channel bias from its first one's board mean and maximum, so one block's output at
+    cell (9, 9) depends on its input at (0, 0); without it a block sees 2 cells around. The
+    flag survives a checkpoint round trip, and a shape with a non-boolean flag is refused."""
+    from training.common.checkpoint import CheckpointError, check_shape, network_from_checkpoint
+
+    net = build_network(16, 1, seed=0, norm="none", global_pool=global_pool)
+    block = net.trunk[0]
+    with torch.no_grad():
+        block.gain.fill_(1.0)  # SkipInit starts each block as the identity
+    x = torch.relu(torch.randn(1, 16, 10, 10, generator=torch.Generator().manual_seed(0)))
+    far = x.clone()
+    far[0, :, 0, 0] += 5.0
+    with torch.no_grad():
+        changed = (block(far) - block(x)).abs().amax(dim=1)[0]
+    assert (changed[9, 9].item() > 1e-4) == global_pool
+    assert changed[:3, :3].amax().item() > 1e-4
+    assert net.shape.get("global_pool", False) is global_pool
+    copy = network_from_checkpoint({"model": net.state_dict(), "model_shape": net.shape})
+    obs = torch.rand(2, 10, 10, 22)
+    with torch.no_grad():
+        for a, b in zip(copy(obs), net(obs)):
+            assert torch.allclose(a, b)
+    with pytest.raises(CheckpointError, match="global_pool must be true or false"):
+        check_shape({**net.shape, "global_pool": 1})
