@@ -51,6 +51,11 @@ class AZSearchConfig:
     random_moves: float = 0.0  # epsilon-exploration: share of self-play moves (either colour)
                                # played uniformly at random among the legal ones (cheap search,
                                # no policy target; the game's result is still every value target)
+    dagger: float = 0.0  # share of self-play games in which one colour (either, drawn per
+                         # game) plays the raw policy's move (the prior's most likely action,
+                         # as the raw-policy agent does) instead of its search's choice; its
+                         # positions are searched and stored as ever (DAgger: the states the
+                         # raw policy leads to, labelled by the search)
     random_opponent: float = 0.0  # share of self-play games in which one colour (either, drawn
                                   # per game) plays every move uniformly at random: opponents
                                   # unlike the network itself (a league's weakest member); its
@@ -169,6 +174,7 @@ _RANGES: dict[str, tuple] = {
     "search.noise_moves": (0, None, True),
     "search.random_moves": (0.0, 1.0, True),
     "search.random_opponent": (0.0, 1.0, True),
+    "search.dagger": (0.0, 1.0, True),
     "replay.capacity": (1, None, True),
     "replay.replay_ratio": (0.0, None, False),
     "replay.batch_size": (1, None, True),

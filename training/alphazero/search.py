@@ -150,6 +150,9 @@ class Trees:
         self.sim = np.zeros(b, dtype=np.int32)
         self.pending = np.full(b, -1, dtype=np.int32)
         self.gumbel = np.zeros((b, SLOTS), dtype=np.float32)
+        # 1: the search's move is the root's most likely action under the network's prior (the
+        # raw policy's move), not the search's choice; its improved policy is computed as ever
+        self.raw_move = np.zeros(b, dtype=np.int8)
         self.eval_row = np.full(b, -1, dtype=np.int32)
         self.logit_row = np.full(b, -1, dtype=np.int32)  # -1: evaluated for its value only
         self.refill = np.zeros(b, dtype=np.int8)  # 1: pending is evaluated for its logits only
@@ -419,7 +422,7 @@ def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node
 @njit(cache=True)
 def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_children,
                    child_action, child_logit, child_node, num_nodes, game_state, phase, kind,
-                   gumbel, sigma, work, max_moves, params, searched,
+                   gumbel, raw_move, sigma, work, max_moves, params, searched,
                    out_ready, out_state, out_action, out_count, out_actions, out_policy,
                    out_value, out_kind, out_searched, out_done, out_winner):
     """The search of game b is over: improved policy, the move, play it, reset the tree."""
@@ -451,6 +454,11 @@ def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_ch
             score = max(-1e9, gumbel[b, i] + child_logit[b, 0, i] - logit_top + sigma[b, i])
             if score > best_score:
                 best, best_score = i, score
+    if raw_move[b]:  # the raw policy's move: the prior's most likely action (the lowest id
+        best = 0     # among equals, as the raw-policy agent's argmax takes it)
+        for i in range(1, n):
+            if child_logit[b, 0, i] > child_logit[b, 0, best]:
+                best = i
     action = child_action[b, 0, best]
     out_ready[b] = 1
     out_state[b, :] = node_state[b, 0]
@@ -470,8 +478,8 @@ def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_ch
 @njit(parallel=True, cache=True, nogil=True)
 def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
            node_policy, node_children, child_action, child_logit, child_node, num_nodes,
-           game_state, phase, kind, sim, pending, gumbel, budgets, eval_flag, refill, eval_row,
-           logit_row, logits, values, work, sigma, max_moves, params,
+           game_state, phase, kind, sim, pending, gumbel, raw_move, budgets, eval_flag, refill,
+           eval_row, logit_row, logits, values, work, sigma, max_moves, params,
            out_ready, out_state, out_action, out_count, out_actions, out_policy, out_value,
            out_kind, out_searched, out_done, out_winner):
     """Step 3: expand and back up the evaluated leaves (logits from row logit_row[b], -1 for
@@ -502,8 +510,8 @@ def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_
                 if n == 1:  # one legal action: nothing to search
                     _finish_search(b, node_state, node_visits, node_value_sum, node_raw,
                                    node_children, child_action, child_logit, child_node,
-                                   num_nodes, game_state, phase, kind, gumbel, sigma, work,
-                                   max_moves, params, 0, out_ready, out_state,
+                                   num_nodes, game_state, phase, kind, gumbel, raw_move,
+                                   sigma, work, max_moves, params, 0, out_ready, out_state,
                                    out_action, out_count, out_actions, out_policy, out_value,
                                    out_kind, out_searched, out_done, out_winner)
                     continue
@@ -512,7 +520,7 @@ def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_
         if phase[b] == SEARCHING and sim[b] >= budgets[kind[b]]:
             _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_children,
                            child_action, child_logit, child_node, num_nodes, game_state, phase,
-                           kind, gumbel, sigma, work, max_moves, params, 1,
+                           kind, gumbel, raw_move, sigma, work, max_moves, params, 1,
                            out_ready, out_state, out_action, out_count, out_actions, out_policy,
                            out_value, out_kind, out_searched, out_done, out_winner)
 
@@ -527,7 +535,8 @@ class BatchedSearch:
     rows whose logits the search needs, and returns (logits, values (R,)) as float32 numpy
     arrays, the logits either of those rows (len(policy_rows), 3217) or of every row (R, 3217).
     Per search, `kind[b]` picks its budget from `budgets` (playout caps); `gumbel[b]` holds its
-    root noise (zeros: deterministic), set by the caller before each new root (rows where
+    root noise (zeros: deterministic) and `raw_move[b]` (1: play the prior's most likely
+    action instead of the search's choice), set by the caller before each new root (rows where
     `phase == NEED_ROOT`). `value_only_leaves=False` asks for the logits of every leaf (the
     search as it was before value-only leaves; `benchmarks/az_value_only.py` times both).
     """
@@ -579,7 +588,7 @@ class BatchedSearch:
             values = np.zeros(0, dtype=np.float32)
         after = time.perf_counter()
         finish(*t.arrays(), t.game_state, t.phase, t.kind, t.sim, t.pending, t.gumbel,
-               t.budgets, self.eval_flag, t.refill, t.eval_row, t.logit_row,
+               t.raw_move, t.budgets, self.eval_flag, t.refill, t.eval_row, t.logit_row,
                np.ascontiguousarray(logits, np.float32),
                np.ascontiguousarray(values, np.float32), t.work, t.sigma, self.max_moves,
                self.params, t.out_ready, t.out_state, t.out_action, t.out_count,

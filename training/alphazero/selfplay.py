@@ -14,7 +14,13 @@ the move a uniform draw over the legal actions (Gumbel-max); such a search is ch
 policy target. With ``random_opponent`` p > 0, a share p of the games (drawn when each starts)
 has one colour, either at random, play all its moves that way: an opponent that plays unlike
 the network (as a league keeps weaker members beside the current one); its positions are value
-targets, like any cheap search's. When a game ends, every position of it gets the final
+targets, like any cheap search's. With ``dagger`` p > 0, a share p of the games has one
+colour, either at random, play the raw policy's move (the most likely action of the network's
+prior at the root, what the raw-policy agent plays) instead of the search's choice, while its
+positions are searched and stored as ever: DAgger (Ross et al. 2011), the states the raw
+policy's own moves lead to, labelled by the search. The raw policy played alone repeats itself
+(a satellite moved back and forth) in states self-play's sampled moves never reach; these games
+reach them. When a game ends, every position of it gets the final
 result as value target, from the view of the player to move there (with ``td_lambda`` below 1,
 its TD(lambda) return: :func:`lambda_returns`; a game the training cap stopped counts
 ``capped_value`` of its score), and goes to the replay buffer.
@@ -52,6 +58,8 @@ class SelfPlayStats:
     draws: int = 0
     opponent_games: int = 0  # games against the random opponent (random_opponent)
     opponent_wins: int = 0  # of them, won by the searching colour
+    dagger_games: int = 0  # games with a colour that plays the raw policy's moves (dagger)
+    dagger_wins: int = 0  # of them, won by that colour
     lengths: deque = field(default_factory=lambda: deque(maxlen=200))
 
 
@@ -92,6 +100,7 @@ class SelfPlay:
         self.work = engine.new_work()
         self.trajectories: list[list] = [[] for _ in range(config.games)]
         self.random_side = np.full(config.games, -1, np.int32)  # RED/BLUE: plays at random
+        self.dagger_side = np.full(config.games, -1, np.int32)  # RED/BLUE: plays raw moves
         self.restart_games()
 
     def restart_games(self) -> None:
@@ -106,6 +115,9 @@ class SelfPlay:
         if self.config.random_opponent:  # (no draw when off: a seed's games stay the same)
             random_game = self.rng.random() < self.config.random_opponent
             self.random_side[b] = self.rng.integers(2) if random_game else -1
+        if self.config.dagger:
+            dagger_game = self.rng.random() < self.config.dagger
+            self.dagger_side[b] = self.rng.integers(2) if dagger_game else -1
 
     def _new_roots(self) -> None:
         rows = self.search.needs_root()
@@ -122,6 +134,7 @@ class SelfPlay:
                 trees.gumbel[explore] = (self.rng.gumbel(size=(len(explore), SLOTS))
                                          * RANDOM_MOVE_NOISE).astype(np.float32)
                 trees.kind[explore] = CHEAP
+            trees.raw_move[rows] = trees.game_state[rows, TO_MOVE] == self.dagger_side[rows]
             if self.config.random_opponent:
                 opponent = rows[trees.game_state[rows, TO_MOVE] == self.random_side[rows]]
                 trees.gumbel[opponent] = (self.rng.gumbel(size=(len(opponent), SLOTS))
@@ -168,6 +181,10 @@ class SelfPlay:
         if opponent >= 0:
             self.stats.opponent_games += 1
             self.stats.opponent_wins += winner not in (DRAW, opponent)
+        raw = int(self.dagger_side[b])
+        if raw >= 0:
+            self.stats.dagger_games += 1
+            self.stats.dagger_wins += winner == raw
         # the final result from the view of each position's player to move (R24); a game the
         # training cap stopped counts capped_value of its score there (which says who was
         # ahead when it stopped, not who would have won)

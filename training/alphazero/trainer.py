@@ -533,6 +533,8 @@ class AZTrainer(PoolOwner):
         if s.opponent_games:
             writer.add_scalar("selfplay/win_share_vs_random_opponent",
                               s.opponent_wins / s.opponent_games, step)
+        if s.dagger_games:  # how the raw policy's moves fare against the searches'
+            writer.add_scalar("selfplay/dagger_win_share", s.dagger_wins / s.dagger_games, step)
         writer.add_scalar("replay/size", len(self.buffer), step)
         log_pool(writer, self._pool, step)
 

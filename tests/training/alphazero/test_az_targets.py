@@ -10,6 +10,8 @@
   player to move.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -502,3 +504,60 @@ def test_capped_value_scales_the_value_targets_of_games_the_cap_stopped_only(cap
             assert np.array_equal(capped.value[rows], capped_value * plain.value[rows])
         else:
             assert np.array_equal(capped.value[rows], plain.value[rows])
+
+
+def test_dagger_colour_plays_the_raw_policys_move_and_its_positions_stay_targets():
+    """search.dagger = 1: in every game one colour (each in some games) plays the most likely
+    legal action of the network's prior (the raw-policy agent's move), whatever its search
+    prefers; the other colour plays its search's choice; every position is stored as before,
+    full searches of both colours as policy targets."""
+    config = AZSearchConfig(games=8, max_moves=40, full_simulations=8, cheap_simulations=4,
+                            full_fraction=0.5, max_considered=16, dagger=1.0)
+    prior = np.random.default_rng(0).normal(size=N_ACTIONS).astype(np.float32)
+
+    def fixed_prior(obs, policy_rows=None):
+        n = len(obs)
+        return np.broadcast_to(prior, (n, N_ACTIONS)).copy(), np.zeros(n, np.float32)
+
+    selfplay = SelfPlay(config, seed=5)
+    trees = selfplay.search.trees
+    raw_moves = {"dagger": [], "search": []}
+    sides, games = set(), []
+    original = selfplay._game_over
+
+    def checked_game_over(b, winner, buffer):
+        side = int(selfplay.dagger_side[b])
+        kinds = [(s[5], s[6]) for s in selfplay.trajectories[b]]
+        before = buffer.size
+        added = original(b, winner, buffer)
+        weights = buffer.policy_weight[before:buffer.size]
+        games.append((side, winner))
+        assert added == len(kinds)
+        assert list(weights) == [float(full and searched) for full, searched in kinds]
+        return added
+
+    step = selfplay.search.step
+
+    def checked_step(evaluate):
+        step(evaluate)
+        for b in np.flatnonzero(trees.out_ready):
+            state = trees.out_state[b]
+            sides.add(int(selfplay.dagger_side[b]))
+            legal = np.array(sorted(Game(state.copy()).legal_actions()))
+            if len(legal) >= 2:
+                raw = int(legal[np.argmax(prior[legal])])
+                player = "dagger" if state[TO_MOVE] == selfplay.dagger_side[b] else "search"
+                raw_moves[player].append(int(trees.out_action[b]) == raw)
+
+    selfplay._game_over = checked_game_over
+    selfplay.search.step = checked_step
+    buffer = ReplayBuffer(10_000)
+    while len(games) < 16:
+        selfplay.play(100, fixed_prior, buffer)
+    assert sides == {0, 1} and {side for side, _ in games} == {0, 1}
+    assert all(raw_moves["dagger"]) and len(raw_moves["dagger"]) > 100
+    assert np.mean(raw_moves["search"]) < 0.8  # the Gumbel search samples other moves
+    assert selfplay.stats.dagger_games == len(games) == selfplay.stats.games
+    assert selfplay.stats.dagger_wins == sum(side == winner for side, winner in games)
+    off = SelfPlay(dataclasses.replace(config, dagger=0.0), seed=5)
+    assert (off.dagger_side == -1).all() and not off.search.trees.raw_move.any()
