@@ -391,6 +391,36 @@ def test_random_moves_are_uniform_over_the_legal_actions_and_set_no_policy_targe
     assert (buffer.policy_weight[:buffer.size] > 0).any() == (random_moves == 0.0)
 
 
+def _record_selfplay(selfplay, evaluate, n_games):
+    """Plays until n_games games have ended; returns the moves played, (state, action, search
+    kind, random side, dagger side) each, the games, (random side, dagger side, winner, its
+    trajectory, the buffer rows it added) each, and the buffer."""
+    trees, moves, games = selfplay.search.trees, [], []
+    game_over, step = selfplay._game_over, selfplay.search.step
+
+    def sides(b):
+        return int(selfplay.random_side[b]), int(selfplay.dagger_side[b])
+
+    def recorded_game_over(b, winner, buffer):
+        game_sides, trajectory, before = sides(b), list(selfplay.trajectories[b]), buffer.size
+        added = game_over(b, winner, buffer)  # (which may start the next game in slot b)
+        assert added == len(trajectory) == buffer.size - before
+        games.append((*game_sides, winner, trajectory, slice(before, buffer.size)))
+        return added
+
+    def recorded_step(evaluate):
+        step(evaluate)
+        for b in np.flatnonzero(trees.out_ready):
+            moves.append((trees.out_state[b].copy(), int(trees.out_action[b]),
+                          int(trees.out_kind[b]), *sides(b)))
+
+    selfplay._game_over, selfplay.search.step = recorded_game_over, recorded_step
+    buffer = ReplayBuffer(10_000)
+    while len(games) < n_games:
+        selfplay.play(100, evaluate, buffer)
+    return moves, games, buffer
+
+
 def test_a_random_opponent_plays_one_colour_uniformly_and_sets_no_policy_target():
     """search.random_opponent = 1: in every game one colour (each in some games) plays uniform
     random moves, whatever the network prefers; the other colour searches (and plays the
@@ -398,43 +428,20 @@ def test_a_random_opponent_plays_one_colour_uniformly_and_sets_no_policy_target(
     config = AZSearchConfig(games=8, max_moves=40, full_simulations=8, cheap_simulations=4,
                             full_fraction=1.0, max_considered=16, random_opponent=1.0)
     selfplay = SelfPlay(config, seed=3)
-    trees = selfplay.search.trees
+    moves, games, buffer = _record_selfplay(selfplay, _lowest_first, 24)
     ranks = {"random": [], "search": []}
-    sides, games = set(), []
-    original = selfplay._game_over
-
-    def checked_game_over(b, winner, buffer):
-        opponent = int(selfplay.random_side[b])
-        to_move = [int(s[0][TO_MOVE]) for s in selfplay.trajectories[b]]
-        searched = [s[6] for s in selfplay.trajectories[b]]
-        before = buffer.size
-        added = original(b, winner, buffer)
-        stored = buffer.states[before:buffer.size, TO_MOVE]
-        weights = buffer.policy_weight[before:buffer.size]
-        games.append(opponent)
-        assert added == len(to_move) == len(stored) and list(stored) == to_move
-        assert list(weights) == [float(t != opponent and f) for t, f in zip(to_move, searched)]
-        return added
-
-    step = selfplay.search.step
-
-    def checked_step(evaluate):
-        step(evaluate)
-        for b in np.flatnonzero(trees.out_ready):
-            state = trees.out_state[b]
-            sides.add(int(selfplay.random_side[b]))
-            legal = sorted(Game(state.copy()).legal_actions())
-            if len(legal) >= 2:
-                player = "random" if state[TO_MOVE] == selfplay.random_side[b] else "search"
-                ranks[player].append(legal.index(int(trees.out_action[b])) / (len(legal) - 1))
-                assert trees.out_kind[b] == (0 if player == "random" else 1)
-
-    selfplay._game_over = checked_game_over
-    selfplay.search.step = checked_step
-    buffer = ReplayBuffer(10_000)
-    while len(games) < 24:
-        selfplay.play(100, _lowest_first, buffer)
-    assert sides == {0, 1} and set(games) == {0, 1}
+    for state, action, kind, random_side, _ in moves:
+        legal = sorted(Game(state.copy()).legal_actions())
+        if len(legal) >= 2:
+            player = "random" if state[TO_MOVE] == random_side else "search"
+            ranks[player].append(legal.index(action) / (len(legal) - 1))
+            assert kind == (0 if player == "random" else 1)
+    for opponent, _, _, trajectory, rows in games:
+        to_move = [int(s[0][TO_MOVE]) for s in trajectory]
+        assert list(buffer.states[rows, TO_MOVE]) == to_move
+        assert list(buffer.policy_weight[rows]) == [float(t != opponent and s[6])
+                                                    for t, s in zip(to_move, trajectory)]
+    assert {m[3] for m in moves} == {0, 1} and {g[0] for g in games} == {0, 1}
     assert abs(np.mean(ranks["random"]) - 0.5) < 0.05
     assert np.mean(np.array(ranks["search"]) == 0.0) > 0.5
     assert selfplay.stats.opponent_games == len(games) == selfplay.stats.games
@@ -520,44 +527,19 @@ def test_dagger_colour_plays_the_raw_policys_move_and_its_positions_stay_targets
         return np.broadcast_to(prior, (n, N_ACTIONS)).copy(), np.zeros(n, np.float32)
 
     selfplay = SelfPlay(config, seed=5)
-    trees = selfplay.search.trees
+    moves, games, buffer = _record_selfplay(selfplay, fixed_prior, 16)
     raw_moves = {"dagger": [], "search": []}
-    sides, games = set(), []
-    original = selfplay._game_over
-
-    def checked_game_over(b, winner, buffer):
-        side = int(selfplay.dagger_side[b])
-        kinds = [(s[5], s[6]) for s in selfplay.trajectories[b]]
-        before = buffer.size
-        added = original(b, winner, buffer)
-        weights = buffer.policy_weight[before:buffer.size]
-        games.append((side, winner))
-        assert added == len(kinds)
-        assert list(weights) == [float(full and searched) for full, searched in kinds]
-        return added
-
-    step = selfplay.search.step
-
-    def checked_step(evaluate):
-        step(evaluate)
-        for b in np.flatnonzero(trees.out_ready):
-            state = trees.out_state[b]
-            sides.add(int(selfplay.dagger_side[b]))
-            legal = np.array(sorted(Game(state.copy()).legal_actions()))
-            if len(legal) >= 2:
-                raw = int(legal[np.argmax(prior[legal])])
-                player = "dagger" if state[TO_MOVE] == selfplay.dagger_side[b] else "search"
-                raw_moves[player].append(int(trees.out_action[b]) == raw)
-
-    selfplay._game_over = checked_game_over
-    selfplay.search.step = checked_step
-    buffer = ReplayBuffer(10_000)
-    while len(games) < 16:
-        selfplay.play(100, fixed_prior, buffer)
-    assert sides == {0, 1} and {side for side, _ in games} == {0, 1}
+    for state, action, _, _, dagger_side in moves:
+        legal = np.array(sorted(Game(state.copy()).legal_actions()))
+        if len(legal) >= 2:
+            player = "dagger" if state[TO_MOVE] == dagger_side else "search"
+            raw_moves[player].append(action == int(legal[np.argmax(prior[legal])]))
+    for _, _, _, trajectory, rows in games:
+        assert list(buffer.policy_weight[rows]) == [float(s[5] and s[6]) for s in trajectory]
+    assert {m[4] for m in moves} == {0, 1} and {g[1] for g in games} == {0, 1}
     assert all(raw_moves["dagger"]) and len(raw_moves["dagger"]) > 100
     assert np.mean(raw_moves["search"]) < 0.8  # the Gumbel search samples other moves
     assert selfplay.stats.dagger_games == len(games) == selfplay.stats.games
-    assert selfplay.stats.dagger_wins == sum(side == winner for side, winner in games)
+    assert selfplay.stats.dagger_wins == sum(g[1] == g[2] for g in games)
     off = SelfPlay(dataclasses.replace(config, dagger=0.0), seed=5)
     assert (off.dagger_side == -1).all() and not off.search.trees.raw_move.any()
