@@ -444,9 +444,10 @@ def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_ch
     best = 0
     best_score = NEG
     logit_top = NEG
+    logit_best = 0  # the prior's most likely action (the lowest id among equals)
     for i in range(n):
         if child_logit[b, 0, i] > logit_top:
-            logit_top = child_logit[b, 0, i]
+            logit_top, logit_best = child_logit[b, 0, i], i
     for i in range(n):
         out_actions[b, i] = child_action[b, 0, i]
         out_policy[b, i] = math.exp(child_logit[b, 0, i] + sigma[b, i] - top) / z
@@ -454,11 +455,8 @@ def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_ch
             score = max(-1e9, gumbel[b, i] + child_logit[b, 0, i] - logit_top + sigma[b, i])
             if score > best_score:
                 best, best_score = i, score
-    if raw_move[b]:  # the raw policy's move: the prior's most likely action (the lowest id
-        best = 0     # among equals, as the raw-policy agent's argmax takes it)
-        for i in range(1, n):
-            if child_logit[b, 0, i] > child_logit[b, 0, best]:
-                best = i
+    if raw_move[b]:  # the raw policy's move, as the raw-policy agent's argmax takes it
+        best = logit_best
     action = child_action[b, 0, best]
     out_ready[b] = 1
     out_state[b, :] = node_state[b, 0]

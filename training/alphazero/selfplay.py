@@ -112,12 +112,15 @@ class SelfPlay:
     def _start_game(self, b: int) -> None:
         self.search.trees.game_state[b] = engine.init(rng=self.rng)
         self.trajectories[b] = []
-        if self.config.random_opponent:  # (no draw when off: a seed's games stay the same)
-            random_game = self.rng.random() < self.config.random_opponent
-            self.random_side[b] = self.rng.integers(2) if random_game else -1
-        if self.config.dagger:
-            dagger_game = self.rng.random() < self.config.dagger
-            self.dagger_side[b] = self.rng.integers(2) if dagger_game else -1
+        self.random_side[b] = self._draw_side(self.config.random_opponent)
+        self.dagger_side[b] = self._draw_side(self.config.dagger)
+
+    def _draw_side(self, share: float) -> int:
+        """The colour (either) that plays unlike the search in a new game, with probability
+        share; else -1. No draw when share is 0: a seed's games stay the same."""
+        if not share or self.rng.random() >= share:
+            return -1
+        return int(self.rng.integers(2))
 
     def _new_roots(self) -> None:
         rows = self.search.needs_root()
