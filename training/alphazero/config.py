@@ -82,6 +82,9 @@ class AZReplayConfig:
     capped_value: float = 1.0  # value target of a game the training cap stopped (search.
                                # max_moves, R20's truncation): this share of its R22/R23 score
                                # at the cap (1: the score; 0: no result, as a draw)
+    surprise_weight: float = 0.0  # policy surprise weighting (KataGo): this share of a game's
+                                  # policy weight goes to its full searches in proportion to
+                                  # KL(improved policy || prior), the rest uniformly; 0: off
 
 
 @dataclass
@@ -184,6 +187,7 @@ _RANGES: dict[str, tuple] = {
     "replay.td_lambda": (0.0, 1.0, True),
     "replay.capped_value": (0.0, 1.0, True),
     "replay.cheap_policy_weight": (0.0, 1.0, True),
+    "replay.surprise_weight": (0.0, 1.0, True),
     "optim.learning_rate": (0.0, 1.0, False),
     "optim.lr_final": (0.0, 1.0, True),
     "optim.weight_decay": (0.0, 1.0, True),

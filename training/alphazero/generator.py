@@ -48,7 +48,8 @@ def build_selfplay(config: AZConfig, seed: int, games: int | None = None) -> Sel
     search = config.search if games is None else dataclasses.replace(config.search, games=games)
     return SelfPlay(search, seed, config.replay.cheap_value_targets, config.replay.value_mix,
                     config.replay.cheap_policy_weight, config.replay.td_lambda,
-                    capped_value=config.replay.capped_value)
+                    capped_value=config.replay.capped_value,
+                    surprise_weight=config.replay.surprise_weight)
 
 
 def cpu_weights(net: torch.nn.Module) -> dict:

@@ -173,6 +173,7 @@ class Trees:
         self.out_searched = np.zeros(b, dtype=np.int8)  # 0: only one legal action, no search
         self.out_done = np.zeros(b, dtype=np.int8)
         self.out_winner = np.zeros(b, dtype=np.int32)
+        self.out_surprise = np.zeros(b, dtype=np.float32)  # KL(improved policy || prior)
 
     def arrays(self):
         return (self.node_state, self.node_parent, self.node_visits, self.node_value_sum,
@@ -424,7 +425,7 @@ def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_ch
                    child_action, child_logit, child_node, num_nodes, game_state, phase, kind,
                    gumbel, raw_move, sigma, work, max_moves, params, searched,
                    out_ready, out_state, out_action, out_count, out_actions, out_policy,
-                   out_value, out_kind, out_searched, out_done, out_winner):
+                   out_value, out_kind, out_searched, out_done, out_winner, out_surprise):
     """The search of game b is over: improved policy, the move, play it, reset the tree."""
     n = node_children[b, 0]
     completed_sigma(b, 0, node_state, node_visits, node_value_sum, node_raw, node_children,
@@ -448,13 +449,19 @@ def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_ch
     for i in range(n):
         if child_logit[b, 0, i] > logit_top:
             logit_top, logit_best = child_logit[b, 0, i], i
+    # KL(improved policy || prior) = sum p sigma - log(sum e^(logit + sigma)) + log(sum e^logit)
+    z_prior = 0.0
+    p_sigma = 0.0
     for i in range(n):
         out_actions[b, i] = child_action[b, 0, i]
         out_policy[b, i] = math.exp(child_logit[b, 0, i] + sigma[b, i] - top) / z
+        z_prior += math.exp(child_logit[b, 0, i] - logit_top)
+        p_sigma += out_policy[b, i] * sigma[b, i]
         if _visits_of(b, 0, i, child_node, node_visits) == max_visits:
             score = max(-1e9, gumbel[b, i] + child_logit[b, 0, i] - logit_top + sigma[b, i])
             if score > best_score:
                 best, best_score = i, score
+    out_surprise[b] = max(0.0, p_sigma - top - math.log(z) + logit_top + math.log(z_prior))
     if raw_move[b]:  # the raw policy's move, as the raw-policy agent's argmax takes it
         best = logit_best
     action = child_action[b, 0, best]
@@ -479,7 +486,7 @@ def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_
            game_state, phase, kind, sim, pending, gumbel, raw_move, budgets, eval_flag, refill,
            eval_row, logit_row, logits, values, work, sigma, max_moves, params,
            out_ready, out_state, out_action, out_count, out_actions, out_policy, out_value,
-           out_kind, out_searched, out_done, out_winner):
+           out_kind, out_searched, out_done, out_winner, out_surprise):
     """Step 3: expand and back up the evaluated leaves (logits from row logit_row[b], -1 for
     none; the value from row eval_row[b]); finish the searches that are done (their move is
     played on game_state)."""
@@ -511,7 +518,7 @@ def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_
                                    num_nodes, game_state, phase, kind, gumbel, raw_move,
                                    sigma, work, max_moves, params, 0, out_ready, out_state,
                                    out_action, out_count, out_actions, out_policy, out_value,
-                                   out_kind, out_searched, out_done, out_winner)
+                                   out_kind, out_searched, out_done, out_winner, out_surprise)
                     continue
             else:
                 sim[b] += 1
@@ -520,7 +527,7 @@ def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_
                            child_action, child_logit, child_node, num_nodes, game_state, phase,
                            kind, gumbel, raw_move, sigma, work, max_moves, params, 1,
                            out_ready, out_state, out_action, out_count, out_actions, out_policy,
-                           out_value, out_kind, out_searched, out_done, out_winner)
+                           out_value, out_kind, out_searched, out_done, out_winner, out_surprise)
 
 
 # --------------------------------------------------------------------------- driver
@@ -591,7 +598,7 @@ class BatchedSearch:
                np.ascontiguousarray(values, np.float32), t.work, t.sigma, self.max_moves,
                self.params, t.out_ready, t.out_state, t.out_action, t.out_count,
                t.out_actions, t.out_policy, t.out_value, t.out_kind, t.out_searched, t.out_done,
-               t.out_winner)
+               t.out_winner, t.out_surprise)
         done = time.perf_counter()
         self.timers["tree+engine"] += (middle - tick) + (done - after)
         self.timers["network"] += after - middle

@@ -20,7 +20,11 @@ prior at the root, what the raw-policy agent plays) instead of the search's choi
 positions are searched and stored as ever: DAgger (Ross et al. 2011), the states the raw
 policy's own moves lead to, labelled by the search. The raw policy played alone repeats itself
 (a satellite moved back and forth) in states self-play's sampled moves never reach; these games
-reach them. When a game ends, every position of it gets the final
+reach them. With ``surprise_weight`` s > 0 (KataGo's policy surprise weighting), a finished
+game's full searches share their total policy weight anew: a share 1 - s evenly, a share s in
+proportion to each one's surprise, KL(improved policy || prior), so that the positions where
+the search most disagrees with the network's prior weigh most (:func:`surprise_weights`).
+When a game ends, every position of it gets the final
 result as value target, from the view of the player to move there (with ``td_lambda`` below 1,
 its TD(lambda) return: :func:`lambda_returns`; a game the training cap stopped counts
 ``capped_value`` of its score), and goes to the replay buffer.
@@ -80,12 +84,23 @@ def lambda_returns(to_move: np.ndarray, root_value: np.ndarray, searched: np.nda
     return returns
 
 
+def surprise_weights(surprise: np.ndarray, share: float) -> np.ndarray:
+    """Policy weights of one game's full searches from their surprise (KL of the improved
+    policy from the prior): a share 1 - `share` evenly, `share` in proportion to the surprise;
+    they sum to the number of searches, as weights of 1 would (even when no search surprised)."""
+    total = float(surprise.sum())
+    if total <= 0.0:
+        return np.ones(len(surprise), np.float32)
+    return ((1.0 - share) + share * len(surprise) * surprise / total).astype(np.float32)
+
+
 class SelfPlay:
     def __init__(self, config: AZSearchConfig, seed: int, cheap_value_targets: bool = True,
                  value_mix: float = 0.0, cheap_policy_weight: float = 0.0,
                  td_lambda: float = 1.0, value_only_leaves: bool = True,
-                 capped_value: float = 1.0):
+                 capped_value: float = 1.0, surprise_weight: float = 0.0):
         self.config = config
+        self.surprise_weight = float(surprise_weight)
         self.capped_value = float(capped_value)
         self.cheap_value_targets = cheap_value_targets
         self.cheap_policy_weight = float(cheap_policy_weight)
@@ -165,7 +180,7 @@ class SelfPlay:
                                              trees.out_actions[b, :n].copy(),
                                              trees.out_policy[b, :n].copy(),
                                              weight, float(trees.out_value[b]), full,
-                                             searched))
+                                             searched, float(trees.out_surprise[b])))
                 if trees.out_done[b]:
                     added += self._game_over(b, int(trees.out_winner[b]), buffer)
         return added
@@ -216,7 +231,12 @@ class SelfPlay:
             if self.value_mix:
                 root = np.array([s[4] for s in keep], np.float32)
                 value = (1.0 - self.value_mix) * value + self.value_mix * root
-            buffer.add(states, actions, policy, value, np.array([s[3] for s in keep], np.float32),
+            weights = np.array([s[3] for s in keep], np.float32)
+            if self.surprise_weight:
+                full = np.array([s[5] for s in keep])
+                weights[full] = surprise_weights(np.array([s[7] for s in keep], np.float32)[full],
+                                                 self.surprise_weight)
+            buffer.add(states, actions, policy, value, weights,
                        np.broadcast_to(control, (n, N_CELLS)))
         self._start_game(b)
         return len(keep)

@@ -543,3 +543,54 @@ def test_dagger_colour_plays_the_raw_policys_move_and_its_positions_stay_targets
     assert selfplay.stats.dagger_wins == sum(g[1] == g[2] for g in games)
     off = SelfPlay(dataclasses.replace(config, dagger=0.0), seed=5)
     assert (off.dagger_side == -1).all() and not off.search.trees.raw_move.any()
+
+
+def test_surprise_weights_share_a_games_policy_weight_by_kl_to_the_prior():
+    """replay.surprise_weight = s (KataGo's policy surprise weighting): a game's full searches
+    keep their total policy weight, a share 1 - s spread evenly and s in proportion to each
+    one's KL(improved policy || prior); the games, values and targets are unchanged."""
+    config = AZSearchConfig(games=6, max_moves=40, full_simulations=16, cheap_simulations=4,
+                            full_fraction=0.5, max_considered=16)
+    prior = np.random.default_rng(1).normal(size=N_ACTIONS).astype(np.float32)
+
+    def prior_and_values(obs, policy_rows=None):  # values that vary, so the targets move off the prior
+        n = len(obs)
+        return (np.broadcast_to(prior, (n, N_ACTIONS)).copy(),
+                (obs.reshape(n, -1).sum(1) % 7 / 10 - 0.3).astype(np.float32))
+
+    _, plain_games, plain = _record_selfplay(SelfPlay(config, seed=6), prior_and_values, 6)
+    _, games, weighted = _record_selfplay(SelfPlay(config, seed=6, surprise_weight=0.5),
+                                          prior_and_values, 6)
+    n = min(plain.size, weighted.size)
+    for name in ("states", "actions", "policy", "value"):
+        assert np.array_equal(getattr(plain, name)[:n], getattr(weighted, name)[:n]), name
+    assert len(games) >= 6 and [len(g[3]) for g in games[:6]] == [len(g[3]) for g in plain_games[:6]]
+    spread = []
+    for _, _, _, trajectory, rows in games:
+        full = np.array([bool(s[5]) for s in trajectory])
+        weights = weighted.policy_weight[rows]
+        assert np.all(weights[~full] == 0.0)
+        if not full.any():
+            continue
+        surprise = np.array([s[7] for s in trajectory])[full]
+        # the stored surprise is the KL of the stored target from the prior over the legal actions
+        for row, kl in zip(np.arange(rows.start, rows.stop)[full], surprise):
+            count = int((weighted.actions[row] >= 0).sum())
+            target = weighted.policy[row, :count].astype(np.float64)
+            logits = prior[weighted.actions[row, :count]].astype(np.float64)
+            log_prior = logits - logits.max() - np.log(np.exp(logits - logits.max()).sum())
+            kept = target > 0
+            expected = float((target[kept] * (np.log(target[kept]) - log_prior[kept])).sum())
+            assert kl == pytest.approx(expected, rel=0.02, abs=2e-3)
+        assert weights[full].sum() == pytest.approx(full.sum(), rel=1e-5)
+        assert np.allclose(weights[full], 0.5 + 0.5 * full.sum() * surprise / surprise.sum(),
+                           rtol=1e-5)
+        spread.append(weights[full].max() - weights[full].min())
+    assert max(spread) > 0.5  # some searches surprised more than others
+
+
+def test_surprise_weights_without_any_surprise_stay_even():
+    from training.alphazero.selfplay import surprise_weights
+    assert np.array_equal(surprise_weights(np.zeros(3, np.float32), 0.5), np.ones(3))
+    assert np.allclose(surprise_weights(np.array([0.0, 1.0, 3.0], np.float32), 1.0),
+                       [0.0, 0.75, 2.25])
