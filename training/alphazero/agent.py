@@ -113,7 +113,8 @@ class AZAgent(Agent):
         if self._search is None or self._search.max_moves != max_moves:
             s = self.settings
             self._search = BatchedSearch(1, [self.simulations], s.max_considered, s.c_visit,
-                                         s.c_scale, max_moves, s.rescale_q)
+                                         s.c_scale, max_moves, s.rescale_q,
+                                         win_check=s.win_check)
         return self._search
 
     def act(self, game: Game) -> int:

@@ -46,6 +46,9 @@ class AZSearchConfig:
     c_visit: float = 50.0  # sigma(q) = (c_visit + max visits) * c_scale * q
     c_scale: float = 0.1  # (mctx defaults)
     rescale_q: bool = True  # min-max rescale the completed q to [0, 1] at each node (mctx)
+    win_check: bool = False  # a new leaf whose player to move can end the game at once with a
+                             # win (R16-R23, two plies of the rules) is valued +1 exactly, no
+                             # network call (self-play and az: agents of the run)
     noise_moves: int = 0  # 0: Gumbel root noise on every self-play move; N > 0: on each game's
                           # first N moves only, deterministic searches (g = 0) after them
     random_moves: float = 0.0  # epsilon-exploration: share of self-play moves (either colour)

@@ -51,17 +51,21 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from satellites_env.core.board import N_ACTIONS, N_CELLS
+from satellites_env.core.board import N_ACTIONS, N_CELLS, N_PUSH_ACTIONS, PUSH_BASE
 from satellites_env.core.engine import (DRAW, ONGOING, STATE_LEN, apply_unchecked,
-                                        fill_legal_mask, game_status, new_work, winner_code)
-from satellites_env.core.state import TO_MOVE
+                                        count_connected, fill_legal_mask, game_status, new_work,
+                                        winner_code)
+from satellites_env.core.state import GRACE, MOVES, PASSES, PENDING_TARGET, TO_MOVE
 from satellites_env.observation import N_PLANES, fill_observation
 
 SLOTS = 256  # child slots per node: more than the most legal actions (12 x 8 x at most 4 = 240)
 NEED_ROOT, SEARCHING = 0, 1
 NEG = -1e30
 # The search's settings, one float64 array handed to the kernels.
-C_VISIT, C_SCALE, RESCALE = 0, 1, 2
+C_VISIT, C_SCALE, RESCALE, WIN_CHECK = 0, 1, 2, 3
+# R16 ends the game at 23 connected satellites; one move (a displacement with its push
+# included) connects at most 10 more, so below 13 no move can end the game by R16
+WIN_CHECK_CONNECTED = 13
 
 
 # --------------------------------------------------------------------------- schedules
@@ -160,6 +164,8 @@ class Trees:
         self.obs = np.zeros((b, N_CELLS, N_PLANES), dtype=np.float32)
         self.mask = np.zeros((b, N_ACTIONS), dtype=np.int8)
         self.work = np.stack([new_work() for _ in range(b)])
+        self.win_state = np.zeros((b, 2, STATE_LEN), dtype=np.int32)  # win check's scratch
+        self.win_mask = np.zeros((b, 2, N_ACTIONS), dtype=np.int8)
         self.sigma = np.zeros((b, SLOTS), dtype=np.float32)
         # one finished search per game and step
         self.out_ready = np.zeros(b, dtype=np.int8)
@@ -191,6 +197,45 @@ def _terminal_value(state, work):
     if code == DRAW:
         return 0.0
     return 1.0 if code == state[TO_MOVE] else -1.0
+
+
+@njit(cache=True)
+def _may_end_at_once(state, max_moves):
+    """False only when no single move (push included) can end the game: fewer than
+    WIN_CHECK_CONNECTED satellites connected, no grace moves running, no pass just made and
+    the move cap more than one move away."""
+    if state[GRACE] >= 0 or state[PASSES] > 0 or state[MOVES] + 1 >= max_moves:
+        return True
+    red, blue = count_connected(state[:N_CELLS])
+    return red + blue >= WIN_CHECK_CONNECTED
+
+
+@njit(cache=True)
+def wins_at_once(state, max_moves, scratch, masks, work):
+    """True when the player to move in `state` has a move (a displacement with one of its
+    pushes) that ends the game at once with their win: exact, two plies of the rules."""
+    if not _may_end_at_once(state, max_moves):
+        return False
+    me = state[TO_MOVE]
+    fill_legal_mask(state, masks[0], work)
+    for a in range(N_ACTIONS):
+        if not masks[0, a]:
+            continue
+        scratch[0, :] = state
+        apply_unchecked(scratch[0], np.int64(a), work)
+        if scratch[0, PENDING_TARGET] >= 0:  # a displacement: its push completes the move
+            fill_legal_mask(scratch[0], masks[1], work)
+            for p in range(PUSH_BASE, PUSH_BASE + N_PUSH_ACTIONS):
+                if masks[1, p]:
+                    scratch[1, :] = scratch[0]
+                    apply_unchecked(scratch[1], np.int64(p), work)
+                    if (game_status(scratch[1], max_moves) != ONGOING
+                            and winner_code(scratch[1, :N_CELLS], work) == me):
+                        return True
+        elif (game_status(scratch[0], max_moves) != ONGOING
+              and winner_code(scratch[0, :N_CELLS], work) == me):
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -337,11 +382,12 @@ def _interior_choice(b, node, node_state, node_visits, node_value_sum, node_raw,
 def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
             node_policy, node_children, child_action, child_logit, child_node, num_nodes,
             game_state, phase, kind, sim, pending, gumbel, table, revisits, eval_flag, refill,
-            obs, mask, work, sigma, max_moves, params, considered):
+            obs, mask, work, sigma, max_moves, params, considered, win_state, win_mask):
     """Step 1: new roots, or one selection down to a leaf, per game; obs rows of the nodes
     that need the network: eval_flag[b] = 1 for value and logits, 2 for the value alone (a
     leaf that is never descended from), and refill[b] = 1 where a node is evaluated again
-    only for its logits."""
+    only for its logits. With params[WIN_CHECK], a new leaf whose player to move can end the
+    game at once with a win is valued +1 exactly, like a terminal node (no network call)."""
     for b in prange(node_state.shape[0]):
         eval_flag[b] = 0
         refill[b] = 0
@@ -398,10 +444,16 @@ def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node
             node_visits[b, child] = 0
             node_value_sum[b, child] = 0.0
             node_policy[b, child] = 0
-            if game_status(node_state[b, child], max_moves) != ONGOING:
+            over = game_status(node_state[b, child], max_moves) != ONGOING
+            if over or (params[WIN_CHECK] != 0.0
+                        and wins_at_once(node_state[b, child], max_moves, win_state[b],
+                                         win_mask[b], work[b])):
+                # the game is over, or (win check) its player to move wins with one move:
+                # valued exactly, no network call
                 node_terminal[b, child] = 1
                 node_children[b, child] = 0
-                node_raw[b, child] = _terminal_value(node_state[b, child], work[b])
+                node_raw[b, child] = (_terminal_value(node_state[b, child], work[b]) if over
+                                      else 1.0)
                 _backup(b, child, node_raw[b, child], node_state, node_parent, node_visits,
                         node_value_sum)
                 sim[b] += 1
@@ -548,12 +600,13 @@ class BatchedSearch:
 
     def __init__(self, games: int, budgets: list[int], max_considered: int = 16,
                  c_visit: float = 50.0, c_scale: float = 0.1, max_moves: int = 400,
-                 rescale: bool = True, value_only_leaves: bool = True):
+                 rescale: bool = True, value_only_leaves: bool = True, win_check: bool = False):
         considered = [considered_for(max_considered, budget) for budget in budgets]
         self.trees = Trees(games, budgets, considered)
         if not value_only_leaves:
             self.trees.revisits[:] = np.iinfo(np.int32).max
-        self.params = np.array([c_visit, c_scale, float(rescale)], dtype=np.float64)
+        self.params = np.array([c_visit, c_scale, float(rescale), float(win_check)],
+                               dtype=np.float64)
         self.max_moves = int(max_moves)
         self.eval_flag = np.zeros(games, dtype=np.int8)
         self.timers = {"tree+engine": 0.0, "network": 0.0}
@@ -571,7 +624,7 @@ class BatchedSearch:
         tick = time.perf_counter()
         prepare(*t.arrays(), t.game_state, t.phase, t.kind, t.sim, t.pending, t.gumbel, t.table,
                 t.revisits, self.eval_flag, t.refill, t.obs, t.mask, t.work, t.sigma,
-                self.max_moves, self.params, t.considered)
+                self.max_moves, self.params, t.considered, t.win_state, t.win_mask)
         rows = np.flatnonzero(self.eval_flag)
         t.eval_row[:] = -1
         t.eval_row[rows] = np.arange(len(rows), dtype=np.int32)

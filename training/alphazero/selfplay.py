@@ -109,7 +109,8 @@ class SelfPlay:
         self.search = BatchedSearch(config.games, [config.cheap_simulations,
                                                    config.full_simulations],
                                     config.max_considered, config.c_visit, config.c_scale,
-                                    config.max_moves, config.rescale_q, value_only_leaves)
+                                    config.max_moves, config.rescale_q, value_only_leaves,
+                                    config.win_check)
         self.rng = np.random.default_rng(seed)
         self.stats = SelfPlayStats()
         self.work = engine.new_work()

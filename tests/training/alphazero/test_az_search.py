@@ -350,3 +350,108 @@ def test_global_pooling_lets_one_block_see_the_far_corner(global_pool):
             assert torch.allclose(a, b)
     with pytest.raises(CheckpointError, match="global_pool must be true or false"):
         check_shape({**net.shape, "global_pool": 1})
+
+
+def _brute_wins_at_once(state, max_moves):
+    """The rules' answer through Game: can the player to move end the game with a win now?"""
+    game = Game(state.copy(), max_moves)
+    me = game.to_move
+    for action in game.legal_actions():
+        after = game.clone()
+        after.play(int(action))
+        finals = [after]
+        if after.pending_push is not None:
+            finals = []
+            for push in after.legal_actions():
+                pushed = after.clone()
+                pushed.play(int(push))
+                finals.append(pushed)
+        for final in finals:
+            outcome = final.outcome()
+            if outcome is not None and outcome.winner is not None and int(outcome.winner) == me:
+                return True
+    return False
+
+
+def _late_states(count: int, max_moves: int, seed: int):
+    """States from random games, sampled over the whole game (endgames, grace moves and
+    pending pushes included)."""
+    rng = np.random.default_rng(seed)
+    states = []
+    while len(states) < count:
+        state = engine.init(rng=rng)
+        while engine.status(state, max_moves) == engine.ONGOING:
+            late = sum(engine.count_connected(state[:N_CELLS])) >= 13
+            if rng.random() < (0.04 if late else 0.004):  # spread over many games
+                states.append(state.copy())
+            state = engine.step(state, int(rng.choice(np.flatnonzero(
+                engine.legal_action_mask(state)))))
+    return states[:count]
+
+
+def test_win_check_finds_exactly_the_one_move_wins():
+    """wins_at_once agrees with the rules played out through Game on states from the whole
+    game, with the move cap near and far; both answers occur."""
+    from training.alphazero.search import wins_at_once
+
+    scratch = np.zeros((2, engine.STATE_LEN), np.int32)
+    masks = np.zeros((2, N_ACTIONS), np.int8)
+    work = engine.new_work()
+    answers = []
+    for max_moves in (400, 60):
+        for state in _late_states(400, max_moves, seed=max_moves):
+            expected = _brute_wins_at_once(state, max_moves)
+            assert wins_at_once(state, max_moves, scratch, masks, work) == expected, \
+                Game(state.copy(), max_moves).to_spn()
+            answers.append(expected)
+    assert 5 <= sum(answers) <= len(answers) - 5
+
+
+def test_win_check_values_a_leaf_the_opponent_wins_from_as_lost():
+    """With win_check, a root move after which the opponent can win at once is valued -1
+    exactly (no network call for that leaf): with flat logits and zero values its target
+    probability falls below every other move's; without it every move stays equal (a search
+    that visits each root move once)."""
+    from training.alphazero.search import wins_at_once
+
+    scratch = np.zeros((2, engine.STATE_LEN), np.int32)
+    masks = np.zeros((2, N_ACTIONS), np.int8)
+    work = engine.new_work()
+    for state in _late_states(400, 400, seed=3):
+        legal = np.flatnonzero(engine.legal_action_mask(state))
+        if not 2 <= len(legal) <= 64:
+            continue
+        solved, opponent_wins = [], []
+        for a in legal:
+            child = engine.step(state, int(a))
+            solved.append(wins_at_once(child, 400, scratch, masks, work))
+            opponent_wins.append(solved[-1] and child[engine.TO_MOVE] != state[engine.TO_MOVE])
+        solved, opponent_wins = np.array(solved), np.array(opponent_wins)
+        if 0 < opponent_wins.sum() < len(legal) and not any(
+                engine.status(engine.step(state, int(a)), 400) != engine.ONGOING
+                for a in legal):
+            break
+    else:
+        pytest.fail("no state with both kinds of moves")
+
+    def flat(obs, policy_rows=None):
+        n = len(obs) if policy_rows is None else len(policy_rows)
+        flat.rows += len(obs)
+        return np.zeros((n, N_ACTIONS), np.float32), np.zeros(len(obs), np.float32)
+
+    targets = {}
+    for check in (False, True):
+        flat.rows = 0
+        search = BatchedSearch(1, [len(legal)], max_considered=len(legal), c_scale=1.0,
+                               rescale=False, win_check=check)
+        search.trees.game_state[0] = state
+        while not search.trees.out_ready[0]:
+            search.step(flat)
+        n = int(search.trees.out_count[0])
+        policy = dict(zip(search.trees.out_actions[0, :n].tolist(),
+                          search.trees.out_policy[0, :n].tolist()))
+        targets[check] = np.array([policy[int(a)] for a in legal])
+        # the root and every leaf but (with the check) those solved by a one-move win
+        assert flat.rows == 1 + len(legal) - (solved.sum() if check else 0)
+    assert np.allclose(targets[False], 1.0 / len(legal), rtol=1e-4)
+    assert targets[True][opponent_wins].max() < targets[True][~opponent_wins].min()
