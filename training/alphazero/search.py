@@ -51,7 +51,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from satellites_env.core.board import N_ACTIONS, N_CELLS, N_PUSH_ACTIONS, PUSH_BASE
+from satellites_env.core.board import (END_CONNECTED, N_ACTIONS, N_CELLS, N_PUSH_ACTIONS,
+                                       PUSH_BASE)
 from satellites_env.core.engine import (DRAW, ONGOING, STATE_LEN, apply_unchecked,
                                         count_connected, fill_legal_mask, game_status, new_work,
                                         winner_code)
@@ -63,9 +64,10 @@ NEED_ROOT, SEARCHING = 0, 1
 NEG = -1e30
 # The search's settings, one float64 array handed to the kernels.
 C_VISIT, C_SCALE, RESCALE, WIN_CHECK = 0, 1, 2, 3
-# R16 ends the game at 23 connected satellites; one move (a displacement with its push
-# included) connects at most 10 more, so below 13 no move can end the game by R16
-WIN_CHECK_CONNECTED = 13
+# R16 ends the game at END_CONNECTED connected satellites; one move connects at most 10 more
+# (the moved satellite and its 4 orthogonal neighbours, the pushed one of a displacement and
+# its 4), so with fewer than END_CONNECTED - 10 connected no move can end the game by R16
+WIN_CHECK_CONNECTED = END_CONNECTED - 10
 
 
 # --------------------------------------------------------------------------- schedules
