@@ -1,7 +1,8 @@
 """Torch-free baseline agents and `make_agent(spec)`.
 
 Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200),
-`checkpoint:PATH` (a trained policy playing its most likely action), `az:PATH[:SIMS]` (an
+`checkpoint:PATH` (a trained policy playing its most likely action; `:sample` or `:sample=T`
+after PATH samples, at temperature T), `az:PATH[:SIMS]` (an
 AlphaZero network with its Gumbel search, SIMS simulations, default 32; PATH `pretrained` is
 the network shipped with the package, also as `checkpoint:pretrained`) and `rllib:PATH` (an
 RLlib RLModule saved with `save_to_path`, e.g. by examples/rllib_ppo_selfplay.py). The last

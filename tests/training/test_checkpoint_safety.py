@@ -173,6 +173,48 @@ def test_a_directory_or_a_missing_file_is_named_as_such(tmp_path):
         load_checkpoint(tmp_path / "missing.pt")
 
 
+# --------------------------------------------------------------------------- sampling
+
+
+def test_checkpoint_specs_pick_argmax_or_a_sample_at_a_temperature(tmp_path):
+    path = save_checkpoint(tmp_path / "policy.pt", net_payload())
+    for suffix, sample, temperature in [("", False, 1.0), (":greedy", False, 1.0),
+                                        (":sample", True, 1.0), (":sample=0.5", True, 0.5),
+                                        (":sample=2", True, 2.0)]:
+        agent = make_agent(f"checkpoint:{path}{suffix}", seed=0)
+        assert (agent.sample, agent.temperature) == (sample, temperature), suffix
+        assert agent.spec == f"checkpoint:{path}{suffix}"
+    game = Game.new(seed=3)
+    legal = set(game.legal_actions())
+    moves = {temperature: [make_agent(f"checkpoint:{path}:sample={temperature}", seed=s).act(game)
+                           for s in range(40)] for temperature in (0.01, 100)}
+    assert set(moves[0.01]) <= legal and set(moves[100]) <= legal
+    # a cold sample is the most likely action; a hot one spreads over many legal actions
+    assert set(moves[0.01]) == {make_agent(f"checkpoint:{path}").act(game)}
+    assert len(set(moves[100])) > 10
+    with pytest.raises(ValueError, match="temperature"):
+        PolicyAgent(small_net(), sample=True, temperature=0)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["sample=", "sample=0", "sample=-1", "sample=nan", "sample=inf",
+                        "sample=x", "sample=1e999", "sample= "])
+       | st.text(st.characters(blacklist_characters=":"), max_size=8).map(  # ':' splits a spec
+           lambda t: "sample=" + t))
+def test_a_bad_sampling_temperature_is_a_clear_error(tmp_path, tail):
+    path = save_checkpoint(tmp_path / "policy.pt", net_payload())
+    try:
+        temperature = float(tail[len("sample="):])
+    except ValueError:
+        temperature = None
+    if temperature is not None and 0 < temperature < float("inf"):
+        assert make_agent(f"checkpoint:{path}:{tail}").temperature == temperature
+    else:
+        with pytest.raises(CheckpointError, match="temperature must be a finite number above 0"):
+            make_agent(f"checkpoint:{path}:{tail}")
+
+
 # --------------------------------------------------------------------------- threads
 
 

@@ -277,7 +277,8 @@ def torch_threads(threads: int) -> Iterator[None]:
 
 
 class PolicyAgent(Agent):
-    """Plays a network's policy: the most likely legal action, or a sample when `sample`.
+    """Plays a network's policy: the most likely legal action, or, with `sample`, a sample from
+    softmax(logits / `temperature`) over the legal actions.
 
     One forward pass of batch 1 gains nothing from more torch threads, and extra threads that
     spin-wait on a busy machine make every move many times slower, so each move runs with
@@ -286,10 +287,11 @@ class PolicyAgent(Agent):
     """
 
     def __init__(self, net: PolicyValueNet, sample: bool = False, seed: int | None = None,
-                 spec: str = "policy", threads: int | None = None):
+                 spec: str = "policy", threads: int | None = None, temperature: float = 1.0):
         super().__init__(seed)
         self.net = net.eval()
         self.sample = sample
+        self.temperature = check_temperature(temperature)
         self.spec = spec
         self.threads = default_threads() if threads is None else int(threads)
         if self.threads < 1:
@@ -313,25 +315,44 @@ class PolicyAgent(Agent):
             logits, _ = self.net.masked_forward(torch.from_numpy(obs)[None],
                                                 torch.from_numpy(legal.copy())[None], lookahead)
         if self.sample:
-            return int(sample_masked(logits, self._generator).item())
+            return int(sample_masked(logits / self.temperature, self._generator).item())
         return int(logits.argmax(-1).item())
 
 
-def split_spec_argument(argument: str) -> tuple[str, bool]:
-    """`PATH`, `PATH:sample` or `PATH:greedy` -> (PATH, sample)."""
-    for suffix, flag in ((":sample", True), (":greedy", False)):
-        if argument.endswith(suffix):
-            return argument[: -len(suffix)], flag
-    return argument, False
+def check_temperature(temperature) -> float:
+    """A sampling temperature: a finite number above 0 (ValueError otherwise)."""
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
+            or not math.isfinite(temperature) or temperature <= 0:
+        raise ValueError(f"temperature must be a finite number above 0, got {temperature!r}")
+    return float(temperature)
+
+
+def split_spec_argument(argument: str) -> tuple[str, bool, float]:
+    """`PATH` or `PATH:greedy` -> (PATH, False, 1.0): the most likely action; `PATH:sample` ->
+    (PATH, True, 1.0) and `PATH:sample=T` -> (PATH, True, T): a sample at temperature T > 0."""
+    head, sep, tail = argument.rpartition(":")
+    if sep and tail == "greedy":
+        return head, False, 1.0
+    if sep and tail == "sample":
+        return head, True, 1.0
+    if sep and tail.startswith("sample="):
+        text = tail[len("sample="):]
+        try:
+            return head, True, check_temperature(float(text))
+        except ValueError:
+            raise CheckpointError(f"checkpoint spec ':{tail}': the temperature must be a finite "
+                                  f"number above 0, e.g. ':sample=0.5'") from None
+    return argument, False, 1.0
 
 
 class CheckpointAgent(PolicyAgent):
-    """`checkpoint:PATH` (most likely action) or `checkpoint:PATH:sample` (sampled)."""
+    """`checkpoint:PATH` (most likely action), `checkpoint:PATH:sample` (sampled) or
+    `checkpoint:PATH:sample=T` (sampled at temperature T)."""
 
     @classmethod
     def from_spec(cls, argument: str, seed: int | None = None,
                   threads: int | None = None) -> "CheckpointAgent":
-        path, sample = split_spec_argument(argument)
+        path, sample, temperature = split_spec_argument(argument)
         payload = load_checkpoint(path)
         return cls(network_from_checkpoint(payload, path), sample=sample, seed=seed,
-                   spec=f"checkpoint:{argument}", threads=threads)
+                   spec=f"checkpoint:{argument}", threads=threads, temperature=temperature)
