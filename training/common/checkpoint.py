@@ -315,7 +315,10 @@ class PolicyAgent(Agent):
             logits, _ = self.net.masked_forward(torch.from_numpy(obs)[None],
                                                 torch.from_numpy(legal.copy())[None], lookahead)
         if self.sample:
-            return int(sample_masked(logits / self.temperature, self._generator).item())
+            # in float64 (a temperature of 1e-300 or 1e300 is 0 or inf in float32) and shifted
+            # so that the best legal logit is 0: no temperature makes it -inf or NaN
+            shifted = (logits - logits.max(-1, keepdim=True).values).double()
+            return int(sample_masked(shifted / self.temperature, self._generator).item())
         return int(logits.argmax(-1).item())
 
 
