@@ -59,6 +59,9 @@ class AZSearchConfig:
                          # as the raw-policy agent does) instead of its search's choice; its
                          # positions are searched and stored as ever (DAgger: the states the
                          # raw policy leads to, labelled by the search)
+    dagger_until: float = 1.0  # share of the run (of total_positions, counted in whole
+                               # iterations) during which new games may get a dagger colour;
+                               # after it none do (games in flight finish as they began)
     random_opponent: float = 0.0  # share of self-play games in which one colour (either, drawn
                                   # per game) plays every move uniformly at random: opponents
                                   # unlike the network itself (a league's weakest member); its
@@ -181,6 +184,7 @@ _RANGES: dict[str, tuple] = {
     "search.random_moves": (0.0, 1.0, True),
     "search.random_opponent": (0.0, 1.0, True),
     "search.dagger": (0.0, 1.0, True),
+    "search.dagger_until": (0.0, 1.0, True),
     "replay.capacity": (1, None, True),
     "replay.replay_ratio": (0.0, None, False),
     "replay.batch_size": (1, None, True),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 from pathlib import Path
 from typing import Any, Callable
 
@@ -74,7 +75,16 @@ def make_generator(config: AZConfig, shape: dict, workers: int, worker: int,
     with torch.random.fork_rng(devices=[]):  # building a net draws from torch's global RNG
         net = PolicyValueNet(**shape).to(generator_device(config.device))
     return AZGenerator(build_selfplay(config, seed, split(config.search.games, workers)[worker]),
-                       net)
+                       net, dagger_iterations(config))
+
+
+def dagger_iterations(config: AZConfig) -> int | None:
+    """The first iteration whose new games get no dagger colour (`search.dagger_until` of the
+    run's iterations, rounded up); None when dagger games may start throughout."""
+    if config.search.dagger_until >= 1.0:
+        return None
+    iterations = config.total_positions / config.positions_per_iteration
+    return math.ceil(config.search.dagger_until * iterations)
 
 
 class Collector:
@@ -114,15 +124,23 @@ def _numbers(selfplay: SelfPlay) -> dict[str, int]:
 class AZGenerator:
     """One `SelfPlay` and its network behind the Generator interface (module docstring)."""
 
-    def __init__(self, selfplay: SelfPlay, net: PolicyValueNet):
+    def __init__(self, selfplay: SelfPlay, net: PolicyValueNet,
+                 dagger_until: int | None = None):
         self.selfplay = selfplay
         self.net = net.eval()
-        self.version = -1  # of the weights given by set_weights
+        self.version = -1  # of the weights given by set_weights: the learner's iteration
+        self.dagger = selfplay.config.dagger
+        self.dagger_until = dagger_until  # first iteration without new dagger games (None: never)
 
     def set_weights(self, weights: dict, version: int) -> None:
-        """`weights`: the learner network's state dict."""
+        """`weights`: the learner network's state dict; `version`: its iteration count."""
         self.net.load_state_dict(weights)
+        self._set_version(version)
+
+    def _set_version(self, version: int) -> None:
         self.version = version
+        late = self.dagger_until is not None and version >= self.dagger_until
+        self.selfplay.dagger_share = 0.0 if late else self.dagger
 
     def generate(self, n: int) -> SampleBatch:
         """Search `n` more positions; the positions of the games that ended, with counters."""
@@ -135,10 +153,14 @@ class AZGenerator:
         return SampleBatch(collector.samples(), added, counters, self.version)
 
     def state(self) -> dict:
-        return {"rng": self.selfplay.rng.bit_generator.state}
+        return {"rng": self.selfplay.rng.bit_generator.state, "version": self.version}
 
     def restore(self, state: dict) -> None:
+        """The random stream, and the iteration, so that the games the pool restarts before the
+        next weights arrive follow the dagger schedule (older checkpoints hold no version)."""
         self.selfplay.rng.bit_generator.state = state["rng"]
+        version = state.get("version", -1)
+        self._set_version(version if isinstance(version, int) else -1)
 
     def restart_games(self) -> None:
         self.selfplay.restart_games()

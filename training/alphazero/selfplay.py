@@ -117,6 +117,8 @@ class SelfPlay:
         self.trajectories: list[list] = [[] for _ in range(config.games)]
         self.random_side = np.full(config.games, -1, np.int32)  # RED/BLUE: plays at random
         self.dagger_side = np.full(config.games, -1, np.int32)  # RED/BLUE: plays raw moves
+        self.dagger_share = config.dagger  # share of new games with a dagger colour (the
+                                           # generator turns it off after search.dagger_until)
         self.restart_games()
 
     def restart_games(self) -> None:
@@ -129,7 +131,7 @@ class SelfPlay:
         self.search.trees.game_state[b] = engine.init(rng=self.rng)
         self.trajectories[b] = []
         self.random_side[b] = self._draw_side(self.config.random_opponent)
-        self.dagger_side[b] = self._draw_side(self.config.dagger)
+        self.dagger_side[b] = self._draw_side(self.dagger_share)
 
     def _draw_side(self, share: float) -> int:
         """The colour (either) that plays unlike the search in a new game, with probability

@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from training.alphazero import AZConfigError, az_config_from_dict
-from training.alphazero.generator import AZGenerator, Collector, build_selfplay, make_generator
+from training.alphazero.generator import (AZGenerator, Collector, build_selfplay,
+                                          dagger_iterations, make_generator)
 from training.alphazero.network import Evaluator, build_network, network_shape
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
@@ -113,6 +114,41 @@ def test_the_collector_keeps_every_argument_of_add_by_name():
     with pytest.raises(TypeError):
         collector.add(rows[0], rows[0], rows[0], rows[0], rows[0], colour=rows[0])
     assert Collector().samples() == {}
+
+
+def test_dagger_games_stop_after_dagger_until_and_a_restored_generator_knows_it():
+    """search.dagger_until u: new games get a dagger colour only in the first ceil(u x the run's
+    iterations) iterations (the weights' version is the iteration); games in flight finish as
+    they began; a generator restored from a later state restarts its games without one, one
+    restored from an older checkpoint (no version) with one."""
+    config = az_config_from_dict({**FINGERPRINT, "total_positions": 500,
+                                  "search": {**FINGERPRINT["search"], "dagger": 1.0,
+                                             "dagger_until": 0.35}})
+    assert dagger_iterations(config) == 4  # 10 iterations of 50 positions, 3.5 rounded up
+    assert dagger_iterations(az_config_from_dict(FINGERPRINT)) is None
+    net = build_network(8, 1, seed=0, ownership=True)
+    generator = make_generator(config, network_shape(net), 1, 0, 3)
+    sides = generator.selfplay.dagger_side
+    assert (sides >= 0).all()  # p = 1: every game has a dagger colour
+    stats = generator.selfplay.stats
+    generator.set_weights(net.state_dict(), 3)
+    generator.generate(200)  # 40 moves a slot: each slot's first game ends (cap 30)
+    assert (sides >= 0).all() and stats.dagger_games == stats.games > 0
+    generator.set_weights(net.state_dict(), 4)
+    games, dagger_games = stats.games, stats.dagger_games
+    generator.generate(200)
+    assert (sides == -1).all()  # every slot's game now began after the switch
+    assert stats.dagger_games - dagger_games == stats.games - games > 0  # those in flight did not
+    games, dagger_games = stats.games, stats.dagger_games
+    generator.generate(200)
+    assert stats.games > games and stats.dagger_games == dagger_games
+    state = generator.state()
+    assert state["version"] == 4
+    for saved, expected in ((state, -1), ({"rng": state["rng"]}, 0)):
+        restored = make_generator(config, network_shape(net), 1, 0, 3)
+        restored.restore(saved)
+        restored.restart_games()
+        assert ((restored.selfplay.dagger_side >= 0) == (expected == 0)).all()
 
 
 def test_the_generator_delivers_each_finished_game_once_with_its_counters():
@@ -223,7 +259,8 @@ def test_a_checkpoint_from_before_the_pool_resumes_its_selfplay_stream(tmp_path)
     runs = []
     for name in ("new", "old"):
         resumed = AZTrainer(config, tmp_path / name, resume=True, console=quiet())
-        assert resumed.generator_states() == [state]
+        # the old format holds the stream alone (no weights version: no dagger schedule to keep)
+        assert resumed.generator_states() == [state if name == "new" else {"rng": state["rng"]}]
         resumed.iterate()
         runs.append(resumed)
     assert_same_run(*runs)

@@ -36,6 +36,8 @@ def test_config_errors_name_the_key_and_value():
         az_config_from_dict({"replay": {"cheap_policy_weight": -0.5}})
     with pytest.raises(AZConfigError, match=r"replay\.surprise_weight.*1\.5"):
         az_config_from_dict({"replay": {"surprise_weight": 1.5}})
+    with pytest.raises(AZConfigError, match=r"search\.dagger_until.*1\.5"):
+        az_config_from_dict({"search": {"dagger_until": 1.5}})
     with pytest.raises(AZConfigError, match=r"search\.noise_moves.*>= 0.*-1"):
         az_config_from_dict({"search": {"noise_moves": -1}})
     with pytest.raises(AZConfigError,
