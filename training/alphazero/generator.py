@@ -129,7 +129,6 @@ class AZGenerator:
         self.selfplay = selfplay
         self.net = net.eval()
         self.version = -1  # of the weights given by set_weights: the learner's iteration
-        self.dagger = selfplay.config.dagger
         self.dagger_until = dagger_until  # first iteration without new dagger games (None: never)
 
     def set_weights(self, weights: dict, version: int) -> None:
@@ -140,7 +139,7 @@ class AZGenerator:
     def _set_version(self, version: int) -> None:
         self.version = version
         late = self.dagger_until is not None and version >= self.dagger_until
-        self.selfplay.dagger_share = 0.0 if late else self.dagger
+        self.selfplay.dagger_share = 0.0 if late else self.selfplay.config.dagger
 
     def generate(self, n: int) -> SampleBatch:
         """Search `n` more positions; the positions of the games that ended, with counters."""
@@ -159,8 +158,7 @@ class AZGenerator:
         """The random stream, and the iteration, so that the games the pool restarts before the
         next weights arrive follow the dagger schedule (older checkpoints hold no version)."""
         self.selfplay.rng.bit_generator.state = state["rng"]
-        version = state.get("version", -1)
-        self._set_version(version if isinstance(version, int) else -1)
+        self._set_version(state.get("version", -1))  # checked by check_states
 
     def restart_games(self) -> None:
         self.selfplay.restart_games()
@@ -197,9 +195,12 @@ def check_states(states: Any, path: str | Path) -> list[dict] | None:
             raise TypeError("not a list")
         for state in states:
             np.random.default_rng().bit_generator.state = state["rng"]
+            version = state.get("version", -1)  # absent in checkpoints before dagger_until
+            if not isinstance(version, int) or isinstance(version, bool) or version < -1:
+                raise ValueError(f"version {version!r} is not an iteration count")
     except (TypeError, KeyError, ValueError, OverflowError) as error:
         raise CheckpointError(f"checkpoint {str(path)!r}: generators must be a list of "
-                              f"random-stream states ({type(error).__name__}: "
+                              f"random-stream states with their weights' version ({type(error).__name__}: "
                               f"{str(error)[:100]})") from None
     return states
 

@@ -144,11 +144,11 @@ def test_dagger_games_stop_after_dagger_until_and_a_restored_generator_knows_it(
     assert stats.games > games and stats.dagger_games == dagger_games
     state = generator.state()
     assert state["version"] == 4
-    for saved, expected in ((state, -1), ({"rng": state["rng"]}, 0)):
+    for saved, dagger_games in ((state, False), ({"rng": state["rng"]}, True)):
         restored = make_generator(config, network_shape(net), 1, 0, 3)
         restored.restore(saved)
         restored.restart_games()
-        assert ((restored.selfplay.dagger_side >= 0) == (expected == 0)).all()
+        assert ((restored.selfplay.dagger_side >= 0) == dagger_games).all()
 
 
 def test_the_generator_delivers_each_finished_game_once_with_its_counters():
@@ -269,6 +269,11 @@ def test_a_checkpoint_from_before_the_pool_resumes_its_selfplay_stream(tmp_path)
     save_checkpoint(tmp_path / "bad" / "checkpoint.pt", payload)
     with pytest.raises(CheckpointError, match="generators must be a list of random-stream"):
         AZTrainer(config, tmp_path / "bad", resume=True, console=quiet())
+    for version in ("4", 2.5, True, -2, None):  # a damaged weights version is refused too
+        payload["generators"] = [{**state, "version": version}]
+        save_checkpoint(tmp_path / "bad" / "checkpoint.pt", payload)
+        with pytest.raises(CheckpointError, match=r"version .* is not an iteration count"):
+            AZTrainer(config, tmp_path / "bad", resume=True, console=quiet())
 
 
 DISTRIBUTED_KEYS = sorted(asdict(DistributedConfig()))
