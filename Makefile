@@ -18,8 +18,8 @@ test: $(STAMP)
 
 # Re-runnable: a finished run prints its final table (exit 0); an interrupted one resumes.
 train: $(STAMP)
-	$(VENV)/bin/satellites train --config configs/quick.yaml --out runs/quick \
-		$(if $(wildcard runs/quick/checkpoint.pt),--resume)
+	$(VENV)/bin/satellites train --config az_quick --out runs/az_quick \
+		$(if $(wildcard runs/az_quick/checkpoint.pt),--resume)
 
 demo: $(STAMP)
 	$(VENV)/bin/satellites demo --seed 0 --gif game.gif

@@ -91,7 +91,7 @@ def main() -> None:
     torch.set_num_threads(args.torch_threads)
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     if args.config:
-        from training.alphazero import load_az_config
+        from training.common.config import load_config as load_az_config
 
         run = load_az_config(args.config)
         model, config = run.model, run.search
@@ -137,8 +137,8 @@ def main() -> None:
           f"simulations (full share {config.full_fraction}), {args.threads} numba / "
           f"{args.torch_threads} torch threads, {args.steps} simulation steps")
     print()
-    print(f"| measure | value |")
-    print(f"| --- | ---: |")
+    print("| measure | value |")
+    print("| --- | ---: |")
     print(f"| network alone, batch {config.games} | {net_rate:,.0f} evaluations/s |")
     print(f"| self-play network evaluations | {evals / wall:,.0f} /s |")
     print(f"| searched positions (moves) | {positions / wall:,.1f} /s |")

@@ -28,7 +28,7 @@ from tqdm import tqdm
 from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS
 from satellites_env.observation import observe
-from training.alphazero import load_az_config
+from training.common.config import load_config as load_az_config
 from training.alphazero.network import network_for
 from training.alphazero.trainer import policy_value_loss
 
@@ -56,7 +56,7 @@ def training_batch(positions: dict, size: int, policy_share: float, seed: int = 
     weight = torch.as_tensor(rng.random(size) < policy_share, dtype=torch.float32)
     return {"obs": positions["obs"][rows], "mask": mask, "policy": policy,
             "value": torch.as_tensor(rng.choice([-1.0, 1.0], size), dtype=torch.float32),
-            "policy_weight": weight, "ownership": torch.zeros(size, 100)}
+            "policy_weight": weight}
 
 
 def main() -> None:

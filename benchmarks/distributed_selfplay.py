@@ -38,7 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from training.common.config import load_config
-from training.common.network import PolicyValueNet
+from training.alphazero.network import PolicyValueNet
 from training.distributed.pool import GeneratorPool
 from training.ppo.selfplay import make_generator
 
@@ -76,14 +76,14 @@ def ppo_learner(config) -> Learner:
 
 def alphazero_learner(config) -> Learner:
     from training.alphazero.generator import make_generator as az_generator
-    from training.alphazero.network import network_for, network_shape
+    from training.alphazero.network import network_for
 
     steps = config.positions_per_iteration * config.replay.replay_ratio / config.replay.batch_size
     net = network_for(config.model, seed=0)
     return Learner(
         "alphazero", "positions", "positions", config.positions_per_iteration,
         config.search.games,
-        lambda workers: functools.partial(az_generator, config, network_shape(net), workers),
+        lambda workers: functools.partial(az_generator, config, net.shape, workers),
         net.state_dict(),
         {"positions/s": "positions", "evaluations/s": "evaluations", "games/s": "games"},
         lambda: az_train_seconds(config),

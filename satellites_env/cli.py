@@ -489,7 +489,7 @@ def serve(opponent: str, host: str, port: int, max_moves: int, open_browser: boo
 # --------------------------------------------------------------------------- train
 
 
-def train(config_path: Path, out: Path | None, resume: bool, ray: str | None = None) -> None:
+def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -> None:
     """`satellites train`: the learner named by the config (needs the `train` extra); `ray`
     (a cluster address, or "" for a local Ray) runs self-play on Ray whatever the config says."""
     try:
@@ -497,7 +497,7 @@ def train(config_path: Path, out: Path | None, resume: bool, ray: str | None = N
     except ImportError as error:
         raise ValueError("`satellites train` needs the trainer: install the 'train' extra "
                          f"(pip install 'satellites[train]'); import failed: {error}") from error
-    run_training(config_path, out, resume, console, ray=ray)
+    run_training(config, out, resume, console, ray=ray)
 
 
 # --------------------------------------------------------------------------- demo
@@ -551,8 +551,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     tr = sub.add_parser("train", help="train a policy by self-play (the learner the config "
                         "names: PPO or AlphaZero)")
-    tr.add_argument("--config", type=Path, required=True, help="YAML run config, e.g. "
-                    "configs/quick.yaml")
+    tr.add_argument("--config", required=True, help="a shipped config's name (az_quick, "
+                    "az_standard, quick, standard) or a YAML file")
     tr.add_argument("--out", type=Path, help="run folder (default runs/<config name>)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out")
     tr.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",

@@ -1,16 +1,23 @@
-"""Torch-free baseline agents and `make_agent(spec)`.
+"""Agents and `make_agent(spec)`: the one grammar of agent specs.
 
-Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200),
-`checkpoint:PATH` (a trained policy playing its most likely action; `:sample` or `:sample=T`
-after PATH samples, at temperature T), `az:PATH[:SIMS]` (an
-AlphaZero network with its Gumbel search, SIMS simulations, default 32; PATH `pretrained` is
-the network shipped with the package, also as `checkpoint:pretrained`) and `rllib:PATH` (an
-RLlib RLModule saved with `save_to_path`, e.g. by examples/rllib_ppo_selfplay.py). The last
-three need the `train` extra (PyTorch; `rllib:` also the `rllib` extra) and load the trainer
-lazily: this package never imports it otherwise.
+Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200), built here, and
+the specs other packages register: the trainer (the `train` extra) registers
+`checkpoint:PATH` (a trained network's raw policy; `:sample` or `:sample=T` after PATH
+samples at temperature T), `az:PATH[:SIMS]` (a network with its Gumbel search, SIMS
+simulations, default 32; PATH `pretrained` is the network shipped with the package) and
+`rllib:PATH` (an RLlib RLModule saved with `save_to_path`; the `rllib` extra).
+
+Registering: a package names a factory `factory(argument, seed) -> Agent` (raising
+AgentSpecError for a bad argument, the empty one included) in the
+`satellites.agents` entry-point group (``[project.entry-points."satellites.agents"]`` in its
+pyproject), or calls :func:`register_agent` at run time. This package imports no registered
+package itself: an entry point is loaded only when a spec names it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import entry_points
 
 from .base import Agent, AgentSpecError, parse_int_argument
 from .greedy import GreedyAgent
@@ -18,6 +25,46 @@ from .mcts import MCTSAgent
 from .random_agent import RandomAgent
 
 BASELINES = ("random", "greedy", "mcts:N")
+#: the entry-point group of agent factories
+GROUP = "satellites.agents"
+#: the most simulations an `mcts:N` spec may ask for (a move then takes seconds)
+MAX_SIMULATIONS = 100_000
+
+Factory = Callable[[str, "int | None"], Agent]
+_registered: dict[str, Factory] = {}
+
+
+def register_agent(name: str, factory: Factory) -> None:
+    """Make `NAME:ARGUMENT` specs build `factory(ARGUMENT, seed)` (an Agent)."""
+    if not name.isidentifier() or name in ("random", "greedy", "mcts"):
+        raise ValueError(f"agent name {name!r} must be a new identifier")
+    _registered[name] = factory
+
+
+def registered_names() -> list[str]:
+    """The spec names registered by other packages (run time and entry points)."""
+    return sorted(set(_registered) | {ep.name for ep in entry_points(group=GROUP)})
+
+
+def _factory(name: str, spec: str) -> Factory | None:
+    if name in _registered:
+        return _registered[name]
+    for point in entry_points(group=GROUP, name=name):
+        try:
+            factory = point.load()
+        except ImportError as error:
+            raise AgentSpecError(
+                f"agent spec {_shown(spec)} needs {point.value.split('.')[0]!r}, which does not "
+                f"import here (for checkpoint:, az: and rllib: install the 'train' extra, "
+                f"pip install 'satellites[train]'; rllib: also the 'rllib' extra): "
+                f"{error}") from error
+        _registered[name] = factory
+        return factory
+    return None
+
+
+def _shown(spec: str) -> str:
+    return repr(spec if len(spec) <= 80 else spec[:77] + "...")
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
@@ -30,53 +77,18 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if name == "greedy" and not argument:
         return GreedyAgent(seed)
     if name == "mcts":
-        return MCTSAgent(parse_int_argument(spec, "the number of simulations", argument, 200),
-                         seed=seed)
-    if name == "checkpoint":
-        if not argument:
-            raise AgentSpecError(f"agent spec {spec!r}: expected 'checkpoint:PATH'")
-        if argument.partition(":")[0] == "pretrained":  # the shipped AlphaZero network
-            try:
-                from training.alphazero.agent import PRETRAINED
-            except ImportError as error:
-                raise AgentSpecError(
-                    f"agent spec {spec!r} needs the trainer: install the 'train' extra "
-                    f"(pip install 'satellites[train]'); import failed: {error}") from error
-            argument = str(PRETRAINED) + argument[len("pretrained"):]
-        try:
-            from training.common.checkpoint import CheckpointAgent
-        except ImportError as error:
-            raise AgentSpecError(
-                f"agent spec {spec!r} needs the trainer: install the 'train' extra "
-                f"(pip install 'satellites[train]'); import failed: {error}") from error
-        return CheckpointAgent.from_spec(argument, seed=seed)
-    if name == "az":
-        path, _, sims = argument.rpartition(":") if argument.rpartition(":")[2].isdigit() \
-            else (argument, "", "")
-        if not path:
-            raise AgentSpecError(f"agent spec {spec!r}: expected 'az:PATH[:SIMS]'")
-        simulations = parse_int_argument(spec, "the number of simulations", sims, 32)
-        try:
-            from training.alphazero.agent import AZAgent
-        except ImportError as error:
-            raise AgentSpecError(
-                f"agent spec {spec!r} needs the trainer: install the 'train' extra "
-                f"(pip install 'satellites[train]'); import failed: {error}") from error
-        return AZAgent(path, simulations=simulations, seed=seed)
-    if name == "rllib":
-        if not argument:
-            raise AgentSpecError(f"agent spec {spec!r}: expected 'rllib:PATH'")
-        try:
-            from training.distributed.rllib_agent import RLlibAgent
-        except ImportError as error:
-            raise AgentSpecError(
-                f"agent spec {spec!r} needs the trainer and RLlib: install the 'train' and "
-                f"'rllib' extras; import failed: {error}") from error
-        return RLlibAgent(argument, seed=seed)
-    raise AgentSpecError(
-        f"unknown agent spec {spec!r}; expected one of: random, greedy, mcts:N, checkpoint:PATH, "
-        f"az:PATH[:SIMS], rllib:PATH")
+        simulations = parse_int_argument(spec, "the number of simulations", argument, 200)
+        if simulations > MAX_SIMULATIONS:
+            raise AgentSpecError(f"agent spec {_shown(spec)}: at most {MAX_SIMULATIONS:,} "
+                                 f"simulations, got {simulations:,}")
+        return MCTSAgent(simulations, seed=seed)
+    factory = _factory(name, spec) if name.isidentifier() else None
+    if factory is None:
+        known = ", ".join(["random", "greedy", "mcts:N"]
+                          + [f"{n}:..." for n in registered_names()])
+        raise AgentSpecError(f"unknown agent spec {_shown(spec)}; expected one of: {known}")
+    return factory(argument, seed)
 
 
 __all__ = ["Agent", "AgentSpecError", "BASELINES", "GreedyAgent", "MCTSAgent", "RandomAgent",
-           "make_agent"]
+           "make_agent", "register_agent", "registered_names"]

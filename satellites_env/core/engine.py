@@ -16,7 +16,7 @@ Two levels:
   (`reset_states`, `legal_masks`, `apply_actions`, `statuses`, `final_rewards`,
   `step_autoreset`) over N games in one `(N, STATE_LEN)` array;
 * numba kernels for hot loops (`fill_legal_mask`, `apply_unchecked`, `game_status`,
-  `analyse_groups`, `group_controller`, `tally`, `verdict`, `winner_code`, `fill_control_map`,
+  `analyse_groups`, `group_controller`, `tally`, `verdict`, `winner_code`,
   `connections_allowed`), which write into buffers the caller owns: `new_work()` gives the
   work buffer every kernel takes, one per thread of play. After `analyse_groups(board, work)`
   the rows `CONNECTED`, `GROUP_OF` (cell -> group id, -1 for none), `GROUP_SIZE`, `RED_SUM` and
@@ -35,8 +35,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .batch import (BatchedEngine, apply_actions, final_rewards, legal_masks, reset_states,
-                    statuses, step_autoreset)
+from .batch import (BatchedEngine, apply_actions, final_rewards, legal_masks,
+                    new_batch_scratch, reset_states, statuses, step_autoreset)
 from .board import BLUE, DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS, ORTHO, RED
 from .rules import (
     BLUE_SUM,
@@ -56,7 +56,7 @@ from .rules import (
     is_connected,
 )
 from .rules import new_scratch as new_work
-from .scoring import (DRAW, NO_COLONY, Group, Score, analyse_groups, fill_control_map,
+from .scoring import (DRAW, NO_COLONY, Group, Score, analyse_groups,
                       group_controller, groups_of, tally, verdict, winner_code)
 from .state import STATE_LEN, TO_MOVE, empty_state, initial_state
 
@@ -148,7 +148,7 @@ def groups(board: np.ndarray) -> tuple[Group, ...]:
 
 __all__ = [
     "BLUE", "BLUE_SUM", "BatchedEngine", "apply_actions", "final_rewards", "legal_masks",
-    "reset_states", "statuses", "step_autoreset", "CONNECTED", "DRAW", "GROUP_OF", "GROUP_SIZE", "Group", "Score",
+    "new_batch_scratch", "reset_states", "statuses", "step_autoreset", "CONNECTED", "DRAW", "GROUP_OF", "GROUP_SIZE", "Group", "Score",
     "IllegalActionError", "NO_COLONY", "ONGOING", "RED", "RED_SUM", "STATE_LEN", "TERMINATED",
     "TRUNCATED", "analyse_groups", "apply_unchecked", "connections_allowed", "count_connected",
     "current_player", "empty_state", "fill_legal_mask", "game_status", "group_controller",

@@ -106,25 +106,6 @@ def verdict(red, blue, red_low, blue_low):
 
 
 @njit(cache=True)
-def fill_control_map(board, work, out):
-    """out[cell] = +1 where the satellite on `cell` is in a colony red controls, -1 blue, 0
-    elsewhere (R21); returns the winner code (R22, R23) of `board` as `winner_code` does."""
-    _, n_groups = analyse_groups(board, work)
-    group_of = work[GROUP_OF]
-    for c in range(N_CELLS):
-        out[c] = 0
-        g = group_of[c]
-        if g >= 0 and work[GROUP_SIZE, g] >= COLONY_MIN:
-            owner = group_controller(work, g)
-            if owner == RED:
-                out[c] = 1
-            elif owner == BLUE:
-                out[c] = -1
-    red, blue, red_low, blue_low = tally(work, n_groups)
-    return verdict(red, blue, red_low, blue_low)
-
-
-@njit(cache=True)
 def winner_code(board, work):
     """RED, BLUE or DRAW by R21-R23 on `board` (the result if the game ended here)."""
     _, n_groups = analyse_groups(board, work)

@@ -39,3 +39,20 @@ def test_one_simulation_search_ranks_unvisited_moves_by_their_prior():
         warnings.simplefilter("error")  # no division by zero visits
         for _ in range(20):
             game.play(agent.act(game))
+
+
+AZ_REFERENCE = Path(__file__).with_name("data") / "tournament_az_seed11.json"
+
+
+def test_the_shipped_network_replays_move_for_move():
+    """`data/tournament_az_seed11.json` was written by the code of commit 8ff50a3 (before the
+    search record, the options removed from the learner and the converted pretrained.pt) with
+    `run_tournament(["az:pretrained:4", "checkpoint:pretrained", "greedy"], 2, seed=11,
+    workers=1, max_moves=120)`: the search agent and the raw policy play the same moves."""
+    reference = json.loads(AZ_REFERENCE.read_text())
+    result = run_tournament(["az:pretrained:4", "checkpoint:pretrained", "greedy"], 2, 11, 1, 120)
+    assert len(result.records) == len(reference) == 6
+    for record, before in zip(result.records, reference):
+        assert record.start_spn == before["start_spn"]
+        assert record.moves == before["moves"]
+        assert record.result["final_spn"] == before["result"]["final_spn"]

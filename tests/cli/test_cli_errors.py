@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import json
-from pathlib import Path
 
 import pytest
 

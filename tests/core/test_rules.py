@@ -1133,28 +1133,3 @@ def test_r24_rewards_only_at_the_end():
     assert game.is_over
     assert (game.score().reward(RED), game.score().reward(BLUE)) == (1, -1)
 
-
-def test_control_map_marks_colony_members_by_controller():
-    """engine.fill_control_map: +1 red-controlled colony members, -1 blue, 0 elsewhere (pairs,
-    tied colonies, lone satellites, empty cells), and the same verdict as winner_code."""
-    from satellites_env.core import engine
-
-    rng = np.random.default_rng(4)
-    work = engine.new_work()
-    out = np.zeros(100, np.int8)
-    seen = set()
-    for _ in range(30):
-        state = engine.init(rng=rng)
-        while engine.status(state) == engine.ONGOING:
-            legal = np.flatnonzero(engine.legal_action_mask(state, work))
-            state = engine.step(state, int(rng.choice(legal)), work)
-        board = state[:100]
-        code = engine.fill_control_map(board, work, out)
-        assert code == engine.winner_code(board, work)
-        expected = np.zeros(100, np.int8)
-        for group in engine.groups_of(board):
-            if group.is_colony and group.controller is not None:
-                expected[list(group.cells)] = 1 if group.controller == engine.RED else -1
-        assert np.array_equal(out, expected)
-        seen.update(np.unique(out).tolist())
-    assert seen == {-1, 0, 1}

@@ -4,7 +4,6 @@ CheckpointError, and a `checkpoint:PATH` agent plays with one torch thread."""
 from __future__ import annotations
 
 import io
-import os
 import pickle
 import tempfile
 from pathlib import Path
@@ -16,12 +15,12 @@ from hypothesis import strategies as st
 
 from satellites_env.agents import make_agent
 from satellites_env.core import Game
-from training.common.checkpoint import (THREADS_VARIABLE, CheckpointError, PolicyAgent,
-                                        load_checkpoint, network_from_checkpoint,
-                                        save_checkpoint)
+from training.agents import network_from_checkpoint
+from training.alphazero.agent import THREADS_VARIABLE, PolicyAgent
+from training.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from training.common.config import ConfigError, config_from_dict
-from training.common.network import PolicyValueNet
-from training.ppo.trainer import Trainer
+from training.alphazero.network import PolicyValueNet
+from training.ppo.trainer import PPOTrainer
 
 from checkpoint_fuzz import mutated, values
 from test_training import TINY
@@ -91,7 +90,7 @@ def test_resume_and_config_opponents_use_the_safe_loader(tmp_path):
     run.mkdir()
     (run / "checkpoint.pt").write_bytes(evil.read_bytes())
     with pytest.raises(CheckpointError, match="refused"):
-        Trainer(tiny_config(), run, resume=True)
+        PPOTrainer(tiny_config(), run, resume=True)
     with pytest.raises(ConfigError, match=r"eval.opponents\[1\].*refused"):
         config_from_dict({**TINY, "eval": {"opponents": ["random", f"checkpoint:{evil}"]}})
     with pytest.raises(ConfigError, match="selfplay.baseline_opponent.*refused"):
@@ -114,13 +113,13 @@ def plain_types(value, where="payload"):
 
 
 def test_a_training_checkpoint_holds_only_tensors_and_plain_data(tmp_path):
-    trainer = Trainer(tiny_config(), tmp_path / "run")
-    trainer.train_update()
+    trainer = PPOTrainer(tiny_config(), tmp_path / "run")
+    trainer.iterate()
     trainer.history.append(trainer.evaluate(2))
     path = trainer.save()
     plain_types(torch.load(path, weights_only=True))
-    resumed = Trainer(tiny_config(), tmp_path / "run", resume=True)
-    assert resumed.counters.updates == 1 and len(resumed.history) == 1
+    resumed = PPOTrainer(tiny_config(), tmp_path / "run", resume=True)
+    assert resumed.counters.iterations == 1 and len(resumed.history) == 1
 
 
 @pytest.mark.parametrize("key, value, message", [
@@ -305,8 +304,8 @@ def _run_checkpoint() -> dict:
     """A real training checkpoint (one update, one evaluation), made once."""
     if not _RUN:
         with tempfile.TemporaryDirectory() as folder:
-            trainer = Trainer(tiny_config(), Path(folder) / "run")
-            trainer.train_update()
+            trainer = PPOTrainer(tiny_config(), Path(folder) / "run")
+            trainer.iterate()
             trainer.history.append(trainer.evaluate(2))
             _RUN["payload"] = torch.load(trainer.save(), weights_only=True)
     return _RUN["payload"]
@@ -325,7 +324,7 @@ def test_optimizer_moments_of_the_wrong_shape_or_not_finite_are_refused_at_resum
         optimizer["state"][0] = slot
         torch.save(mutated(payload, ("optimizer",), optimizer, False), run / "checkpoint.pt")
         with pytest.raises(CheckpointError, match=message):
-            Trainer(tiny_config(), run, resume=True)
+            PPOTrainer(tiny_config(), run, resume=True)
 
 
 RUN_PATHS = [("counters",), ("counters", "steps"), ("counters", "seconds"), ("history",),
@@ -344,7 +343,7 @@ def test_fuzz_resuming_from_a_mutated_run_checkpoint_is_a_checkpoint_error(path,
         run.mkdir()
         torch.save(payload, run / "checkpoint.pt")
         try:
-            trainer = Trainer(tiny_config(), run, resume=True)
+            trainer = PPOTrainer(tiny_config(), run, resume=True)
         except CheckpointError:
             return
         except ValueError as error:  # a config mismatch: a RunError naming the keys

@@ -1,8 +1,7 @@
-"""`satellites train` picks the learner a config names; `az:PATH[:SIMS]` builds the search agent."""
+"""A config's `learner:` picks its learner; `az:PATH[:SIMS]` builds the search agent."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -10,30 +9,31 @@ from satellites_env.agents import AgentSpecError, make_agent
 from satellites_env.core import Game
 from training.common.checkpoint import save_checkpoint
 from training.common.config import ConfigError
-from training.train import learner_of
+from training.common.config import load_config
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+from training.common.config import SHIPPED as CONFIGS
 
 
 def test_shipped_configs_name_their_learner():
-    assert learner_of(CONFIGS / "quick.yaml") == "ppo"
-    assert learner_of(CONFIGS / "az_quick.yaml") == "alphazero"
-    assert learner_of(CONFIGS / "az_standard.yaml") == "alphazero"
+    assert load_config(CONFIGS / "quick.yaml").learner == "ppo"
+    assert load_config("standard").learner == "ppo"
+    assert load_config("az_quick").learner == "alphazero"
+    assert load_config("az_standard.yaml").learner == "alphazero"
 
 
 def test_unknown_learner_is_refused(tmp_path):
     path = tmp_path / "x.yaml"
     path.write_text("learner: dqn\nseed: 0\n")
-    with pytest.raises(ConfigError, match="learner must be one of ppo, alphazero, got 'dqn'"):
-        learner_of(path)
+    with pytest.raises(ConfigError, match="learner must be one of alphazero, ppo, got 'dqn'"):
+        load_config(path)
 
 
 def test_az_spec_plays_legal_moves_with_its_search(tmp_path):
-    from training.alphazero.network import build_network, network_shape
+    from training.alphazero.network import build_network
 
     net = build_network(8, 1, seed=0)
     path = save_checkpoint(tmp_path / "az.pt", {
-        "learner": "alphazero", "model_shape": network_shape(net), "model": net.state_dict()})
+        "learner": "alphazero", "model_shape": net.shape, "model": net.state_dict()})
     agent = make_agent(f"az:{path}:4", seed=0)
     assert agent.simulations == 4
     assert make_agent(f"az:{path}").simulations == 32

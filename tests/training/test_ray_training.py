@@ -12,7 +12,7 @@ import torch
 from satellites_env.agents import make_agent
 from satellites_env.cli import main
 from satellites_env.core import Game
-from training.ppo.trainer import Trainer
+from training.ppo.trainer import PPOTrainer
 
 from ray_helpers import assert_each_batch_once, kill_worker_0_mid_generation
 from ray_helpers import local_ray  # noqa: F401 - this module's Ray (an autouse fixture)
@@ -28,7 +28,7 @@ def config(backend: str, workers: int = 2, **overrides):
                        **overrides)
 
 
-def counters_of(trainer: Trainer) -> dict:
+def counters_of(trainer: PPOTrainer) -> dict:
     counters = vars(trainer.counters).copy()
     del counters["seconds"]
     return counters
@@ -37,12 +37,13 @@ def counters_of(trainer: Trainer) -> dict:
 def test_a_ray_run_is_the_local_run_and_its_checkpoint_plays(tmp_path):
     runs = {}
     for backend in ("local", "ray"):
-        trainer = Trainer(config(backend), tmp_path / backend, console=log_console()[0])
+        trainer = PPOTrainer(config(backend), tmp_path / backend, console=log_console()[0])
         trainer.run()
         runs[backend] = trainer
     assert counters_of(runs["ray"]) == counters_of(runs["local"])
     # evaluation games were played by the actors: the same results as in this process
-    assert [vars(e) for e in runs["ray"].history] == [vars(e) for e in runs["local"].history]
+    assert ([(e.progress, e.results, e.final) for e in runs["ray"].history]
+            == [(e.progress, e.results, e.final) for e in runs["local"].history])
     assert runs["ray"].history[-1].final and len(runs["ray"].history) >= 2
     assert runs["ray"].counters.steps >= 300
     assert_same_tensors(runs["ray"].net.state_dict(), runs["local"].net.state_dict(), "weights")
@@ -55,10 +56,10 @@ def test_a_ray_run_is_the_local_run_and_its_checkpoint_plays(tmp_path):
 
 
 def test_a_killed_actor_is_replaced_and_the_run_finishes(tmp_path):
-    trainer = Trainer(config("ray"), tmp_path / "run", console=log_console()[0])
-    delivered = kill_worker_0_mid_generation(trainer.generators, trainer.train_update)
+    trainer = PPOTrainer(config("ray"), tmp_path / "run", console=log_console()[0])
+    delivered = kill_worker_0_mid_generation(trainer.generators, trainer.iterate)
     trainer.run()
-    assert_each_batch_once(delivered, trainer.counters.updates)
+    assert_each_batch_once(delivered, trainer.counters.iterations)
     assert trainer.counters.steps == sum(batch.count for batch in delivered)
     assert trainer.counters.games == sum(batch.counters["games"] for batch in delivered)
     assert trainer.counters.env_steps == sum(b.counters["env_steps"] for b in delivered)
@@ -71,15 +72,15 @@ def test_a_killed_actor_is_replaced_and_the_run_finishes(tmp_path):
 def test_a_resumed_ray_run_continues_like_the_local_one(tmp_path):
     weights = {}
     for backend in ("local", "ray"):
-        first = Trainer(config(backend), tmp_path / backend)
-        first.train_update()
-        first.train_update()
+        first = PPOTrainer(config(backend), tmp_path / backend)
+        first.iterate()
+        first.iterate()
         first.save()
         first.close()  # the learner goes away, and its actors with it
-        resumed = Trainer(config(backend), tmp_path / backend, resume=True)
-        resumed.train_update()  # new actors, restored from the checkpoint's streams
+        resumed = PPOTrainer(config(backend), tmp_path / backend, resume=True)
+        resumed.iterate()  # new actors, restored from the checkpoint's streams
         weights[backend] = resumed.net.state_dict()
-        assert resumed.counters.updates == 3
+        assert resumed.counters.iterations == 3
         resumed.close()
     assert_same_tensors(weights["ray"], weights["local"], "weights")
 

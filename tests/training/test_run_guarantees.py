@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -16,10 +18,12 @@ import torch
 import yaml
 from rich.console import Console
 
+import training.common.run as run_module
 import training.ppo.trainer as trainer_module
 from training.common.checkpoint import load_checkpoint
 from training.common.runlock import RunLock, RunLockedError
-from training.ppo.trainer import RunError, RunExistsError, Trainer
+from training.common.run import RunError, RunExistsError
+from training.ppo.trainer import PPOTrainer
 from training.train import train
 
 from test_training import TINY, tiny_config
@@ -65,44 +69,45 @@ def assert_same_tensors(a, b, where="state"):
 def test_same_config_and_seed_give_identical_weights(tmp_path):
     runs = []
     for name in ("a", "b"):
-        trainer = Trainer(fast_config(), tmp_path / name)
-        trainer.train_update()
-        trainer.train_update()
+        trainer = PPOTrainer(fast_config(), tmp_path / name)
+        trainer.iterate()
+        trainer.iterate()
         runs.append(trainer)
     a, b = (r.net.state_dict() for r in runs)
     assert_same_tensors(a, b, "weights")
     assert_same_tensors(runs[0].optimizer.state_dict(), runs[1].optimizer.state_dict())
-    other = Trainer(fast_config(seed=4), tmp_path / "c")
+    other = PPOTrainer(fast_config(seed=4), tmp_path / "c")
     assert not torch.equal(other.net.state_dict()["stem.0.weight"],
-                           Trainer(fast_config(), tmp_path / "d").net.state_dict()["stem.0.weight"])
+                           PPOTrainer(fast_config(), tmp_path / "d").net.state_dict()["stem.0.weight"])
 
 
 # --------------------------------------------------------------------------- interrupts
 
 
-def test_ctrl_c_mid_update_saves_the_last_completed_update(tmp_path, monkeypatch):
+def test_ctrl_c_mid_update_finishes_the_update_saves_and_stops(tmp_path, monkeypatch):
     config = fast_config(checkpoint_every=100, total_steps=2000)
     real_update = trainer_module.ppo_update
     calls = []
 
     def interrupted_update(net, optimizer, batch, *args):
         calls.append(1)
-        losses = real_update(net, optimizer, batch, *args)  # weights and Adam state move ...
         if len(calls) == 3:
-            raise KeyboardInterrupt  # ... but the update's counters never do
-        return losses
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in the middle of the third update
+        return real_update(net, optimizer, batch, *args)
 
     monkeypatch.setattr(trainer_module, "ppo_update", interrupted_update)
-    interrupted = Trainer(config, tmp_path / "interrupted", console=log_console()[0])
+    console, log = log_console()
+    interrupted = PPOTrainer(config, tmp_path / "interrupted", console=console)
     with pytest.raises(KeyboardInterrupt):
         interrupted.run()
     monkeypatch.setattr(trainer_module, "ppo_update", real_update)
+    assert "finishing this iteration" in log.getvalue() and "--resume" in log.getvalue()
     saved = load_checkpoint(tmp_path / "interrupted" / "checkpoint.pt")
-    assert saved["counters"]["updates"] == 2 and saved["finished"] is False
+    assert saved["counters"]["iterations"] == 3 and saved["finished"] is False
 
-    reference = Trainer(config, tmp_path / "reference")
-    reference.train_update()
-    reference.train_update()
+    reference = PPOTrainer(config, tmp_path / "reference")
+    for _ in range(3):
+        reference.iterate()
     expected = reference.state_payload()
     for key in ("model", "optimizer", "counters", "pool", "rng"):
         if key == "counters":
@@ -110,11 +115,33 @@ def test_ctrl_c_mid_update_saves_the_last_completed_update(tmp_path, monkeypatch
         assert_same_tensors(saved[key], expected[key], key)
     # Resuming the interrupted run continues exactly as the uninterrupted one would.
     reference.save()
-    resumed = Trainer(config, tmp_path / "interrupted", resume=True)
-    uninterrupted = Trainer(config, tmp_path / "reference", resume=True)
-    resumed.train_update()
-    uninterrupted.train_update()
+    resumed = PPOTrainer(config, tmp_path / "interrupted", resume=True)
+    uninterrupted = PPOTrainer(config, tmp_path / "reference", resume=True)
+    resumed.iterate()
+    uninterrupted.iterate()
     assert_same_tensors(resumed.net.state_dict(), uninterrupted.net.state_dict(), "weights")
+
+
+def test_a_second_ctrl_c_stops_at_once_and_leaves_the_last_checkpoint(tmp_path, monkeypatch):
+    config = fast_config(checkpoint_every=2, total_steps=2000)
+    real_update = trainer_module.ppo_update
+    calls = []
+
+    def interrupted_update(net, optimizer, batch, *args):
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)  # the second one stops the update at once
+        return real_update(net, optimizer, batch, *args)
+
+    monkeypatch.setattr(trainer_module, "ppo_update", interrupted_update)
+    console, log = log_console()
+    with pytest.raises(KeyboardInterrupt):
+        PPOTrainer(config, tmp_path / "run", console=console).run()
+    assert "the last checkpoint" in log.getvalue()
+    saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+    assert saved["counters"]["iterations"] == 2  # written after the second update
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 # --------------------------------------------------------------------------- resume rules
@@ -126,40 +153,40 @@ def test_ctrl_c_mid_update_saves_the_last_completed_update(tmp_path, monkeypatch
     ({"selfplay": {**TINY["selfplay"], "envs": 8}}, "selfplay.envs: 4 -> 8"),
 ])
 def test_resume_refuses_a_changed_config_listing_the_keys(tmp_path, change, listed):
-    Trainer(fast_config(), tmp_path / "run").save()
+    PPOTrainer(fast_config(), tmp_path / "run").save()
     before = (tmp_path / "run" / "checkpoint.pt").read_bytes()
     with pytest.raises(RunError, match=f"config differs.*{listed}"):
-        Trainer(fast_config(**change), tmp_path / "run", resume=True)
+        PPOTrainer(fast_config(**change), tmp_path / "run", resume=True)
     assert (tmp_path / "run" / "checkpoint.pt").read_bytes() == before
 
 
 def test_resume_accepts_a_longer_run_and_records_the_change(tmp_path):
     console, _ = log_console()
-    first = Trainer(fast_config(), tmp_path / "run", console=console)
+    first = PPOTrainer(fast_config(), tmp_path / "run", console=console)
     first.run()
     original = json.loads((tmp_path / "run" / "config.json").read_text())
     longer = fast_config(total_steps=500, eval={**FAST_EVAL, "games": 4})
     with pytest.raises(RunError, match="pass --resume"):
-        Trainer(longer, tmp_path / "run")  # a finished run with another config, no --resume
-    resumed = Trainer(longer, tmp_path / "run", resume=True, console=console)
+        PPOTrainer(longer, tmp_path / "run")  # a finished run with another config, no --resume
+    resumed = PPOTrainer(longer, tmp_path / "run", resume=True, console=console)
     assert not resumed.finished
     resumed.run()
     assert resumed.counters.steps >= 500 and resumed.finished
     assert json.loads((tmp_path / "run" / "config.json").read_text()) == original
     changes = json.loads((tmp_path / "run" / "config_changes.json").read_text())
     assert changes[0]["changes"] == {"total_steps": [300, 500], "eval.games": [2, 4]}
-    assert changes[0]["step"] == first.counters.steps
+    assert changes[0]["progress"] == first.counters.steps
     saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
     assert saved["config"]["total_steps"] == 500 and saved["config_changes"] == changes
     assert [e["final"] for e in saved["history"]].count(True) == 2  # one per finished stretch
 
 
 def test_an_unfinished_run_needs_resume_and_resume_needs_a_run(tmp_path):
-    Trainer(fast_config(), tmp_path / "run").save()
+    PPOTrainer(fast_config(), tmp_path / "run").save()
     with pytest.raises(RunExistsError, match="unfinished run .*pass --resume"):
-        Trainer(fast_config(), tmp_path / "run")
+        PPOTrainer(fast_config(), tmp_path / "run")
     with pytest.raises(RunError, match="no run to continue"):
-        Trainer(fast_config(), tmp_path / "empty", resume=True)
+        PPOTrainer(fast_config(), tmp_path / "empty", resume=True)
 
 
 # --------------------------------------------------------------------------- finished runs
@@ -236,18 +263,18 @@ def test_a_second_trainer_in_the_same_folder_is_refused(tmp_path):
 
 
 def test_a_log_file_gets_progress_lines_while_training(tmp_path, monkeypatch):
-    monkeypatch.setattr(trainer_module, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(run_module, "PROGRESS_SECONDS", 0.0)
     console, log = log_console()
     assert not console.is_terminal
-    Trainer(fast_config(), tmp_path / "run", console=console).run()
+    PPOTrainer(fast_config(), tmp_path / "run", console=console).run()
     lines = [line for line in log.getvalue().splitlines() if line.startswith("update ")]
     assert len(lines) >= 3, log.getvalue()
     assert "update 1: 1" in lines[0] and "learner steps" in lines[0] and "env steps/s" in lines[0]
     assert any("eval at" in line and "random" in line for line in lines[1:])
     # Time-based: with the default period, a short run logs only evaluations and the end.
-    monkeypatch.setattr(trainer_module, "PROGRESS_SECONDS", 3600.0)
+    monkeypatch.setattr(run_module, "PROGRESS_SECONDS", 3600.0)
     console, log = log_console()
     started = time.monotonic()
-    Trainer(fast_config(seed=5), tmp_path / "other", console=console).run()
+    PPOTrainer(fast_config(seed=5), tmp_path / "other", console=console).run()
     assert time.monotonic() - started < 3600
     assert 1 <= sum(line.startswith("update ") for line in log.getvalue().splitlines()) <= 3

@@ -12,7 +12,7 @@ from torch.utils.tensorboard import SummaryWriter
 from satellites_env.agents import make_agent
 from satellites_env.arena import play_game
 from training.common.tensorboard import game_frames, log_game
-from training.ppo.trainer import Trainer
+from training.ppo.trainer import PPOTrainer
 
 from test_training import tiny_config
 
@@ -54,10 +54,10 @@ def test_long_games_are_thinned_keeping_both_ends():
 
 
 def test_ppo_evaluations_log_a_sample_game(tmp_path):
-    trainer = Trainer(tiny_config(), tmp_path / "run")
+    trainer = PPOTrainer(tiny_config(), tmp_path / "run")
     trainer.run()
     events = images(tmp_path / "run" / "tensorboard", "eval/game_vs_random")
-    evaluations = [e.step for e in trainer.history if not e.final]
+    evaluations = [e.progress for e in trainer.history if not e.final]
     assert [event.step for event in events] == evaluations and evaluations
     fmt, n_frames, _ = gif_frames(events[-1].encoded_image_string)
     assert fmt == "GIF" and n_frames >= 2

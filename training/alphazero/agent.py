@@ -1,8 +1,20 @@
-"""Agents of a trained AlphaZero network: the Gumbel search (``AZAgent``) and the raw policy
-(``AZPolicyAgent``), both implementing :class:`satellites_env.agents.base.Agent`."""
+"""Agents of a trained network: the raw policy (:class:`PolicyAgent`, `checkpoint:PATH`), the
+Gumbel search (:class:`AZAgent`, `az:PATH[:SIMS]`), and the network as an
+:class:`~satellites_env.agents.mcts.Evaluator` (:class:`NetworkEvaluator`), so that the UCT
+search of `mcts:N` runs on it too.
+
+Two searches, one seam: the Gumbel search (training/alphazero/search.py) is the one that
+trains and plays the network, batched over many games in numba; `MCTSAgent` is the plain UCT
+search of the baselines, one game in Python, parameterised by an `Evaluator` (prior and
+value), as OpenSpiel's MCTS is. A network plugs into it through `NetworkEvaluator`.
+"""
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -10,19 +22,21 @@ import numpy as np
 import torch
 
 from satellites_env.agents.base import Agent
-from satellites_env.core.board import N_ACTIONS
-from satellites_env.core.engine import new_work
+from satellites_env.agents.mcts import Evaluation, Evaluator as SearchEvaluator
+from satellites_env.core.engine import N_ACTIONS, TO_MOVE, new_work
 from satellites_env.core.game import Game
 from satellites_env.observation import observe
 
+from ..common.checkpoint import CheckpointError, check_shape, load_checkpoint, load_weights
 from .config import AZSearchConfig
-from .network import Evaluator, device_of
-from .search import NEED_ROOT, BatchedSearch
-
+from .network import Evaluator, PolicyValueNet, device_of, sample_masked
+from .search import NEED_ROOT, BatchedSearch, search_options
 
 #: The shipped network (`az:pretrained[:SIMS]`, `checkpoint:pretrained`): the final network of
-#: `configs/az_standard.yaml`; docs/pretrained.md is its model card.
+#: the `az_standard` config; docs/pretrained.md is its model card.
 PRETRAINED = Path(__file__).with_name("pretrained.pt")
+#: environment variable: torch threads of a policy agent's moves (default 1)
+THREADS_VARIABLE = "SATELLITES_TORCH_THREADS"
 
 
 def resolve(path: str | Path) -> Path:
@@ -31,59 +45,133 @@ def resolve(path: str | Path) -> Path:
 
 
 def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]:
-    """A checked AlphaZero checkpoint payload (a path, `pretrained`, or a payload already
-    loaded)."""
-    from training.common.checkpoint import load_checkpoint
-
+    """A checked checkpoint payload (a path, `pretrained`, or a payload already loaded)."""
     return (path_or_payload if isinstance(path_or_payload, dict)
             else load_checkpoint(resolve(path_or_payload)))
 
 
-def load_network(path_or_payload: str | Path | dict[str, Any]):
-    """The network of an AlphaZero checkpoint (a path, or a payload already loaded)."""
-    from training.common.checkpoint import network_from_checkpoint
-
+def load_network(path_or_payload: str | Path | dict[str, Any]) -> PolicyValueNet:
+    """The network of a checkpoint without PPO's prior (a path, `pretrained`, or a payload)."""
     where = "<payload>" if isinstance(path_or_payload, dict) else resolve(path_or_payload)
-    return network_from_checkpoint(load_payload(path_or_payload), where)
+    payload = load_payload(path_or_payload)
+    shape = check_shape(payload.get("model_shape"), where)
+    if shape.pop("lookahead", 0.0):
+        raise CheckpointError(f"checkpoint {str(where)!r} holds a PPO network with the "
+                              f"lookahead prior, which needs the game as well as the planes: "
+                              f"play it as checkpoint:PATH")
+    return load_weights(PolicyValueNet(**shape), payload.get("model"), where)
 
 
 def search_settings(payload: dict[str, Any]) -> AZSearchConfig:
-    """The search settings a network was trained with (its run's `search:` section), so that
-    `az:PATH` searches as self-play did; the defaults for a payload without a config."""
-    from .config import AZConfigError, az_config_from_dict
+    """The search settings a network was trained with (its run's `search:` section: the keys
+    an `az:` agent uses), so that `az:PATH` searches as self-play did; the defaults for a
+    payload without them."""
+    from ..common.config import ConfigError, build
 
+    config = payload.get("config")
+    search = config.get("search") if isinstance(config, dict) else None
+    used = ("max_considered", "c_visit", "c_scale")
     try:
-        return az_config_from_dict(payload.get("config") or {}).search
-    except AZConfigError as error:
-        from training.common.checkpoint import CheckpointError
-
-        raise CheckpointError(f"the checkpoint's config is not a valid AlphaZero config: "
+        return build(AZSearchConfig, {key: search[key] for key in used
+                                      if isinstance(search, dict) and key in search}, "search")
+    except ConfigError as error:
+        raise CheckpointError(f"the checkpoint's search settings are not valid: "
                               f"{error}") from None
 
 
-class AZPolicyAgent(Agent):
-    """The raw policy, no search: the most likely legal action of the network."""
+def default_threads() -> int:
+    """Torch threads for playing: $SATELLITES_TORCH_THREADS, else 1."""
+    text = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not text:
+        return 1
+    try:
+        threads = int(text)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ValueError(f"{THREADS_VARIABLE} must be a positive integer, got {text[:40]!r}")
+    return threads
 
-    def __init__(self, net_or_path, seed: int | None = None, spec: str = "az-policy"):
+
+@contextmanager
+def torch_threads(threads: int) -> Iterator[None]:
+    """Run the block with `threads` torch intra-op threads, then restore the previous count."""
+    previous = torch.get_num_threads()
+    if previous == threads:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def check_temperature(temperature) -> float:
+    """A sampling temperature: a finite number above 0 (ValueError otherwise)."""
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
+            or not math.isfinite(temperature) or temperature <= 0:
+        raise ValueError(f"temperature must be a finite number above 0, got {temperature!r}")
+    return float(temperature)
+
+
+class PolicyAgent(Agent):
+    """The raw policy, no search: the network's most likely legal action, or, with `sample`,
+    a sample from softmax(logits / `temperature`) over the legal actions.
+
+    One forward pass of batch 1 gains nothing from more torch threads, and extra threads that
+    spin-wait on a busy machine make every move many times slower, so each move runs with
+    `threads` torch threads (default: $SATELLITES_TORCH_THREADS, else 1); the process's own
+    setting is restored after the move.
+    """
+
+    def __init__(self, net: PolicyValueNet, sample: bool = False, seed: int | None = None,
+                 spec: str = "policy", threads: int | None = None, temperature: float = 1.0):
         super().__init__(seed)
-        self.net = (net_or_path if isinstance(net_or_path, torch.nn.Module)
-                    else load_network(net_or_path)).eval()
+        self.net = net.eval()
+        self.sample = sample
+        self.temperature = check_temperature(temperature)
         self.spec = spec
+        self.threads = default_threads() if threads is None else int(threads)
+        if self.threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
         self._work = new_work()
+        self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**31)))
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if seed is not None:
+            self._generator.manual_seed(int(self.rng.integers(2**31)))
 
     @torch.inference_mode()
-    def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """The action from an observation alone: planes (10, 10, 22) and mask (3217,)."""
-        device = device_of(self.net)
-        logits, _ = self.net(torch.as_tensor(np.asarray(observation, np.float32),
-                                             device=device)[None])
-        logits = logits[0].masked_fill(torch.as_tensor(np.asarray(action_mask),
-                                                       device=device) == 0, float("-inf"))
-        return int(logits.argmax().item())
-
     def act(self, game: Game) -> int:
         obs = observe(game.state, game.to_move, game.max_moves, self._work)
-        return self.policy(obs, game.legal_mask())
+        legal = game.legal_mask()
+        extra = (game, legal) if self.net.uses_lookahead else None
+        return self._choose(obs, legal, extra)
+
+    def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The action from an observation alone, planes (10, 10, 22) and mask (3217,), for a
+        network without PPO's prior."""
+        return self._choose(np.asarray(observation, np.float32), np.asarray(action_mask), None)
+
+    @torch.inference_mode()
+    def _choose(self, obs: np.ndarray, legal: np.ndarray, extra) -> int:
+        device = device_of(self.net)
+        x = torch.as_tensor(obs, device=device)[None]
+        mask = torch.as_tensor(legal.copy(), device=device)[None]
+        with torch_threads(self.threads):
+            if extra is None:
+                logits, _ = self.net.masked_forward(x, mask)
+            else:
+                lookahead = self.net.lookahead_values(*extra).to(device)
+                logits, _ = self.net.masked_forward(x, mask, lookahead)
+        if self.sample:
+            # in float64 (a temperature of 1e-300 or 1e300 is 0 or inf in float32) and shifted
+            # so that the best legal logit is 0: no temperature makes it -inf or NaN
+            shifted = (logits - logits.max(-1, keepdim=True).values).double().cpu()
+            return int(sample_masked(shifted / self.temperature, self._generator).item())
+        return int(logits.argmax(-1).item())
 
 
 class AZAgent(Agent):
@@ -112,30 +200,52 @@ class AZAgent(Agent):
     def _search_for(self, max_moves: int) -> BatchedSearch:
         if self._search is None or self._search.max_moves != max_moves:
             s = self.settings
-            self._search = BatchedSearch(1, [self.simulations], s.max_considered, s.c_visit,
-                                         s.c_scale, max_moves, s.rescale_q,
-                                         win_check=s.win_check)
+            self._search = BatchedSearch(1, search_options([self.simulations], s.max_considered,
+                                                           s.c_visit, s.c_scale, max_moves))
         return self._search
 
     def act(self, game: Game) -> int:
         if game.is_over:
             raise ValueError("the game is over: no action to choose")
         search = self._search_for(game.max_moves)
-        trees = search.trees
-        trees.game_state[0] = game.state
-        trees.phase[0] = NEED_ROOT
-        trees.kind[0] = 0
-        trees.gumbel[0] = 0.0
+        tree, finished = search.tree, search.finished
+        tree.game_state[0] = game.state
+        tree.phase[0] = NEED_ROOT
+        tree.kind[0] = 0
+        tree.gumbel[0] = 0.0
         while True:
             search.step(self._evaluate)
-            if trees.out_ready[0]:
-                action = int(trees.out_action[0])
+            if finished.ready[0]:
+                action = int(finished.action[0])
                 assert 0 <= action < N_ACTIONS
                 return action
 
     def search_policy(self, game: Game) -> dict[int, float]:
         """The improved policy of a search from `game` (action -> probability)."""
         self.act(game)
-        trees = self._search.trees
-        n = int(trees.out_count[0])
-        return {int(a): float(p) for a, p in zip(trees.out_actions[0, :n], trees.out_policy[0, :n])}
+        finished = self._search.finished
+        n = int(finished.count[0])
+        return {int(a): float(p) for a, p in zip(finished.actions[0, :n], finished.policy[0, :n])}
+
+
+class NetworkEvaluator(SearchEvaluator):
+    """The network as the prior and value of `MCTSAgent`'s UCT search: the policy over the
+    legal actions (a PUCT prior) and the value, from the player to move's side."""
+
+    def __init__(self, net: PolicyValueNet):
+        self._evaluate = Evaluator(net)
+        self._work = new_work()
+
+    def evaluate(self, state: np.ndarray, actions: np.ndarray, max_moves: int) -> Evaluation:
+        return self.evaluate_batch([state], [actions], max_moves)[0]
+
+    def evaluate_batch(self, states: list[np.ndarray], actions: list[np.ndarray],
+                       max_moves: int) -> list[Evaluation]:
+        obs = np.stack([observe(s, int(s[TO_MOVE]), max_moves, self._work) for s in states])
+        logits, values = self._evaluate(obs)
+        evaluations = []
+        for row, legal, value in zip(logits, actions, values):
+            chosen = row[legal].astype(np.float64)
+            prior = np.exp(chosen - chosen.max())
+            evaluations.append(Evaluation(value=float(value), policy=prior / prior.sum()))
+        return evaluations

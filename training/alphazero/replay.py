@@ -4,16 +4,13 @@ A position is stored small: its state array (108 int32; the observation planes a
 mask are recomputed from it when it is sampled), the improved policy over its legal actions
 (action ids and probabilities, at most ``SLOTS``), its value target (the final result from the
 view of the player to move: +1, -1 or 0) and its policy weight (1 for a full search; 0 for a
-cheap one, as KataGo's playout-cap randomisation trains the policy only on full searches,
-unless ``replay.cheap_policy_weight`` says otherwise).
+cheap one, as KataGo's playout-cap randomisation trains the policy only on full searches).
 
 Sampling is uniform over the filled part. The trainer draws ``replay_ratio`` positions per new
 position, so once the buffer is full each position is trained on ``replay_ratio`` times on
 average over its life in the buffer (sampling ratio; before it is full the older positions
-get a little more); with ``replay.policy_batch_size`` P > 0 each batch also holds P positions
-drawn uniformly among those with a policy target. With ``symmetries`` each sampled position is
-seen under one of the 8 board symmetries drawn at random (states, planes and action ids
-transformed together).
+get a little more). Each sampled position is seen under one of the 8 board
+symmetries drawn at random (states, planes and action ids transformed together).
 """
 
 from __future__ import annotations
@@ -22,13 +19,17 @@ import numpy as np
 import torch
 from numba import njit, prange
 
-from satellites_env.core.board import N_ACTIONS, N_CELLS
-from satellites_env.core.engine import STATE_LEN, fill_legal_mask, new_work
+from satellites_env.core.engine import (N_ACTIONS, N_CELLS, STATE_LEN, TO_MOVE,
+                                        fill_legal_mask, new_work)
 from satellites_env.core.state import check_state_rows
 from satellites_env.observation import N_PLANES, fill_observation
 
 from .search import SLOTS
 from .symmetry import ACTION_MAP, CELL_MAP, DIR_MAP, transform_state_into
+
+
+#: What a stored position holds (the arrays of `ReplayBuffer.add`, in its order).
+FIELDS = ("states", "actions", "policy", "value", "policy_weight")
 
 
 class ReplayBuffer:
@@ -39,8 +40,6 @@ class ReplayBuffer:
         self.policy = np.zeros((capacity, SLOTS), dtype=np.float16)
         self.value = np.zeros(capacity, dtype=np.float32)
         self.policy_weight = np.zeros(capacity, dtype=np.float32)
-        # the game's final control map, red's view (+1 red, -1 blue, 0 none; an auxiliary target)
-        self.ownership = np.zeros((capacity, N_CELLS), dtype=np.int8)
         self.size = 0
         self.cursor = 0  # next slot to write
         self.added = 0  # positions ever added
@@ -48,11 +47,8 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, states, actions, policy, value, policy_weight, ownership=None) -> None:
-        """Add n positions (arrays with a leading axis n); the oldest are overwritten.
-        `ownership` (n, 100) is each position's final control map from red's view."""
-        if ownership is None:
-            ownership = np.zeros((len(states), N_CELLS), dtype=np.int8)
+    def add(self, states, actions, policy, value, policy_weight) -> None:
+        """Add n positions (arrays with a leading axis n); the oldest are overwritten."""
         n = len(states)
         for start in range(0, n, self.capacity):
             chunk = slice(start, min(n, start + self.capacity))
@@ -63,7 +59,6 @@ class ReplayBuffer:
             self.policy[where] = policy[chunk]
             self.value[where] = value[chunk]
             self.policy_weight[where] = policy_weight[chunk]
-            self.ownership[where] = ownership[chunk]
             self.cursor = int((self.cursor + count) % self.capacity)
             self.size = min(self.capacity, self.size + count)
             self.added += count
@@ -74,10 +69,6 @@ class ReplayBuffer:
             raise ValueError("sampling from an empty replay buffer")
         return rng.integers(0, self.size, size=batch)
 
-    def policy_rows(self) -> np.ndarray:
-        """Indices of the stored positions with a policy target (policy weight > 0)."""
-        return np.flatnonzero(self.policy_weight[:self.size] > 0)
-
     # Checkpoints hold tensors and plain data only.
     def state_dict(self) -> dict:
         n = self.size
@@ -87,8 +78,7 @@ class ReplayBuffer:
                 "actions": torch.from_numpy(self.actions[:n].copy()),
                 "policy": torch.from_numpy(self.policy[:n].copy()),
                 "value": torch.from_numpy(self.value[:n].copy()),
-                "policy_weight": torch.from_numpy(self.policy_weight[:n].copy()),
-                "ownership": torch.from_numpy(self.ownership[:n].copy())}
+                "policy_weight": torch.from_numpy(self.policy_weight[:n].copy())}
 
     def load_state_dict(self, data: dict) -> None:
         """Restore a buffer saved by `state_dict`, checked first (ValueError naming the field):
@@ -109,7 +99,7 @@ class ReplayBuffer:
             raise ValueError(f"replay size {n}, cursor {cursor} and added {added} do not fit "
                              f"a ring buffer of {self.capacity}")
         arrays = {}
-        for key in ("states", "actions", "policy", "value", "policy_weight", "ownership"):
+        for key in FIELDS:
             kept = getattr(self, key)
             tensor = data.get(key)
             if not (isinstance(tensor, torch.Tensor) and tuple(tensor.shape) == (n, *kept.shape[1:])
@@ -127,11 +117,9 @@ class ReplayBuffer:
             "value": (np.isfinite(arrays["value"]) & (np.abs(arrays["value"]) <= 1)).all(),
             "policy_weight": (np.isfinite(arrays["policy_weight"])
                               & (arrays["policy_weight"] >= 0)).all(),
-            "ownership": (np.abs(arrays["ownership"]) <= 1).all(),
         }
         limits = {"actions": f"action ids in -1..{N_ACTIONS - 1}", "policy": "numbers in 0..1",
-                  "value": "numbers in -1..1", "policy_weight": "numbers >= 0",
-                  "ownership": "-1, 0 or 1"}
+                  "value": "numbers in -1..1", "policy_weight": "numbers >= 0"}
         for key, fine in checks.items():
             if not fine:
                 raise ValueError(f"replay.{key} must hold {limits[key]}")
@@ -142,24 +130,20 @@ class ReplayBuffer:
 
 # nogil: with `overlap: true` self-play runs in another thread meanwhile.
 @njit(parallel=True, cache=True, nogil=True)
-def _fill_batch(states, actions, policy, ownership, syms, max_moves, cell_map, dir_map,
-                action_map, obs, masks, targets, owned, scratch_states, works):
+def _fill_batch(states, actions, policy, syms, max_moves, obs, masks, targets, scratch_states,
+                works):
     for i in prange(states.shape[0]):
-        r = i
         t = syms[i]
-        transform_state_into(states[r], t, scratch_states[i], cell_map, dir_map)
+        transform_state_into(states[i], t, scratch_states[i], CELL_MAP, DIR_MAP)
         state = scratch_states[i]
-        fill_observation(state, state[N_CELLS], max_moves, obs[i], works[i])
+        fill_observation(state, state[TO_MOVE], max_moves, obs[i], works[i])
         fill_legal_mask(state, masks[i], works[i])
-        sign = 1.0 if state[N_CELLS] == 0 else -1.0  # red's view -> the player to move's
-        for c in range(N_CELLS):
-            owned[i, cell_map[t, c]] = sign * ownership[r, c]
         targets[i, :] = 0.0
         for j in range(actions.shape[1]):
-            a = actions[r, j]
+            a = actions[i, j]
             if a < 0:
                 break
-            targets[i, action_map[t, a]] = policy[r, j]
+            targets[i, ACTION_MAP[t, a]] = policy[i, j]
 
 
 def make_batch(buffer: ReplayBuffer, rows: np.ndarray, syms: np.ndarray, max_moves: int
@@ -170,16 +154,13 @@ def make_batch(buffer: ReplayBuffer, rows: np.ndarray, syms: np.ndarray, max_mov
     obs = np.zeros((n, N_CELLS, N_PLANES), dtype=np.float32)
     masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
     targets = np.zeros((n, N_ACTIONS), dtype=np.float32)
-    owned = np.zeros((n, N_CELLS), dtype=np.float32)
     scratch = np.zeros((n, STATE_LEN), dtype=np.int32)
-    works = np.stack([new_work() for _ in range(n)]) if n else np.zeros((0, 13, N_CELLS), np.int32)
+    works = np.zeros((n, *new_work().shape), np.int32)
     _fill_batch(buffer.states[rows], buffer.actions[rows], buffer.policy[rows].astype(np.float32),
-                buffer.ownership[rows], syms.astype(np.int64), max_moves, CELL_MAP, DIR_MAP,
-                ACTION_MAP, obs, masks, targets, owned, scratch, works)
+                syms.astype(np.int64), max_moves, obs, masks, targets, scratch, works)
     targets /= np.maximum(targets.sum(axis=1, keepdims=True), 1e-12)  # float16 rounding
     return {"obs": torch.from_numpy(obs.reshape(n, 10, 10, N_PLANES)),
             "mask": torch.from_numpy(masks),
             "policy": torch.from_numpy(targets),
             "value": torch.from_numpy(buffer.value[rows].copy()),
-            "policy_weight": torch.from_numpy(buffer.policy_weight[rows].copy()),
-            "ownership": torch.from_numpy(owned)}
+            "policy_weight": torch.from_numpy(buffer.policy_weight[rows].copy())}

@@ -34,10 +34,18 @@ The maths follow mctx's ``gumbel_muzero_policy``:
   budget is spent; the move is the best of the most visited considered actions. Evaluation
   uses g = 0 (deterministic).
 * completed q: visited children keep q; unvisited ones get v_mix, the network value of the
-  node mixed with the prior-weighted q of the visited children; q are min-max rescaled to
-  [0, 1] over the node's children; ``sigma(q) = (c_visit + max_b N(b)) * c_scale * q``.
+  node mixed with the prior-weighted q of the visited children;
+  ``sigma(q) = (c_visit + max_b N(b)) * c_scale * q``. Unlike mctx, q is not min-max rescaled
+  to [0, 1]: it stays on the game-result scale [-1, 1], so that small differences between
+  moves make small differences in the targets.
 * improved policy target: ``softmax(logits + sigma(completed q))`` over the legal actions.
 * interior nodes: argmax of ``softmax(logits + sigma(completed q)) - N(a) / (1 + sum N)``.
+
+Data: the B trees and their games live in one record of arrays, :class:`Tree` (a named tuple
+that numba takes as one argument; its fields are listed once, in ``TREE_FIELDS``, so a new
+per-node quantity is one line there), the settings in one :class:`SearchOptions`, and each
+finished search lands in one :class:`Finished` record. The rules are reached through the
+engine API (:mod:`satellites_env.core.engine`).
 
 Values: the player to move can stay the same (the push of a displacement, grace moves), so a
 node's value sum is kept from the view of the player to move *at that node*, and the sign
@@ -47,27 +55,21 @@ flips on the way up only where the player to move changes.
 from __future__ import annotations
 
 import math
+import time
+from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
 
-from satellites_env.core.board import (END_CONNECTED, N_ACTIONS, N_CELLS, N_PUSH_ACTIONS,
-                                       PUSH_BASE)
-from satellites_env.core.engine import (DRAW, ONGOING, STATE_LEN, apply_unchecked,
-                                        count_connected, fill_legal_mask, game_status, new_work,
-                                        winner_code)
-from satellites_env.core.state import GRACE, MOVES, PASSES, PENDING_TARGET, TO_MOVE
+from satellites_env.core.engine import (DRAW, N_ACTIONS, N_CELLS, ONGOING, STATE_LEN, TO_MOVE,
+                                        apply_unchecked, fill_legal_mask, game_status,
+                                        new_work, winner_code)
 from satellites_env.observation import N_PLANES, fill_observation
 
 SLOTS = 256  # child slots per node: more than the most legal actions (12 x 8 x at most 4 = 240)
 NEED_ROOT, SEARCHING = 0, 1
 NEG = -1e30
-# The search's settings, one float64 array handed to the kernels.
-C_VISIT, C_SCALE, RESCALE, WIN_CHECK = 0, 1, 2, 3
-# R16 ends the game at END_CONNECTED connected satellites; one move connects at most 10 more
-# (the moved satellite and its 4 orthogonal neighbours, the pushed one of a displacement and
-# its 4), so with fewer than END_CONNECTED - 10 connected no move can end the game by R16
-WIN_CHECK_CONNECTED = END_CONNECTED - 10
+WORK_SHAPE = new_work().shape
 
 
 # --------------------------------------------------------------------------- schedules
@@ -124,69 +126,93 @@ def revisit_table(table: np.ndarray, budgets: list[int]) -> np.ndarray:
     return revisits
 
 
-# --------------------------------------------------------------------------- the trees
+# --------------------------------------------------------------------------- records
+
+#: The settings of a search: sigma's constants, the move cap of the games searched (R20),
+#: and the schedule of each budget (``kind``): its simulations, considered root actions,
+#: sequential-halving table and revisit depth.
+SearchOptions = namedtuple("SearchOptions", ["c_visit", "c_scale", "max_moves", "budgets",
+                                             "considered", "table", "revisits"])
 
 
-class Trees:
-    """Array storage of B search trees and of the B games they search for."""
+def search_options(budgets: list[int], max_considered: int = 16, c_visit: float = 50.0,
+                   c_scale: float = 0.1, max_moves: int = 400) -> SearchOptions:
+    """The options record of searches with these budgets (simulations per kind of search)."""
+    considered = [considered_for(max_considered, budget) for budget in budgets]
+    table = visit_table(max(considered), list(budgets))
+    return SearchOptions(float(c_visit), float(c_scale), int(max_moves),
+                         np.asarray(budgets, dtype=np.int32),
+                         np.asarray(considered, dtype=np.int32), table,
+                         revisit_table(table, list(budgets)))
 
-    def __init__(self, games: int, budgets: list[int], considered: list[int]):
-        b, m = games, max(budgets) + 1
-        self.games = games
-        self.budgets = np.asarray(budgets, dtype=np.int32)
-        self.considered = np.asarray(considered, dtype=np.int32)
-        self.table = visit_table(max(considered), list(budgets))
-        self.revisits = revisit_table(self.table, budgets)
-        self.node_state = np.zeros((b, m, STATE_LEN), dtype=np.int32)
-        self.node_parent = np.full((b, m), -1, dtype=np.int32)
-        self.node_visits = np.zeros((b, m), dtype=np.int32)
-        self.node_value_sum = np.zeros((b, m), dtype=np.float32)
-        self.node_raw = np.zeros((b, m), dtype=np.float32)
-        self.node_terminal = np.zeros((b, m), dtype=np.int8)
-        self.node_policy = np.zeros((b, m), dtype=np.int8)  # 1: child_logit holds its logits
-        self.node_children = np.zeros((b, m), dtype=np.int32)
-        self.child_action = np.zeros((b, m, SLOTS), dtype=np.int16)
-        self.child_logit = np.zeros((b, m, SLOTS), dtype=np.float32)
-        self.child_node = np.full((b, m, SLOTS), -1, dtype=np.int32)
-        self.num_nodes = np.zeros(b, dtype=np.int32)
-        # per game
-        self.game_state = np.zeros((b, STATE_LEN), dtype=np.int32)
-        self.phase = np.full(b, NEED_ROOT, dtype=np.int32)
-        self.kind = np.zeros(b, dtype=np.int32)
-        self.sim = np.zeros(b, dtype=np.int32)
-        self.pending = np.full(b, -1, dtype=np.int32)
-        self.gumbel = np.zeros((b, SLOTS), dtype=np.float32)
-        # 1: the search's move is the root's most likely action under the network's prior (the
-        # raw policy's move), not the search's choice; its improved policy is computed as ever
-        self.raw_move = np.zeros(b, dtype=np.int8)
-        self.eval_row = np.full(b, -1, dtype=np.int32)
-        self.logit_row = np.full(b, -1, dtype=np.int32)  # -1: evaluated for its value only
-        self.refill = np.zeros(b, dtype=np.int8)  # 1: pending is evaluated for its logits only
-        self.refills = 0  # refills so far (sequential halving makes them rare or absent)
-        self.obs = np.zeros((b, N_CELLS, N_PLANES), dtype=np.float32)
-        self.mask = np.zeros((b, N_ACTIONS), dtype=np.int8)
-        self.work = np.stack([new_work() for _ in range(b)])
-        self.win_state = np.zeros((b, 2, STATE_LEN), dtype=np.int32)  # win check's scratch
-        self.win_mask = np.zeros((b, 2, N_ACTIONS), dtype=np.int8)
-        self.sigma = np.zeros((b, SLOTS), dtype=np.float32)
-        # one finished search per game and step
-        self.out_ready = np.zeros(b, dtype=np.int8)
-        self.out_state = np.zeros((b, STATE_LEN), dtype=np.int32)
-        self.out_action = np.zeros(b, dtype=np.int32)
-        self.out_count = np.zeros(b, dtype=np.int32)
-        self.out_actions = np.zeros((b, SLOTS), dtype=np.int16)
-        self.out_policy = np.zeros((b, SLOTS), dtype=np.float32)
-        self.out_value = np.zeros(b, dtype=np.float32)  # root value after the search
-        self.out_kind = np.zeros(b, dtype=np.int32)
-        self.out_searched = np.zeros(b, dtype=np.int8)  # 0: only one legal action, no search
-        self.out_done = np.zeros(b, dtype=np.int8)
-        self.out_winner = np.zeros(b, dtype=np.int32)
-        self.out_surprise = np.zeros(b, dtype=np.float32)  # KL(improved policy || prior)
 
-    def arrays(self):
-        return (self.node_state, self.node_parent, self.node_visits, self.node_value_sum,
-                self.node_raw, self.node_terminal, self.node_policy, self.node_children,
-                self.child_action, self.child_logit, self.child_node, self.num_nodes)
+#: Every array of the B trees and their games: (name, scope, trailing shape, dtype, initial
+#: value). "node" arrays are (B, nodes, ...), "game" arrays (B, ...). The one place to add a
+#: quantity: the record, its allocation and the kernels' access all follow from this table.
+TREE_FIELDS = (
+    # per node
+    ("node_state", "node", (STATE_LEN,), np.int32, 0),  # the position at the node
+    ("node_parent", "node", (), np.int32, -1),
+    ("node_visits", "node", (), np.int32, 0),
+    ("node_value_sum", "node", (), np.float32, 0),  # for the player to move at the node
+    ("node_raw", "node", (), np.float32, 0),  # its network value (exact at a terminal node)
+    ("node_terminal", "node", (), np.int8, 0),
+    ("node_policy", "node", (), np.int8, 0),  # 1: child_logit holds its logits
+    ("node_children", "node", (), np.int32, 0),  # legal actions listed in child_action
+    ("child_action", "node", (SLOTS,), np.int16, 0),
+    ("child_logit", "node", (SLOTS,), np.float32, 0),
+    ("child_node", "node", (SLOTS,), np.int32, -1),  # -1: not created yet
+    # per game: its position, the state of its search, the network's rows
+    ("game_state", "game", (STATE_LEN,), np.int32, 0),  # the root of the next search
+    ("num_nodes", "game", (), np.int32, 0),
+    ("phase", "game", (), np.int32, NEED_ROOT),
+    ("kind", "game", (), np.int32, 0),  # which budget the search has
+    ("sim", "game", (), np.int32, 0),  # simulations done
+    ("pending", "game", (), np.int32, -1),  # the node waiting for the network
+    ("gumbel", "game", (SLOTS,), np.float32, 0),  # root noise per child slot (0: none)
+    ("raw_move", "game", (), np.int8, 0),  # 1: play the prior's most likely action
+    ("eval_flag", "game", (), np.int8, 0),  # 1: value and logits, 2: value alone
+    ("refill", "game", (), np.int8, 0),  # 1: pending is evaluated for its logits only
+    ("eval_row", "game", (), np.int32, -1),  # its row of the network's batch
+    ("logit_row", "game", (), np.int32, -1),  # its row of the logits (-1: none)
+    # per game: scratch
+    ("obs", "game", (N_CELLS, N_PLANES), np.float32, 0),
+    ("mask", "game", (N_ACTIONS,), np.int8, 0),
+    ("work", "game", WORK_SHAPE, np.int32, 0),
+    ("sigma", "game", (SLOTS,), np.float32, 0),
+)
+Tree = namedtuple("Tree", [f[0] for f in TREE_FIELDS])
+
+#: One finished search per game and step (``ready[b]``): the position searched, the move
+#: played, the improved policy over its legal actions, the root value after the search, its
+#: kind, whether it searched at all (0: one legal action), and the game's end.
+FINISHED_FIELDS = (
+    ("ready", (), np.int8),
+    ("state", (STATE_LEN,), np.int32),
+    ("action", (), np.int32),
+    ("count", (), np.int32),
+    ("actions", (SLOTS,), np.int16),
+    ("policy", (SLOTS,), np.float32),
+    ("value", (), np.float32),
+    ("kind", (), np.int32),
+    ("searched", (), np.int8),
+    ("done", (), np.int8),
+    ("winner", (), np.int32),
+)
+Finished = namedtuple("Finished", [f[0] for f in FINISHED_FIELDS])
+
+
+def new_tree(games: int, nodes: int) -> Tree:
+    """The arrays of `games` trees of `nodes` nodes each (a search of n simulations needs
+    n + 1)."""
+    return Tree(*(np.full((games, nodes, *shape) if scope == "node" else (games, *shape), fill,
+                          dtype=dtype)
+                  for _, scope, shape, dtype, fill in TREE_FIELDS))
+
+
+def new_finished(games: int) -> Finished:
+    return Finished(*(np.zeros((games, *shape), dtype=dtype)
+                      for _, shape, dtype in FINISHED_FIELDS))
 
 
 # --------------------------------------------------------------------------- kernels
@@ -202,386 +228,316 @@ def _terminal_value(state, work):
 
 
 @njit(cache=True)
-def _may_end_at_once(state, max_moves):
-    """False only when no single move (push included) can end the game: fewer than
-    WIN_CHECK_CONNECTED satellites connected, no grace moves running, no pass just made and
-    the move cap more than one move away."""
-    if state[GRACE] >= 0 or state[PASSES] > 0 or state[MOVES] + 1 >= max_moves:
-        return True
-    red, blue = count_connected(state[:N_CELLS])
-    return red + blue >= WIN_CHECK_CONNECTED
-
-
-@njit(cache=True)
-def wins_at_once(state, max_moves, scratch, masks, work):
-    """True when the player to move in `state` has a move (a displacement with one of its
-    pushes) that ends the game at once with their win: exact, two plies of the rules."""
-    if not _may_end_at_once(state, max_moves):
-        return False
-    me = state[TO_MOVE]
-    fill_legal_mask(state, masks[0], work)
-    for a in range(N_ACTIONS):
-        if not masks[0, a]:
-            continue
-        scratch[0, :] = state
-        apply_unchecked(scratch[0], np.int64(a), work)
-        if scratch[0, PENDING_TARGET] >= 0:  # a displacement: its push completes the move
-            fill_legal_mask(scratch[0], masks[1], work)
-            for p in range(PUSH_BASE, PUSH_BASE + N_PUSH_ACTIONS):
-                if masks[1, p]:
-                    scratch[1, :] = scratch[0]
-                    apply_unchecked(scratch[1], np.int64(p), work)
-                    if (game_status(scratch[1], max_moves) != ONGOING
-                            and winner_code(scratch[1, :N_CELLS], work) == me):
-                        return True
-        elif (game_status(scratch[0], max_moves) != ONGOING
-              and winner_code(scratch[0, :N_CELLS], work) == me):
-            return True
-    return False
-
-
-@njit(cache=True)
-def _list_children(b, node, node_state, node_children, child_action, child_node, mask, work):
-    count = fill_legal_mask(node_state[b, node], mask[b], work[b])
+def _list_children(t, b, node):
+    """List the legal actions of `node` as its children (none created yet)."""
+    fill_legal_mask(t.node_state[b, node], t.mask[b], t.work[b])
     n = 0
     for a in range(N_ACTIONS):
-        if mask[b, a]:
-            child_action[b, node, n] = a
-            child_node[b, node, n] = -1
+        if t.mask[b, a]:
+            t.child_action[b, node, n] = a
+            t.child_node[b, node, n] = -1
             n += 1
-    node_children[b, node] = n
-    return count
+    t.node_children[b, node] = n
 
 
 @njit(cache=True)
-def _backup(b, leaf, value, node_state, node_parent, node_visits, node_value_sum):
+def _backup(t, b, leaf, value):
     node = leaf
     v = value
     while True:
-        node_visits[b, node] += 1
-        node_value_sum[b, node] += v
-        parent = node_parent[b, node]
+        t.node_visits[b, node] += 1
+        t.node_value_sum[b, node] += v
+        parent = t.node_parent[b, node]
         if parent < 0:
             return
-        if node_state[b, parent, TO_MOVE] != node_state[b, node, TO_MOVE]:
+        if t.node_state[b, parent, TO_MOVE] != t.node_state[b, node, TO_MOVE]:
             v = -v
         node = parent
 
 
 @njit(cache=True)
-def completed_sigma(b, node, node_state, node_visits, node_value_sum, node_raw, node_children,
-                    child_logit, child_node, params, sigma):
-    """sigma(completed q) of every child of `node` into sigma[b, :n]; returns the total visits
-    of the children. q is from the view of the player to move at `node`."""
-    n = node_children[b, node]
-    me = node_state[b, node, TO_MOVE]
+def _visits_of(t, b, node, i):
+    c = t.child_node[b, node, i]
+    return t.node_visits[b, c] if c >= 0 else 0
+
+
+@njit(cache=True)
+def completed_sigma(t, b, node, options):
+    """sigma(completed q) of every child of `node` into t.sigma[b, :n]; returns the total
+    visits of the children. q is from the view of the player to move at `node`."""
+    n = t.node_children[b, node]
+    me = t.node_state[b, node, TO_MOVE]
+    logit, sigma = t.child_logit[b, node], t.sigma[b]
     top = NEG
     for i in range(n):
-        if child_logit[b, node, i] > top:
-            top = child_logit[b, node, i]
+        if logit[i] > top:
+            top = logit[i]
     z = 0.0
     for i in range(n):
-        z += math.exp(child_logit[b, node, i] - top)
+        z += math.exp(logit[i] - top)
     total = 0
     max_visits = 0
     weight = 0.0
     weighted_q = 0.0
     for i in range(n):
-        c = child_node[b, node, i]
-        if c >= 0 and node_visits[b, c] > 0:
-            visits = node_visits[b, c]
-            q = node_value_sum[b, c] / visits
-            if node_state[b, c, TO_MOVE] != me:
+        c = t.child_node[b, node, i]
+        if c >= 0 and t.node_visits[b, c] > 0:
+            visits = t.node_visits[b, c]
+            q = t.node_value_sum[b, c] / visits
+            if t.node_state[b, c, TO_MOVE] != me:
                 q = -q
-            sigma[b, i] = q
-            p = max(math.exp(child_logit[b, node, i] - top) / z, 1e-30)
+            sigma[i] = q
+            p = max(math.exp(logit[i] - top) / z, 1e-30)
             weight += p
             weighted_q += p * q
             total += visits
             if visits > max_visits:
                 max_visits = visits
-    mixed = node_raw[b, node]
+    mixed = t.node_raw[b, node]
     if total > 0:
-        mixed = (node_raw[b, node] + total * weighted_q / weight) / (total + 1)
-    low = 1e30
-    high = -1e30
+        mixed = (t.node_raw[b, node] + total * weighted_q / weight) / (total + 1)
     for i in range(n):
-        c = child_node[b, node, i]
-        if not (c >= 0 and node_visits[b, c] > 0):
-            sigma[b, i] = mixed
-        if sigma[b, i] < low:
-            low = sigma[b, i]
-        if sigma[b, i] > high:
-            high = sigma[b, i]
-    scale = (params[C_VISIT] + max_visits) * params[C_SCALE]
-    if params[RESCALE] != 0.0:  # mctx's min-max rescaling of the completed q to [0, 1]
-        scale /= max(high - low, 1e-8)
-    else:  # q kept on its own scale, [-1, 1]: small differences stay small
-        low = 0.0
+        c = t.child_node[b, node, i]
+        if not (c >= 0 and t.node_visits[b, c] > 0):
+            sigma[i] = mixed
+    scale = (options.c_visit + max_visits) * options.c_scale
     for i in range(n):
-        sigma[b, i] = (sigma[b, i] - low) * scale
+        sigma[i] = sigma[i] * scale
     return total
 
 
 @njit(cache=True)
-def _visits_of(b, node, i, child_node, node_visits):
-    c = child_node[b, node, i]
-    return node_visits[b, c] if c >= 0 else 0
-
-
-@njit(cache=True)
-def _root_choice(b, considered_visit, node_state, node_visits, node_value_sum, node_raw,
-                 node_children, child_logit, child_node, gumbel, params, sigma):
+def _root_choice(t, b, considered_visit, options):
     """The root action slot whose visit count is `considered_visit` with the best
     g + logits + sigma(completed q) (mctx's score_considered)."""
-    completed_sigma(b, 0, node_state, node_visits, node_value_sum, node_raw, node_children,
-                    child_logit, child_node, params, sigma)
-    n = node_children[b, 0]
+    completed_sigma(t, b, 0, options)
+    n = t.node_children[b, 0]
+    logit, sigma, gumbel = t.child_logit[b, 0], t.sigma[b], t.gumbel[b]
     top = NEG
     for i in range(n):
-        if child_logit[b, 0, i] > top:
-            top = child_logit[b, 0, i]
+        if logit[i] > top:
+            top = logit[i]
     best = -1
     best_score = NEG
     fallback = 0
     fallback_score = NEG
     for i in range(n):
-        score = max(-1e9, gumbel[b, i] + child_logit[b, 0, i] - top + sigma[b, i])
+        score = max(-1e9, gumbel[i] + logit[i] - top + sigma[i])
         if score > fallback_score:
             fallback, fallback_score = i, score
-        if _visits_of(b, 0, i, child_node, node_visits) == considered_visit and score > best_score:
+        if _visits_of(t, b, 0, i) == considered_visit and score > best_score:
             best, best_score = i, score
     return best if best >= 0 else fallback
 
 
 @njit(cache=True)
-def _interior_choice(b, node, node_state, node_visits, node_value_sum, node_raw,
-                     node_children, child_logit, child_node, params, sigma):
-    total = completed_sigma(b, node, node_state, node_visits, node_value_sum, node_raw,
-                            node_children, child_logit, child_node, params, sigma)
-    n = node_children[b, node]
+def _interior_choice(t, b, node, options):
+    total = completed_sigma(t, b, node, options)
+    n = t.node_children[b, node]
+    logit, sigma = t.child_logit[b, node], t.sigma[b]
     top = NEG
     for i in range(n):
-        s = child_logit[b, node, i] + sigma[b, i]
-        sigma[b, i] = s
+        s = logit[i] + sigma[i]
+        sigma[i] = s
         if s > top:
             top = s
     z = 0.0
     for i in range(n):
-        z += math.exp(sigma[b, i] - top)
+        z += math.exp(sigma[i] - top)
     best = 0
     best_score = NEG
     for i in range(n):
-        score = (math.exp(sigma[b, i] - top) / z
-                 - _visits_of(b, node, i, child_node, node_visits) / (1.0 + total))
+        score = math.exp(sigma[i] - top) / z - _visits_of(t, b, node, i) / (1.0 + total)
         if score > best_score:
             best, best_score = i, score
     return best
 
 
-# nogil: with `overlap: true` the learner's gradient steps run in another thread meanwhile.
-@njit(parallel=True, cache=True, nogil=True)
-def prepare(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
-            node_policy, node_children, child_action, child_logit, child_node, num_nodes,
-            game_state, phase, kind, sim, pending, gumbel, table, revisits, eval_flag, refill,
-            obs, mask, work, sigma, max_moves, params, considered, win_state, win_mask):
-    """Step 1: new roots, or one selection down to a leaf, per game; obs rows of the nodes
-    that need the network: eval_flag[b] = 1 for value and logits, 2 for the value alone (a
-    leaf that is never descended from), and refill[b] = 1 where a node is evaluated again
-    only for its logits. With params[WIN_CHECK], a new leaf whose player to move can end the
-    game at once with a win is valued +1 exactly, like a terminal node (no network call)."""
-    for b in prange(node_state.shape[0]):
-        eval_flag[b] = 0
-        refill[b] = 0
-        if phase[b] == NEED_ROOT:
-            node_state[b, 0, :] = game_state[b]
-            node_parent[b, 0] = -1
-            node_visits[b, 0] = 0
-            node_value_sum[b, 0] = 0.0
-            node_terminal[b, 0] = 0
-            node_policy[b, 0] = 0
-            num_nodes[b] = 1
-            _list_children(b, 0, node_state, node_children, child_action, child_node, mask, work)
-            fill_observation(node_state[b, 0], node_state[b, 0, TO_MOVE], max_moves, obs[b],
-                             work[b])
-            eval_flag[b] = 1
-            continue
-        m = min(considered[kind[b]], node_children[b, 0])
-        node = 0
-        depth = 0
-        while True:
-            if node_terminal[b, node]:
-                _backup(b, node, node_raw[b, node], node_state, node_parent, node_visits,
-                        node_value_sum)
-                sim[b] += 1
-                break
-            if node_policy[b, node] == 0:  # a value-only leaf after all: its logits first
-                _list_children(b, node, node_state, node_children, child_action, child_node,
-                               mask, work)
-                fill_observation(node_state[b, node], node_state[b, node, TO_MOVE], max_moves,
-                                 obs[b], work[b])
-                pending[b] = node
-                refill[b] = 1
-                eval_flag[b] = 1
-                break
-            if node == 0:
-                slot = _root_choice(b, table[kind[b], m, sim[b]], node_state, node_visits,
-                                    node_value_sum, node_raw, node_children, child_logit,
-                                    child_node, gumbel, params, sigma)
-            else:
-                slot = _interior_choice(b, node, node_state, node_visits, node_value_sum,
-                                        node_raw, node_children, child_logit, child_node,
-                                        params, sigma)
-            depth += 1
-            child = child_node[b, node, slot]
-            if child >= 0:
-                node = child
-                continue
-            child = num_nodes[b]
-            num_nodes[b] += 1
-            child_node[b, node, slot] = child
-            node_state[b, child, :] = node_state[b, node]
-            apply_unchecked(node_state[b, child], np.int64(child_action[b, node, slot]), work[b])
-            node_parent[b, child] = node
-            node_visits[b, child] = 0
-            node_value_sum[b, child] = 0.0
-            node_policy[b, child] = 0
-            over = game_status(node_state[b, child], max_moves) != ONGOING
-            if over or (params[WIN_CHECK] != 0.0
-                        and wins_at_once(node_state[b, child], max_moves, win_state[b],
-                                         win_mask[b], work[b])):
-                # the game is over, or (win check) its player to move wins with one move:
-                # valued exactly, no network call
-                node_terminal[b, child] = 1
-                node_children[b, child] = 0
-                node_raw[b, child] = (_terminal_value(node_state[b, child], work[b]) if over
-                                      else 1.0)
-                _backup(b, child, node_raw[b, child], node_state, node_parent, node_visits,
-                        node_value_sum)
-                sim[b] += 1
-            else:
-                node_terminal[b, child] = 0
-                if depth < revisits[kind[b], m]:  # it may be descended from: list its moves
-                    _list_children(b, child, node_state, node_children, child_action,
-                                   child_node, mask, work)
-                    eval_flag[b] = 1
-                else:
-                    node_children[b, child] = 0
-                    eval_flag[b] = 2
-                fill_observation(node_state[b, child], node_state[b, child, TO_MOVE], max_moves,
-                                 obs[b], work[b])
-                pending[b] = child
-            break
+@njit(cache=True)
+def _observe(t, b, node, max_moves):
+    """The node's observation planes into row b of the network's input."""
+    fill_observation(t.node_state[b, node], t.node_state[b, node, TO_MOVE], max_moves,
+                     t.obs[b], t.work[b])
 
 
 @njit(cache=True)
-def _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_children,
-                   child_action, child_logit, child_node, num_nodes, game_state, phase, kind,
-                   gumbel, raw_move, sigma, work, max_moves, params, searched,
-                   out_ready, out_state, out_action, out_count, out_actions, out_policy,
-                   out_value, out_kind, out_searched, out_done, out_winner, out_surprise):
+def _new_node(t, b, parent, slot):
+    """Create the child in `slot` of `parent` (its state: the parent's after the action)."""
+    child = t.num_nodes[b]
+    t.num_nodes[b] += 1
+    t.child_node[b, parent, slot] = child
+    t.node_state[b, child, :] = t.node_state[b, parent]
+    apply_unchecked(t.node_state[b, child], np.int64(t.child_action[b, parent, slot]),
+                    t.work[b])
+    t.node_parent[b, child] = parent
+    t.node_visits[b, child] = 0
+    t.node_value_sum[b, child] = 0.0
+    t.node_policy[b, child] = 0
+    return child
+
+
+# The parallel kernels run one function per game: numba loses writes made through a record's
+# fields directly in a prange body, not those made in a function it calls.
+# nogil: with `overlap: true` the learner's gradient steps run in another thread meanwhile.
+@njit(parallel=True, cache=True, nogil=True)
+def prepare(t, options):
+    """Step 1: new roots, or one selection down to a leaf, per game; obs rows of the nodes
+    that need the network: eval_flag[b] = 1 for value and logits, 2 for the value alone (a
+    leaf that is never descended from), and refill[b] = 1 where a node is evaluated again
+    only for its logits."""
+    for b in prange(t.node_state.shape[0]):
+        _prepare_game(t, b, options)
+
+
+@njit(cache=True)
+def _prepare_game(t, b, options):
+    max_moves = options.max_moves
+    t.eval_flag[b] = 0
+    t.refill[b] = 0
+    if t.phase[b] == NEED_ROOT:
+        t.node_state[b, 0, :] = t.game_state[b]
+        t.node_parent[b, 0] = -1
+        t.node_visits[b, 0] = 0
+        t.node_value_sum[b, 0] = 0.0
+        t.node_terminal[b, 0] = 0
+        t.node_policy[b, 0] = 0
+        t.num_nodes[b] = 1
+        _list_children(t, b, 0)
+        _observe(t, b, 0, max_moves)
+        t.eval_flag[b] = 1
+        return
+    kind = t.kind[b]
+    m = min(options.considered[kind], t.node_children[b, 0])
+    node = 0
+    depth = 0
+    while True:
+        if t.node_terminal[b, node]:
+            _backup(t, b, node, t.node_raw[b, node])
+            t.sim[b] += 1
+            break
+        if t.node_policy[b, node] == 0:  # a value-only leaf after all: its logits first
+            _list_children(t, b, node)
+            _observe(t, b, node, max_moves)
+            t.pending[b] = node
+            t.refill[b] = 1
+            t.eval_flag[b] = 1
+            break
+        if node == 0:
+            slot = _root_choice(t, b, options.table[kind, m, t.sim[b]], options)
+        else:
+            slot = _interior_choice(t, b, node, options)
+        depth += 1
+        child = t.child_node[b, node, slot]
+        if child >= 0:
+            node = child
+            continue
+        child = _new_node(t, b, node, slot)
+        if game_status(t.node_state[b, child], max_moves) != ONGOING:
+            # the game is over there: valued exactly, no network call
+            t.node_terminal[b, child] = 1
+            t.node_children[b, child] = 0
+            t.node_raw[b, child] = _terminal_value(t.node_state[b, child], t.work[b])
+            _backup(t, b, child, t.node_raw[b, child])
+            t.sim[b] += 1
+        else:
+            t.node_terminal[b, child] = 0
+            if depth < options.revisits[kind, m]:  # it may be descended from: its moves
+                _list_children(t, b, child)
+                t.eval_flag[b] = 1
+            else:
+                t.node_children[b, child] = 0
+                t.eval_flag[b] = 2
+            _observe(t, b, child, max_moves)
+            t.pending[b] = child
+        break
+
+
+@njit(cache=True)
+def _finish_search(t, b, options, searched, out):
     """The search of game b is over: improved policy, the move, play it, reset the tree."""
-    n = node_children[b, 0]
-    completed_sigma(b, 0, node_state, node_visits, node_value_sum, node_raw, node_children,
-                    child_logit, child_node, params, sigma)
+    n = t.node_children[b, 0]
+    completed_sigma(t, b, 0, options)
+    logit, sigma, gumbel = t.child_logit[b, 0], t.sigma[b], t.gumbel[b]
     top = NEG
     max_visits = 0
     for i in range(n):
-        s = child_logit[b, 0, i] + sigma[b, i]
+        s = logit[i] + sigma[i]
         if s > top:
             top = s
-        v = _visits_of(b, 0, i, child_node, node_visits)
+        v = _visits_of(t, b, 0, i)
         if v > max_visits:
             max_visits = v
     z = 0.0
     for i in range(n):
-        z += math.exp(child_logit[b, 0, i] + sigma[b, i] - top)
+        z += math.exp(logit[i] + sigma[i] - top)
     best = 0
     best_score = NEG
     logit_top = NEG
     logit_best = 0  # the prior's most likely action (the lowest id among equals)
     for i in range(n):
-        if child_logit[b, 0, i] > logit_top:
-            logit_top, logit_best = child_logit[b, 0, i], i
-    # KL(improved policy || prior) = sum p sigma - log(sum e^(logit + sigma)) + log(sum e^logit)
-    z_prior = 0.0
-    p_sigma = 0.0
+        if logit[i] > logit_top:
+            logit_top, logit_best = logit[i], i
     for i in range(n):
-        out_actions[b, i] = child_action[b, 0, i]
-        out_policy[b, i] = math.exp(child_logit[b, 0, i] + sigma[b, i] - top) / z
-        z_prior += math.exp(child_logit[b, 0, i] - logit_top)
-        p_sigma += out_policy[b, i] * sigma[b, i]
-        if _visits_of(b, 0, i, child_node, node_visits) == max_visits:
-            score = max(-1e9, gumbel[b, i] + child_logit[b, 0, i] - logit_top + sigma[b, i])
+        out.actions[b, i] = t.child_action[b, 0, i]
+        out.policy[b, i] = math.exp(logit[i] + sigma[i] - top) / z
+        if _visits_of(t, b, 0, i) == max_visits:
+            score = max(-1e9, gumbel[i] + logit[i] - logit_top + sigma[i])
             if score > best_score:
                 best, best_score = i, score
-    out_surprise[b] = max(0.0, p_sigma - top - math.log(z) + logit_top + math.log(z_prior))
-    if raw_move[b]:  # the raw policy's move, as the raw-policy agent's argmax takes it
+    if t.raw_move[b]:  # the raw policy's move, as the raw-policy agent's argmax takes it
         best = logit_best
-    action = child_action[b, 0, best]
-    out_ready[b] = 1
-    out_state[b, :] = node_state[b, 0]
-    out_action[b] = action
-    out_count[b] = n
-    out_value[b] = node_value_sum[b, 0] / max(node_visits[b, 0], 1)
-    out_kind[b] = kind[b]
-    out_searched[b] = searched
-    apply_unchecked(game_state[b], np.int64(action), work[b])
-    num_nodes[b] = 1
-    phase[b] = NEED_ROOT
-    if game_status(game_state[b], max_moves) != ONGOING:
-        out_done[b] = 1
-        out_winner[b] = winner_code(game_state[b, :N_CELLS], work[b])
+    action = t.child_action[b, 0, best]
+    out.ready[b] = 1
+    out.state[b, :] = t.node_state[b, 0]
+    out.action[b] = action
+    out.count[b] = n
+    out.value[b] = t.node_value_sum[b, 0] / max(t.node_visits[b, 0], 1)
+    out.kind[b] = t.kind[b]
+    out.searched[b] = searched
+    apply_unchecked(t.game_state[b], np.int64(action), t.work[b])
+    t.num_nodes[b] = 1
+    t.phase[b] = NEED_ROOT
+    if game_status(t.game_state[b], options.max_moves) != ONGOING:
+        out.done[b] = 1
+        out.winner[b] = winner_code(t.game_state[b, :N_CELLS], t.work[b])
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def finish(node_state, node_parent, node_visits, node_value_sum, node_raw, node_terminal,
-           node_policy, node_children, child_action, child_logit, child_node, num_nodes,
-           game_state, phase, kind, sim, pending, gumbel, raw_move, budgets, eval_flag, refill,
-           eval_row, logit_row, logits, values, work, sigma, max_moves, params,
-           out_ready, out_state, out_action, out_count, out_actions, out_policy, out_value,
-           out_kind, out_searched, out_done, out_winner, out_surprise):
+def finish(t, options, logits, values, out):
     """Step 3: expand and back up the evaluated leaves (logits from row logit_row[b], -1 for
     none; the value from row eval_row[b]); finish the searches that are done (their move is
-    played on game_state)."""
-    for b in prange(node_state.shape[0]):
-        out_ready[b] = 0
-        out_done[b] = 0
-        if eval_flag[b]:
-            row = eval_row[b]
-            if phase[b] == NEED_ROOT:
-                node = 0
-            else:
-                node = pending[b]
-            n = node_children[b, node]
-            lrow = logit_row[b]
-            if lrow >= 0:
-                for i in range(n):
-                    child_logit[b, node, i] = logits[lrow, child_action[b, node, i]]
-                node_policy[b, node] = 1
-            if refill[b]:  # only the logits were missing: no new value, no simulation
-                continue
-            node_raw[b, node] = values[row]
-            _backup(b, node, values[row], node_state, node_parent, node_visits, node_value_sum)
-            if phase[b] == NEED_ROOT:
-                phase[b] = SEARCHING
-                sim[b] = 0
-                if n == 1:  # one legal action: nothing to search
-                    _finish_search(b, node_state, node_visits, node_value_sum, node_raw,
-                                   node_children, child_action, child_logit, child_node,
-                                   num_nodes, game_state, phase, kind, gumbel, raw_move,
-                                   sigma, work, max_moves, params, 0, out_ready, out_state,
-                                   out_action, out_count, out_actions, out_policy, out_value,
-                                   out_kind, out_searched, out_done, out_winner, out_surprise)
-                    continue
-            else:
-                sim[b] += 1
-        if phase[b] == SEARCHING and sim[b] >= budgets[kind[b]]:
-            _finish_search(b, node_state, node_visits, node_value_sum, node_raw, node_children,
-                           child_action, child_logit, child_node, num_nodes, game_state, phase,
-                           kind, gumbel, raw_move, sigma, work, max_moves, params, 1,
-                           out_ready, out_state, out_action, out_count, out_actions, out_policy,
-                           out_value, out_kind, out_searched, out_done, out_winner, out_surprise)
+    played on game_state, the search lands in `out`)."""
+    for b in prange(t.node_state.shape[0]):
+        _finish_game(t, b, options, logits, values, out)
+
+
+@njit(cache=True)
+def _finish_game(t, b, options, logits, values, out):
+    out.ready[b] = 0
+    out.done[b] = 0
+    if t.eval_flag[b]:
+        row = t.eval_row[b]
+        node = 0 if t.phase[b] == NEED_ROOT else t.pending[b]
+        n = t.node_children[b, node]
+        lrow = t.logit_row[b]
+        if lrow >= 0:
+            for i in range(n):
+                t.child_logit[b, node, i] = logits[lrow, t.child_action[b, node, i]]
+            t.node_policy[b, node] = 1
+        if t.refill[b]:  # only the logits were missing: no new value, no simulation
+            return
+        t.node_raw[b, node] = values[row]
+        _backup(t, b, node, values[row])
+        if t.phase[b] == NEED_ROOT:
+            t.phase[b] = SEARCHING
+            t.sim[b] = 0
+            if n == 1:  # one legal action: nothing to search
+                _finish_search(t, b, options, 0, out)
+                return
+        else:
+            t.sim[b] += 1
+    if t.phase[b] == SEARCHING and t.sim[b] >= options.budgets[t.kind[b]]:
+        _finish_search(t, b, options, 1, out)
 
 
 # --------------------------------------------------------------------------- driver
@@ -593,45 +549,39 @@ class BatchedSearch:
     `evaluate(obs, policy_rows)` takes (R, 10, 10, 22) float32 planes and the indices of the
     rows whose logits the search needs, and returns (logits, values (R,)) as float32 numpy
     arrays, the logits either of those rows (len(policy_rows), 3217) or of every row (R, 3217).
-    Per search, `kind[b]` picks its budget from `budgets` (playout caps); `gumbel[b]` holds its
-    root noise (zeros: deterministic) and `raw_move[b]` (1: play the prior's most likely
-    action instead of the search's choice), set by the caller before each new root (rows where
-    `phase == NEED_ROOT`). `value_only_leaves=False` asks for the logits of every leaf (the
-    search as it was before value-only leaves; `benchmarks/az_value_only.py` times both).
+    The caller sets each new search up in `tree` (rows where `phase == NEED_ROOT`, see
+    `needs_root`): `kind[b]` picks its budget from `options.budgets` (playout caps),
+    `gumbel[b]` holds its root noise (zeros: deterministic) and `raw_move[b]` (1: play the
+    prior's most likely action instead of the search's choice). After a step, `finished`
+    holds the searches that ended in it.
     """
 
-    def __init__(self, games: int, budgets: list[int], max_considered: int = 16,
-                 c_visit: float = 50.0, c_scale: float = 0.1, max_moves: int = 400,
-                 rescale: bool = True, value_only_leaves: bool = True, win_check: bool = False):
-        considered = [considered_for(max_considered, budget) for budget in budgets]
-        self.trees = Trees(games, budgets, considered)
-        if not value_only_leaves:
-            self.trees.revisits[:] = np.iinfo(np.int32).max
-        self.params = np.array([c_visit, c_scale, float(rescale), float(win_check)],
-                               dtype=np.float64)
-        self.max_moves = int(max_moves)
-        self.eval_flag = np.zeros(games, dtype=np.int8)
+    def __init__(self, games: int, options: SearchOptions):
+        self.options = options
+        self.tree = new_tree(games, int(max(options.budgets)) + 1)
+        self.finished = new_finished(games)
         self.timers = {"tree+engine": 0.0, "network": 0.0}
         self.evaluations = 0
         self.policy_evaluations = 0  # rows whose logits were asked for
+        self.refills = 0  # refills so far (sequential halving makes them rare or absent)
         self.steps = 0
 
+    @property
+    def max_moves(self) -> int:
+        return self.options.max_moves
+
     def needs_root(self) -> np.ndarray:
-        return np.flatnonzero(self.trees.phase == NEED_ROOT)
+        return np.flatnonzero(self.tree.phase == NEED_ROOT)
 
     def step(self, evaluate) -> None:
-        import time
-
-        t = self.trees
+        t = self.tree
         tick = time.perf_counter()
-        prepare(*t.arrays(), t.game_state, t.phase, t.kind, t.sim, t.pending, t.gumbel, t.table,
-                t.revisits, self.eval_flag, t.refill, t.obs, t.mask, t.work, t.sigma,
-                self.max_moves, self.params, t.considered, t.win_state, t.win_mask)
-        rows = np.flatnonzero(self.eval_flag)
+        prepare(t, self.options)
+        rows = np.flatnonzero(t.eval_flag)
         t.eval_row[:] = -1
         t.eval_row[rows] = np.arange(len(rows), dtype=np.int32)
-        policy = np.flatnonzero(self.eval_flag[rows] == 1)  # positions within `rows`
-        t.refills += int(t.refill.sum())
+        policy = np.flatnonzero(t.eval_flag[rows] == 1)  # positions within `rows`
+        self.refills += int(t.refill.sum())
         middle = time.perf_counter()
         t.logit_row[:] = -1
         if len(rows):
@@ -647,13 +597,8 @@ class BatchedSearch:
             logits = np.zeros((0, N_ACTIONS), dtype=np.float32)
             values = np.zeros(0, dtype=np.float32)
         after = time.perf_counter()
-        finish(*t.arrays(), t.game_state, t.phase, t.kind, t.sim, t.pending, t.gumbel,
-               t.raw_move, t.budgets, self.eval_flag, t.refill, t.eval_row, t.logit_row,
-               np.ascontiguousarray(logits, np.float32),
-               np.ascontiguousarray(values, np.float32), t.work, t.sigma, self.max_moves,
-               self.params, t.out_ready, t.out_state, t.out_action, t.out_count,
-               t.out_actions, t.out_policy, t.out_value, t.out_kind, t.out_searched, t.out_done,
-               t.out_winner, t.out_surprise)
+        finish(t, self.options, np.ascontiguousarray(logits, np.float32),
+               np.ascontiguousarray(values, np.float32), self.finished)
         done = time.perf_counter()
         self.timers["tree+engine"] += (middle - tick) + (done - after)
         self.timers["network"] += after - middle

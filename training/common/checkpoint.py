@@ -1,4 +1,4 @@
-"""Checkpoints (atomic save, checked load) and the `checkpoint:PATH` agent.
+"""Checkpoints: atomic save and checked load, for both learners.
 
 A checkpoint is one `torch.save` file holding the network weights and shape, the optimizer,
 the run config, the step counters, the RNG states, the opponent pool and the evaluation
@@ -18,27 +18,23 @@ import math
 import os
 import pickle
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from satellites_env.agents.base import Agent
-from satellites_env.core.board import N_ACTIONS
-from satellites_env.core.game import Game
-from satellites_env.core.rules import new_scratch
-from satellites_env.observation import N_PLANES, observe
+from satellites_env.core.engine import N_ACTIONS
+from satellites_env.observation import N_PLANES
 
 from .config import NORMS
-from .features import LookaheadFeatures
-from .network import PolicyValueNet, sample_masked
 
 FORMAT = "satellites-checkpoint"
-VERSION = 1
-#: environment variable: torch threads of a `checkpoint:PATH` agent (default 1)
-THREADS_VARIABLE = "SATELLITES_TORCH_THREADS"
+#: the format this code writes; 2 holds the run state of `training.common.run`
+VERSION = 2
+#: the formats it reads: the network of a version 1 file plays, its run does not resume
+READABLE = (1, 2)
 #: bounds on a checkpoint's network shape (the config allows no more)
 MAX_CHANNELS = 1024
 MAX_BLOCKS = 64
@@ -92,9 +88,10 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     if not isinstance(payload, dict) or not _equal(payload.get("format"), FORMAT):
         raise CheckpointError(f"{name} is not a satellites checkpoint (no "
                               f"format={FORMAT!r} entry)")
-    if not _equal(payload.get("version"), VERSION):
-        raise CheckpointError(f"checkpoint {name} has format version "
-                              f"{payload.get('version')!r}; this code reads version {VERSION}")
+    version = payload.get("version")
+    if type(version) is not int or version not in READABLE:
+        raise CheckpointError(f"checkpoint {name} has format version {_clip(repr(version))}; "
+                              f"this code reads versions {', '.join(map(str, READABLE))}")
     if not (_equal(payload.get("planes"), N_PLANES) and _equal(payload.get("actions"), N_ACTIONS)):
         raise CheckpointError(
             f"checkpoint {name} was made for {payload.get('planes')!r} observation planes "
@@ -107,6 +104,10 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     return payload
 
 
+def _clip(text: str, most: int = 100) -> str:
+    return text if len(text) <= most else text[:most - 3] + "..."
+
+
 def _equal(value: Any, expected: str | int) -> bool:
     """`value == expected` for a value of exactly the expected type (never a tensor compare)."""
     return type(value) is type(expected) and value == expected
@@ -116,13 +117,10 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     """A `model_shape` entry with the right keys, types and ranges, or a CheckpointError."""
     where = f"checkpoint {str(path)!r}: model_shape"
     if not isinstance(shape, dict) or set(shape) - {"channels", "blocks", "lookahead",
-                                                     "ownership", "landing_values", "max_pool",
-                                                     "norm", "global_pool"}:
+                                                     "landing_values", "norm"}:
         raise CheckpointError(f"{where} must be a mapping of channels, blocks, lookahead, "
-                              f"ownership, landing_values, max_pool, norm and global_pool, "
-                              f"got {shape!r}")
-    flags = {key: shape.get(key, False)
-             for key in ("ownership", "landing_values", "max_pool", "global_pool")}
+                              f"landing_values and norm, got {_clip(repr(shape))}")
+    flags = {"landing_values": shape.get("landing_values", False)}
     for key, flag in flags.items():
         if type(flag) is not bool:
             raise CheckpointError(f"{where}.{key} must be true or false, got {flag!r}")
@@ -142,9 +140,9 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     if type(lookahead) not in (int, float) or not math.isfinite(lookahead) or lookahead < 0:
         raise CheckpointError(f"{where}.lookahead must be a finite number >= 0, "
                               f"got {lookahead!r}")
-    checked = {"channels": channels, "blocks": blocks, "lookahead": float(lookahead), **flags}
-    if norm != "group":
-        checked["norm"] = norm
+    checked = {"channels": channels, "blocks": blocks, **flags, "norm": norm}
+    if lookahead:
+        checked["lookahead"] = float(lookahead)
     return checked
 
 
@@ -172,16 +170,6 @@ def restoring(path: str | Path) -> Iterator[None]:
             OverflowError) as error:
         raise CheckpointError(f"checkpoint {str(path)!r} holds a damaged run state "
                               f"({type(error).__name__}: {str(error)[:200]})") from None
-
-
-def saved_config(payload: dict[str, Any], path: str | Path, parse: Callable[[Any], Any]) -> Any:
-    """The run config a loaded checkpoint holds, read by its learner's `parse` (which raises a
-    ValueError for a bad one); a CheckpointError when it holds none or a bad one."""
-    try:
-        return parse(payload["config"])
-    except (ValueError, KeyError, TypeError) as error:
-        raise CheckpointError(f"checkpoint {str(path)!r} holds no valid run config: "
-                              f"{error}") from None
 
 
 def check_results(results: Any) -> None:
@@ -225,137 +213,15 @@ def check_optimizer_state(state: Any, params: list[torch.Tensor]) -> None:
                                  f"{tuple(value.shape)}, expected {expected}")
 
 
-def network_from_checkpoint(payload: dict[str, Any], path: str | Path = "?") -> PolicyValueNet:
-    """The checked network of a loaded checkpoint (its weights must fit its shape exactly)."""
-    shape = check_shape(payload.get("model_shape"), path)
-    check_weights(payload.get("model"), path)
-    return network_from_weights(shape, payload["model"], path)
-
-
-def network_from_weights(shape: dict, weights: dict, path: str | Path = "?",
-                         key: str = "model") -> PolicyValueNet:
-    net = PolicyValueNet(shape["channels"], shape["blocks"], shape["lookahead"],
-                         shape.get("ownership", False), shape.get("landing_values", False),
-                         shape.get("max_pool", False), shape.get("norm", "group"),
-                         shape.get("global_pool", False))
+def load_weights(net: torch.nn.Module, weights: Any, path: str | Path = "?",
+                 key: str = "model") -> torch.nn.Module:
+    """`net` with a checkpoint's state dict loaded (checked: finite tensors that fit the
+    network exactly), in eval mode; a CheckpointError naming `key` otherwise."""
+    check_weights(weights, path, key)
     try:
         net.load_state_dict(weights)
     except (RuntimeError, ValueError, TypeError, KeyError) as error:
         first = str(error).strip().splitlines()
         raise CheckpointError(f"checkpoint {str(path)!r}: {key} weights do not fit the network "
-                              f"{shape}: {' '.join(first[:3])}") from None
-    net.eval()
-    return net
-
-
-def default_threads() -> int:
-    """Torch threads for playing: $SATELLITES_TORCH_THREADS, else 1."""
-    text = os.environ.get(THREADS_VARIABLE, "").strip()
-    if not text:
-        return 1
-    try:
-        threads = int(text)
-    except ValueError:
-        threads = 0
-    if threads < 1:
-        raise ValueError(f"{THREADS_VARIABLE} must be a positive integer, got {text!r}")
-    return threads
-
-
-@contextmanager
-def torch_threads(threads: int) -> Iterator[None]:
-    """Run the block with `threads` torch intra-op threads, then restore the previous count."""
-    previous = torch.get_num_threads()
-    if previous == threads:
-        yield
-        return
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-class PolicyAgent(Agent):
-    """Plays a network's policy: the most likely legal action, or, with `sample`, a sample from
-    softmax(logits / `temperature`) over the legal actions.
-
-    One forward pass of batch 1 gains nothing from more torch threads, and extra threads that
-    spin-wait on a busy machine make every move many times slower, so each move runs with
-    `threads` torch threads (default: $SATELLITES_TORCH_THREADS, else 1); the process's own
-    setting is restored after the move.
-    """
-
-    def __init__(self, net: PolicyValueNet, sample: bool = False, seed: int | None = None,
-                 spec: str = "policy", threads: int | None = None, temperature: float = 1.0):
-        super().__init__(seed)
-        self.net = net.eval()
-        self.sample = sample
-        self.temperature = check_temperature(temperature)
-        self.spec = spec
-        self.threads = default_threads() if threads is None else int(threads)
-        if self.threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
-        self._scratch = new_scratch()
-        self._features = LookaheadFeatures() if net.uses_lookahead else None
-        self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**31)))
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        if seed is not None:
-            self._generator.manual_seed(int(self.rng.integers(2**31)))
-
-    @torch.no_grad()
-    def act(self, game: Game) -> int:
-        obs = observe(game.state, game.to_move, game.max_moves, self._scratch)
-        legal = game.legal_mask()
-        lookahead = (torch.from_numpy(self._features.of(game, legal))[None]
-                     if self._features else None)
-        with torch_threads(self.threads):
-            logits, _ = self.net.masked_forward(torch.from_numpy(obs)[None],
-                                                torch.from_numpy(legal.copy())[None], lookahead)
-        if self.sample:
-            # in float64 (a temperature of 1e-300 or 1e300 is 0 or inf in float32) and shifted
-            # so that the best legal logit is 0: no temperature makes it -inf or NaN
-            shifted = (logits - logits.max(-1, keepdim=True).values).double()
-            return int(sample_masked(shifted / self.temperature, self._generator).item())
-        return int(logits.argmax(-1).item())
-
-
-def check_temperature(temperature) -> float:
-    """A sampling temperature: a finite number above 0 (ValueError otherwise)."""
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
-            or not math.isfinite(temperature) or temperature <= 0:
-        raise ValueError(f"temperature must be a finite number above 0, got {temperature!r}")
-    return float(temperature)
-
-
-def split_spec_argument(argument: str) -> tuple[str, bool, float]:
-    """`PATH` or `PATH:greedy` -> (PATH, False, 1.0): the most likely action; `PATH:sample` ->
-    (PATH, True, 1.0) and `PATH:sample=T` -> (PATH, True, T): a sample at temperature T > 0."""
-    head, sep, tail = argument.rpartition(":")
-    if sep and tail == "greedy":
-        return head, False, 1.0
-    if sep and tail == "sample":
-        return head, True, 1.0
-    if sep and tail.startswith("sample="):
-        text = tail[len("sample="):]
-        try:
-            return head, True, check_temperature(float(text))
-        except ValueError:
-            raise CheckpointError(f"checkpoint spec ':{tail}': the temperature must be a finite "
-                                  f"number above 0, e.g. ':sample=0.5'") from None
-    return argument, False, 1.0
-
-
-class CheckpointAgent(PolicyAgent):
-    """`checkpoint:PATH` (most likely action), `checkpoint:PATH:sample` (sampled) or
-    `checkpoint:PATH:sample=T` (sampled at temperature T)."""
-
-    @classmethod
-    def from_spec(cls, argument: str, seed: int | None = None,
-                  threads: int | None = None) -> "CheckpointAgent":
-        path, sample, temperature = split_spec_argument(argument)
-        payload = load_checkpoint(path)
-        return cls(network_from_checkpoint(payload, path), sample=sample, seed=seed,
-                   spec=f"checkpoint:{argument}", threads=threads, temperature=temperature)
+                              f"{getattr(net, 'shape', '')}: {' '.join(first[:3])}") from None
+    return net.eval()

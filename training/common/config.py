@@ -1,9 +1,15 @@
-"""Run configuration: a typed dataclass loaded from YAML, every key documented.
+"""The one config system of both learners: typed dataclasses read from YAML, every key
+documented, everything checked before anything runs.
 
-Everything is checked before anything runs, and every problem is a ConfigError naming the file
-and the key: an unknown or duplicate key, a section that is not a mapping, a value of the
-wrong type, a number out of its range (NaN and infinities included), an agent spec that
-names no agent, or a `checkpoint:PATH` opponent that does not exist or does not load.
+A learner's config is a :class:`Config` subclass (``training/ppo/config.py``,
+``training/alphazero/config.py``) whose sections are dataclasses of :func:`setting` fields:
+each field carries its default, its bounds and one line of documentation, so the checks, the
+reference page (``docs/configs.md``, written by ``python -m training.common.config``) and the
+defaults come from one place. Every problem is a :class:`ConfigError` naming the key (and,
+read from a file, the file): an unknown or duplicate key, a section that is not a mapping, a
+value of the wrong type, a number out of its range (NaN and infinities included; every
+number has a ceiling the code can honour), an agent spec that names no agent, or a
+`checkpoint:PATH` opponent that does not exist or does not load.
 
 Numbers are read as YAML 1.2 reads them: `5e-4` and `1e3` are floats (PyYAML's YAML 1.1
 rules would make them strings), and an int key accepts a float with an integral value
@@ -21,102 +27,166 @@ from pathlib import Path
 
 import yaml
 
-from training.distributed.pool import BACKENDS
-
-
-# The trunk's normalisations (training.common.network.ResidualBlock); here so that configs
-# check them without importing torch.
+#: where self-play runs (training/distributed/pool.py): in this process in turn, in threads,
+#: or in Ray actors
+BACKENDS = ("local", "thread", "ray")
+#: the trunk's normalisations (training/alphazero/network.py)
 NORMS = ("group", "none")
+#: a config file larger than this is not a config (and YAML aliases cannot blow it up)
+MAX_CONFIG_BYTES = 1 << 20
+#: the longest move cap a config may set (R20); the state's move counter is an int32
+MAX_MOVES = 100_000
 
 
 class ConfigError(ValueError):
     """A bad configuration file or value."""
 
 
-@dataclass
-class ModelConfig:
-    channels: int = 64  # width of the residual CNN
-    blocks: int = 4  # residual blocks in the trunk
-    lookahead: float = 0.0  # initial weight of the one-ply lookahead logit prior (0 = off)
+def setting(default, low=None, high=None, *, low_open: bool = False, high_open: bool = False,
+            choices: tuple | None = None, doc: str = ""):
+    """A config field: its default, its bounds (`low`/`high`, open with `low_open` /
+    `high_open`), the values it may take (`choices`) and one line for the reference."""
+    metadata = {"low": low, "high": high, "low_open": low_open, "high_open": high_open,
+                "choices": choices, "doc": doc}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
-@dataclass
-class SelfPlayConfig:
-    envs: int = 64  # games played in parallel (one batched forward pass per step)
-    max_moves: int = 400  # move cap of training games (R20); capped games are still scored
-    pool_size: int = 10  # past snapshots kept in the opponent pool
-    snapshot_every: int = 5  # updates between snapshots added to the pool
-    pool_fraction: float = 0.3  # share of new games against a pool snapshot (else pure self-play)
-    baseline_fraction: float = 0.0  # share of new games against `baseline_opponent`
-    baseline_opponent: str = "greedy"  # agent spec used for baseline games
-    shaping: float = 0.1  # weight of potential-based shaping by the heuristic (0 = sparse only)
-
-
-@dataclass
-class PPOConfig:
-    steps_per_update: int = 4096  # learner decisions per update (games in flight are cut)
-    epochs: int = 4  # passes over the collected transitions
-    minibatch: int = 512  # transitions per gradient step
-    learning_rate: float = 3e-4  # Adam step size
-    anneal_lr: bool = False  # decay the step size linearly to 0 over total_steps
-    gamma: float = 0.99  # discount per own decision
-    gae_lambda: float = 0.95  # GAE bias/variance trade-off
-    clip: float = 0.2  # PPO ratio clip
-    value_coef: float = 0.5  # weight of the value loss
-    entropy_coef: float = 0.01  # weight of the entropy bonus (keeps exploring)
-    max_grad_norm: float = 0.5  # gradient clipping (global L2 norm)
-    target_kl: float = 0.0  # end the update's epochs once a minibatch's approx KL > 1.5x this (0 = off)
+def section(kind, doc: str = ""):
+    """A nested section of a config (a dataclass of settings)."""
+    return field(default_factory=kind, metadata={"doc": doc})
 
 
 @dataclass
 class EvalConfig:
-    every: int = 10  # updates between evaluations
-    games: int = 20  # games per opponent (colors balanced)
-    opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])  # agent specs
-    final_games: int = 100  # games per opponent in the final evaluation
-    max_moves: int = 400  # move cap of evaluation games (the standard R20 cap)
+    """`eval:` how the learner's policy is measured during and after the run."""
+
+    every: int = setting(10, 1, 10**6, doc="iterations (updates) between evaluations")
+    games: int = setting(20, 0, 100_000, doc="games per opponent in each evaluation "
+                                            "(colours balanced; 0 = none)")
+    opponents: list[str] = setting(["random", "greedy"], doc="agent specs played against")
+    final_games: int = setting(100, 0, 100_000, doc="games per opponent in the final "
+                                                    "evaluation")
+    max_moves: int = setting(400, 1, MAX_MOVES, doc="move cap of evaluation games (R20)")
 
 
 @dataclass
 class DistributedConfig:
-    # "local": generators in this process, in turn; "thread": in this process, side by side
-    # (AlphaZero); "ray": Ray actors (the `ray` extra)
-    backend: str = "local"
-    address: str = ""  # Ray cluster to join ("auto", or the address `ray start --head` prints); "" = a local Ray
-    workers: int = 1  # self-play generators; the games in flight are split among them (PPO: selfplay.envs, AlphaZero: search.games)
-    cpus_per_worker: float = 1.0  # Ray CPUs reserved per generator actor (its torch threads, rounded down)
-    gpus_per_worker: float = 0.0  # Ray GPUs per generator actor (PPO's self-play stays on the CPU; AlphaZero's network uses it unless device: cpu)
-    timeout: float = 600.0  # seconds a generator may take for one batch before it is replaced
-    max_replacements: int = 16  # dead generator actors replaced over a session before the run stops
+    """`distributed:` where self-play runs; every key may change on `--resume`, and
+    `--ray [ADDRESS]` sets backend and address."""
 
-
+    backend: str = setting("local", choices=BACKENDS,
+                           doc="local: generators in this process, one after the other; "
+                               "thread: side by side in threads; ray: Ray actors (the `ray` "
+                               "extra)")
+    address: str = setting("", doc="the Ray cluster to join (auto, or what `ray start --head` "
+                                   "prints); empty: a local Ray")
+    workers: int = setting(1, 1, 1024, doc="self-play generators; the games in flight are "
+                                           "split among them")
+    cpus_per_worker: float = setting(1.0, 0.0, 256.0, low_open=True,
+                                     doc="Ray CPUs per generator actor (its torch threads)")
+    gpus_per_worker: float = setting(0.0, 0.0, 64.0,
+                                     doc="Ray GPUs per generator actor, for a cluster with "
+                                         "GPUs (AlphaZero's network uses it unless device: cpu)")
+    timeout: float = setting(600.0, 0.0, 7 * 24 * 3600.0, low_open=True,
+                             doc="seconds a generator may take for one batch before it is "
+                                 "replaced")
+    max_replacements: int = setting(16, 0, 10**6, doc="dead generator actors replaced in one "
+                                                      "session before the run stops")
 
 
 @dataclass
-class TrainConfig:
-    learner: str = "ppo"  # which learner reads this file: "ppo" here (see training/train.py)
-    seed: int = 0  # seeds set-ups, sampling, updates and evaluation
-    total_steps: int = 200_000  # learner transitions in the whole run
-    threads: int = 2  # torch CPU threads
-    checkpoint_every: int = 10  # updates between checkpoints
-    model: ModelConfig = field(default_factory=ModelConfig)
-    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
-    ppo: PPOConfig = field(default_factory=PPOConfig)
-    eval: EvalConfig = field(default_factory=EvalConfig)
-    distributed: DistributedConfig = field(default_factory=DistributedConfig)
+class Config:
+    """What every learner's config has. A subclass names its learner
+    (`class PPOConfig(Config, learner="ppo")`), its own sections, the key of its length
+    (`TOTAL`) and the keys `--resume` may change besides the common ones."""
+
+    learner: str = setting("", doc="the learner that reads this file: ppo or alphazero")
+    seed: int = setting(0, 0, 2**32 - 1, doc="seeds everything random in the run")
+    threads: int = setting(2, 1, 256, doc="torch CPU threads of the gradient steps")
+    checkpoint_every: int = setting(10, 1, 10**6, doc="iterations (updates) between "
+                                                      "checkpoints (one at the end too)")
+
+    #: learner name -> config class, filled by the subclasses (`import training` imports
+    #: them all)
+    LEARNERS: typing.ClassVar[dict[str, type]] = {}
+    #: the key of the run's length (total_steps, total_positions)
+    TOTAL: typing.ClassVar[str] = ""
+    #: settings `--resume` may change: they extend or re-pace a run without changing what it
+    #: learns from so far (and TOTAL)
+    RESUMABLE: typing.ClassVar[tuple[str, ...]] = (
+        "threads", "checkpoint_every", "eval.every", "eval.games", "eval.final_games",
+        "distributed.backend", "distributed.address", "distributed.workers",
+        "distributed.cpus_per_worker", "distributed.gpus_per_worker", "distributed.timeout",
+        "distributed.max_replacements")
+    #: the key of the games in flight, which the distributed workers share
+    GAMES: typing.ClassVar[str] = ""
+
+    def __init_subclass__(cls, learner: str = "", **kwargs):
+        super().__init_subclass__(**kwargs)
+        if learner:
+            cls.LEARNER = learner
+            Config.LEARNERS[learner] = cls
+
+    @property
+    def total(self) -> int:
+        return getattr(self, self.TOTAL)
+
+    @property
+    def resumable(self) -> tuple[str, ...]:
+        return (self.TOTAL, *self.RESUMABLE)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: typing.Any, check_agents: bool = False) -> "Config":
+        """The checked config of this learner from a (YAML) mapping (`learner:` may be left
+        out); missing keys take their defaults."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"the config must be a mapping, got {type(data).__name__}")
+        learner = data.get("learner", cls.LEARNER)
+        if learner != cls.LEARNER:
+            raise ConfigError(f"learner must be {cls.LEARNER!r} for this config, got "
+                              f"{_show(learner)}")
+        config = build(cls, {**data, "learner": learner})
+        config.check()
+        if check_agents:
+            check_agents_of(config)
+        return config
 
-# Bounds beyond "positive": a typo such as `envs: 12800000` would otherwise exhaust memory
-# when the trainer is built, long after the config was accepted.
-MAX_SEED = 2**32 - 1
-MAX_ENVS = 4096
-MAX_CHANNELS = 1024  # as training.common.checkpoint.MAX_CHANNELS
-MAX_BLOCKS = 64  # as training.common.checkpoint.MAX_BLOCKS
-MAX_THREADS = 256
-MAX_WORKERS = 1024
+    def value(self, key: str):
+        """The value of a dotted key (`search.games`)."""
+        value = self
+        for part in key.split("."):
+            value = getattr(value, part)
+        return value
+
+    def check(self) -> None:
+        """Checks across keys (ConfigError); a subclass adds its own."""
+        if len(set(self.eval.opponents)) != len(self.eval.opponents):
+            raise ConfigError(f"eval.opponents lists an opponent twice: {self.eval.opponents}")
+        if not self.eval.opponents:
+            raise ConfigError("eval.opponents must name at least one agent spec")
+        d = self.distributed
+        if d.address and d.backend != "ray":
+            raise ConfigError(f"distributed.address {d.address!r} is set but "
+                              f"distributed.backend is {d.backend!r}: set backend: ray (or pass "
+                              f"--ray ADDRESS)")
+        if d.address != d.address.strip() or any(c.isspace() for c in d.address):
+            raise ConfigError(f"distributed.address must not contain spaces, got {d.address!r}")
+        games = self.value(self.GAMES)
+        if d.workers > games:
+            raise ConfigError(f"distributed.workers ({d.workers}) must be <= {self.GAMES} "
+                              f"({games}): the games in flight are split among them")
+
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """(key, agent spec) of every agent the run will build from its config."""
+        return [(f"eval.opponents[{i}]", spec) for i, spec in enumerate(self.eval.opponents)]
+
+
+# --------------------------------------------------------------------------- reading YAML
 
 
 class _Loader(yaml.SafeLoader):
@@ -152,75 +222,22 @@ _Loader.add_implicit_resolver(
     list("-+0123456789."))
 
 
-def _build(cls, data: typing.Any, where: str):
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where or 'the config'} must be a mapping, got "
-                          f"{type(data).__name__}")
-    hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted((k for k in data if k not in known), key=repr)
-    if unknown:
-        name = unknown[0] if isinstance(unknown[0], str) else repr(unknown[0])
-        raise ConfigError(f"unknown config key {where + '.' if where else ''}{name}; "
-                          f"known keys{' in ' + where if where else ''}: "
-                          f"{', '.join(sorted(known))}")
-    values = {}
-    for name, value in data.items():
-        key = f"{where}.{name}" if where else name
-        expected = hints[name]
-        if dataclasses.is_dataclass(expected):
-            values[name] = _build(expected, value, key)
-        else:
-            values[name] = _check_type(key, value, expected)
-    return cls(**values)
-
-
-def _check_type(key: str, value, expected):
-    origin = typing.get_origin(expected)
-    if origin is list:
-        (item,) = typing.get_args(expected)
-        if not isinstance(value, list) or not all(isinstance(v, item) for v in value):
-            raise ConfigError(f"config key {key} must be a list of {item.__name__}, "
-                              f"got {_show(value)}")
-        return list(value)
-    if expected is float and type(value) is int:
-        return float(value)
-    if (expected is int and type(value) is float and math.isfinite(value)
-            and value.is_integer()):
-        return int(value)  # `total_steps: 2e5`
-    if type(value) is not expected:
-        raise ConfigError(f"config key {key} must be {expected.__name__}, got {_show(value)} "
-                          f"({type(value).__name__})")
-    return value
-
-
-def _show(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def config_from_dict(data: dict, check_agents: bool = True) -> TrainConfig:
-    """Validated config from a plain dict (as read from YAML).
-
-    With `check_agents` the agent specs (evaluation opponents and the baseline opponent) are
-    checked too: known names and arguments, and `checkpoint:PATH` files that exist and load.
-    """
-    config = _build(TrainConfig, data, "")
-    _check_values(config)
-    if check_agents:
-        _check_agents(config)
-    return config
-
-
 def read_yaml(path: str | Path) -> typing.Any:
     """The YAML document in `path` (floats as in YAML 1.2, duplicate keys refused)."""
     path = Path(path)
     if path.is_dir():
         raise ConfigError(f"config file {str(path)!r} is a directory")
     if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} does not exist")
+        raise ConfigError(f"config file {str(path)!r} does not exist"
+                          if not path.exists() else
+                          f"config file {str(path)!r} is not a regular file")
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"config file {str(path)!r} is larger than "
+                              f"{MAX_CONFIG_BYTES // 1024} KiB: not a config")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"config file {str(path)!r} cannot be read as UTF-8 text: "
                           f"{error}") from None
@@ -228,6 +245,7 @@ def read_yaml(path: str | Path) -> typing.Any:
 
 
 def parse_yaml(text: str, name: str = "<config>") -> typing.Any:
+    """The YAML document in `text` (ConfigError naming `name` when it is not one)."""
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as error:
@@ -242,9 +260,152 @@ def parse_yaml(text: str, name: str = "<config>") -> typing.Any:
     return data
 
 
-def load_config(path: str | Path, check_agents: bool = True) -> TrainConfig:
-    """The validated config in the YAML file `path`; errors name the file and the key."""
-    path = Path(path)
+# --------------------------------------------------------------------------- building
+
+
+def build(cls, data: typing.Any, where: str = ""):
+    """An instance of the dataclass `cls` from a (YAML) mapping, every key checked; missing
+    keys take their defaults."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or 'the config'} must be a mapping, got "
+                          f"{type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted((k for k in data if k not in fields), key=repr)
+    if unknown:
+        name = unknown[0] if isinstance(unknown[0], str) else repr(unknown[0])
+        raise ConfigError(f"unknown config key {where + '.' if where else ''}{_clip(name)}; "
+                          f"known keys{' in ' + where if where else ''}: "
+                          f"{', '.join(sorted(fields))}")
+    values = {}
+    for name, value in data.items():
+        key = f"{where}.{name}" if where else name
+        expected = hints[name]
+        if dataclasses.is_dataclass(expected):
+            values[name] = build(expected, value, key)
+        else:
+            values[name] = _checked(key, _typed(key, value, expected), fields[name].metadata)
+    return cls(**values)
+
+
+_TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
+def _typed(key: str, value, expected):
+    if typing.get_origin(expected) is list:
+        (item,) = typing.get_args(expected)
+        if not isinstance(value, list) or not all(type(v) is item for v in value):
+            raise ConfigError(f"{key} must be a list of {item.__name__}, got {_show(value)}")
+        return list(value)
+    if expected is float and type(value) is int:
+        return float(value)
+    if (expected is int and type(value) is float and math.isfinite(value)
+            and value.is_integer()):
+        return int(value)  # `total_steps: 2e5`
+    if type(value) is not expected:
+        raise ConfigError(f"{key} must be {_TYPE_NAMES[expected]}, got {_show(value)} "
+                          f"({type(value).__name__})")
+    return value
+
+
+def _checked(key: str, value, meta: typing.Mapping):
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{key} must be a finite number, got {value}")
+    if meta.get("choices") and value not in meta["choices"]:
+        raise ConfigError(f"{key} must be one of {', '.join(meta['choices'])}, got "
+                          f"{_show(value)}")
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            if not item:
+                raise ConfigError(f"{key}[{i}] is an empty string")
+        return value
+    if isinstance(value, str) and len(value) > 1000:
+        raise ConfigError(f"{key} is longer than 1000 characters")
+    low, high = meta.get("low"), meta.get("high")
+    if low is None and high is None or isinstance(value, (bool, str)):
+        return value
+    above = low is None or (value > low if meta["low_open"] else value >= low)
+    below = high is None or (value < high if meta["high_open"] else value <= high)
+    if not (above and below):
+        raise ConfigError(f"{key} must be {describe_range(meta)}, got {_number(value)}")
+    return value
+
+
+def describe_range(meta: typing.Mapping) -> str:
+    """`>= 1`, `> 0`, `<= 4096`, `in [0, 1]`, `in (0, 1)` for a setting's bounds."""
+    low, high = meta.get("low"), meta.get("high")
+    if high is None:
+        return f"{'>' if meta['low_open'] else '>='} {_number(low)}"
+    if low is None:
+        return f"{'<' if meta['high_open'] else '<='} {_number(high)}"
+    return (f"in {'(' if meta['low_open'] else '['}{_number(low)}, {_number(high)}"
+            f"{')' if meta['high_open'] else ']'}")
+
+
+def _number(value) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def _clip(text: str, most: int = 60) -> str:
+    return text if len(text) <= most else text[:most - 3] + "..."
+
+
+def _show(value) -> str:
+    return _clip(repr(value))
+
+
+def config_from_dict(data: typing.Any, check_agents: bool = True) -> Config:
+    """The checked config of a (YAML) mapping; its `learner:` key picks the learner (ppo when
+    it names none). With `check_agents` the agent specs it names are built once (known names
+    and arguments, `checkpoint:PATH` files that exist and load)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"the config must be a mapping, got {type(data).__name__}")
+    learner = data.get("learner", "ppo")
+    if not isinstance(learner, str) or learner not in Config.LEARNERS:
+        raise ConfigError(f"learner must be one of {', '.join(Config.LEARNERS)}, got "
+                          f"{_show(learner)}")
+    return Config.LEARNERS[learner].from_dict(data, check_agents)
+
+
+def check_agents_of(config: Config) -> None:
+    """ConfigError unless every agent spec of `config` builds (the one grammar of specs:
+    `make_agent` itself; a `checkpoint:PATH` is loaded and checked now, not at the first
+    evaluation)."""
+    from satellites_env.agents import make_agent
+
+    for key, spec in config.agent_specs():
+        try:
+            make_agent(spec, seed=0)
+        except ValueError as error:
+            raise ConfigError(f"{key}: {error}") from None
+
+
+#: the folder of the shipped configs (package data: `satellites train --config NAME`)
+SHIPPED = Path(__file__).resolve().parents[1] / "configs"
+
+
+def shipped_configs() -> list[str]:
+    """The names of the shipped configs (`quick`, `az_quick`, ...)."""
+    return sorted(path.stem for path in SHIPPED.glob("*.yaml"))
+
+
+def config_path(name_or_path: str | Path) -> Path:
+    """The file a `--config` argument names: a path to a YAML file, or the name of a shipped
+    config (`az_quick`, `az_quick.yaml`)."""
+    path = Path(name_or_path)
+    if path.exists() or path.parent != Path("."):
+        return path
+    shipped = SHIPPED / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")
+    if shipped.is_file():
+        return shipped
+    raise ConfigError(f"config {str(name_or_path)!r} is neither a file nor a shipped config "
+                      f"(shipped: {', '.join(shipped_configs())})")
+
+
+def load_config(name_or_path: str | Path, check_agents: bool = True) -> Config:
+    """The checked config in a YAML file (or a shipped one, by name), read once; every error
+    names the file and the key."""
+    path = config_path(name_or_path)
     data = read_yaml(path)
     try:
         return config_from_dict(data, check_agents)
@@ -252,129 +413,63 @@ def load_config(path: str | Path, check_agents: bool = True) -> TrainConfig:
         raise ConfigError(f"{path}: {error}") from None
 
 
-def _check_values(config: TrainConfig) -> None:
-    if config.learner != "ppo":
-        raise ConfigError(f"learner must be 'ppo' for this config type, got {config.learner!r}")
-    counts = {"total_steps": config.total_steps, "threads": config.threads,
-              "checkpoint_every": config.checkpoint_every,
-              "model.blocks": config.model.blocks,
-              "selfplay.envs": config.selfplay.envs,
-              "selfplay.max_moves": config.selfplay.max_moves,
-              "selfplay.pool_size": config.selfplay.pool_size,
-              "selfplay.snapshot_every": config.selfplay.snapshot_every,
-              "ppo.steps_per_update": config.ppo.steps_per_update, "ppo.epochs": config.ppo.epochs,
-              "ppo.minibatch": config.ppo.minibatch, "eval.every": config.eval.every,
-              "eval.games": config.eval.games, "eval.final_games": config.eval.final_games,
-              "eval.max_moves": config.eval.max_moves}
-    for key, value in counts.items():
-        if value < 1:
-            raise ConfigError(f"{key} must be >= 1, got {value}")
-    floats = {f"{section}.{f.name}": getattr(getattr(config, section), f.name)
-              for section in ("model", "selfplay", "ppo") for f in
-              dataclasses.fields(getattr(config, section)) if f.type in ("float", float)}
-    for key, value in floats.items():
-        if not math.isfinite(value):
-            raise ConfigError(f"{key} must be a finite number, got {value}")
-    upper = {"seed": (config.seed, MAX_SEED), "threads": (config.threads, MAX_THREADS),
-             "selfplay.envs": (config.selfplay.envs, MAX_ENVS),
-             "model.channels": (config.model.channels, MAX_CHANNELS),
-             "model.blocks": (config.model.blocks, MAX_BLOCKS)}
-    for key, (value, most) in upper.items():
-        if value > most:
-            raise ConfigError(f"{key} must be <= {most}, got {value}")
-    if config.seed < 0:
-        raise ConfigError(f"seed must be >= 0, got {config.seed}")
-    if config.model.channels < 8 or config.model.channels % 8:
-        raise ConfigError(f"model.channels must be a multiple of 8 (>= 8), got "
-                          f"{config.model.channels}")
-    ranges = {  # key: (value, low, low inclusive, high, high inclusive)
-        "model.lookahead": (config.model.lookahead, 0.0, True, math.inf, False),
-        "selfplay.pool_fraction": (config.selfplay.pool_fraction, 0.0, True, 1.0, True),
-        "selfplay.baseline_fraction": (config.selfplay.baseline_fraction, 0.0, True, 1.0, True),
-        "selfplay.shaping": (config.selfplay.shaping, 0.0, True, math.inf, False),
-        "ppo.learning_rate": (config.ppo.learning_rate, 0.0, False, math.inf, False),
-        "ppo.gamma": (config.ppo.gamma, 0.0, True, 1.0, True),
-        "ppo.gae_lambda": (config.ppo.gae_lambda, 0.0, True, 1.0, True),
-        "ppo.clip": (config.ppo.clip, 0.0, False, 1.0, False),
-        "ppo.value_coef": (config.ppo.value_coef, 0.0, True, math.inf, False),
-        "ppo.entropy_coef": (config.ppo.entropy_coef, 0.0, True, math.inf, False),
-        "ppo.max_grad_norm": (config.ppo.max_grad_norm, 0.0, False, math.inf, False),
-        "ppo.target_kl": (config.ppo.target_kl, 0.0, True, math.inf, False),
-    }
-    for key, (value, low, low_in, high, high_in) in ranges.items():
-        above = value >= low if low_in else value > low
-        below = value <= high if high_in else value < high
-        if above and below:
-            continue
-        if high == math.inf:
-            rule = f"{'>=' if low_in else '>'} {low:g}"
+def differences(old: Config, new: Config) -> dict[str, tuple]:
+    """{dotted key: (old value, new value)} for every setting that differs."""
+    before, after = _flatten(old.to_dict()), _flatten(new.to_dict())
+    return {key: (before.get(key), after.get(key)) for key in before.keys() | after.keys()
+            if before.get(key) != after.get(key)}
+
+
+def _flatten(data: dict, prefix: str = "") -> dict:
+    flat = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
         else:
-            rule = f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
-        raise ConfigError(f"{key} must be {rule}, got {value:g}")
-    if config.selfplay.pool_fraction + config.selfplay.baseline_fraction > 1.0:
-        raise ConfigError("selfplay.pool_fraction + selfplay.baseline_fraction must be <= 1, "
-                          f"got {config.selfplay.pool_fraction} + "
-                          f"{config.selfplay.baseline_fraction}")
-    check_distributed(config.distributed, config.selfplay.envs, "selfplay.envs")
-    if not config.eval.opponents:
-        raise ConfigError("eval.opponents must name at least one agent spec")
-    if len(set(config.eval.opponents)) != len(config.eval.opponents):
-        raise ConfigError(f"eval.opponents lists an opponent twice: {config.eval.opponents}")
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
-def distributed_from_dict(data: typing.Any, games: int, games_key: str) -> DistributedConfig:
-    """The `distributed:` section of any learner's config, built and checked as PPO's is (the
-    same keys, types and messages); `games` is the learner's games in flight (`games_key`),
-    which the workers share. Raises ConfigError."""
-    distributed = _build(DistributedConfig, data, "distributed")
-    check_distributed(distributed, games, games_key)
-    return distributed
+# --------------------------------------------------------------------------- the reference
 
 
-def check_distributed(d: DistributedConfig, games: int, games_key: str) -> None:
-    """ConfigError unless `d` can run: a known backend, an address only for Ray, at most one
-    worker per game in flight (`games`, the config key `games_key`), sane resources."""
-    if d.backend not in BACKENDS:
-        raise ConfigError(f"distributed.backend must be one of {', '.join(BACKENDS)}, got "
-                          f"{d.backend!r}")
-    if d.address and d.backend != "ray":
-        raise ConfigError(f"distributed.address {d.address!r} is set but distributed.backend "
-                          f"is {d.backend!r}: set backend: ray (or pass --ray ADDRESS)")
-    if d.address != d.address.strip() or any(c.isspace() for c in d.address):
-        raise ConfigError(f"distributed.address must not contain spaces, got {d.address!r}")
-    if not 1 <= d.workers <= MAX_WORKERS:
-        raise ConfigError(f"distributed.workers must be in [1, {MAX_WORKERS}], got {d.workers}")
-    if d.workers > games:
-        raise ConfigError(f"distributed.workers ({d.workers}) must be <= {games_key} "
-                          f"({games}): the games in flight are split among them")
-    if d.max_replacements < 0:
-        raise ConfigError(f"distributed.max_replacements must be >= 0, got {d.max_replacements}")
-    for key, value, zero_ok, high in (("cpus_per_worker", d.cpus_per_worker, False, MAX_THREADS),
-                                      ("gpus_per_worker", d.gpus_per_worker, True, 64.0),
-                                      ("timeout", d.timeout, False, 7 * 24 * 3600.0)):
-        if not (math.isfinite(value) and (value >= 0 if zero_ok else value > 0)
-                and value <= high):
-            raise ConfigError(f"distributed.{key} must be a finite number "
-                              f"{'>= 0' if zero_ok else '> 0'} and <= {high:g}, got {value:g}")
+def reference() -> str:
+    """The Markdown reference of every key of every learner's config (docs/configs.md)."""
+    lines = ["# Configuration reference", "",
+             "Every key of the run configs, with its default and range, for each learner.",
+             "Unknown or duplicate keys and out-of-range values are errors naming the file and",
+             "the key, reported before anything runs. This page is written by",
+             "`python -m training.common.config > docs/configs.md` (a test checks it).", ""]
+    for learner, cls in Config.LEARNERS.items():
+        lines += [f"## `learner: {learner}`", "", (cls.__doc__ or "").strip(), "",
+                  "| key | default | range | meaning |", "| --- | --- | --- | --- |"]
+        lines += [_row(key, f) for key, f in _fields(cls, "")]
+        lines.append("")
+    return "\n".join(lines)
 
 
-def check_agent_spec(spec: str) -> None:
-    """Raise AgentSpecError/CheckpointError (ValueErrors) unless `make_agent(spec)` works.
-
-    Built once here through `make_agent` itself (the one grammar of specs): the baselines and
-    MCTS cost nothing to build, and a `checkpoint:PATH` is loaded and checked, so a missing or
-    bad file is found before training starts rather than at the first evaluation.
-    """
-    from satellites_env.agents import make_agent
-
-    make_agent(spec, seed=0)
+def _fields(cls, prefix: str):
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(hints[f.name]):
+            yield from _fields(hints[f.name], f"{prefix}{f.name}.")
+        else:
+            yield f"{prefix}{f.name}", f
 
 
-def _check_agents(config: TrainConfig) -> None:
-    specs = [("selfplay.baseline_opponent", config.selfplay.baseline_opponent)]
-    specs += [(f"eval.opponents[{i}]", spec) for i, spec in enumerate(config.eval.opponents)]
-    for key, spec in specs:
-        try:
-            check_agent_spec(spec)
-        except ValueError as error:
-            raise ConfigError(f"{key}: {error}") from None
+def _row(key: str, f) -> str:
+    meta = f.metadata
+    default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+    if meta.get("choices"):
+        span = ", ".join(meta["choices"])
+    elif meta.get("low") is None and meta.get("high") is None:
+        span = ""
+    else:
+        span = describe_range(meta)
+    shown = "" if default == "" else (str(default).lower() if isinstance(default, bool)
+                                      else default)
+    return f"| `{key}` | `{shown}` | {span} | {meta.get('doc', '')} |"
+
+
+if __name__ == "__main__":
+    print(reference())

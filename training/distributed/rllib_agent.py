@@ -30,7 +30,7 @@ class RLlibAgent(Agent):
         super().__init__(seed)
         import torch
 
-        from training.common.checkpoint import default_threads
+        from training.alphazero.agent import default_threads
 
         path = Path(path)
         if not path.is_dir():
@@ -66,7 +66,7 @@ class RLlibAgent(Agent):
     def act(self, game: Game) -> int:
         from ray.rllib.core.columns import Columns
 
-        from training.common.checkpoint import torch_threads
+        from training.alphazero.agent import torch_threads
 
         torch = self._torch
         observer = self._observers.setdefault(game.max_moves, Observer(game.max_moves))

@@ -26,18 +26,16 @@ import numpy as np
 import torch
 
 from satellites_env.agents import Agent, make_agent
-from satellites_env.core.batch import legal_masks, new_batch_scratch
-from satellites_env.core.board import N_ACTIONS, N_CELLS
+from satellites_env.core.engine import (N_ACTIONS, N_CELLS, initial_state, legal_masks,
+                                        new_batch_scratch, new_work)
 from satellites_env.core.game import Game
-from satellites_env.core.rules import new_scratch
-from satellites_env.core.state import initial_state
 from satellites_env.observation import (N_PLANES, OBSERVATION_SHAPE, fill_observation, observe,
                                         observe_states)
 
-from ..common.config import SelfPlayConfig
-from ..common.features import LookaheadFeatures
+from ..alphazero.network import PolicyValueNet, sample_masked
 from ..distributed.generator import SampleBatch, split
-from ..common.network import PolicyValueNet, sample_masked
+from .config import SelfPlayConfig
+from .prior import LookaheadFeatures, masked_logits, network_from_shape
 from .shaping import potential
 
 LEARNER = "learner"
@@ -124,41 +122,27 @@ def make_generator(config: SelfPlayConfig, shape: dict, workers: int, worker: in
     """Generator `worker` of `workers` (the pool's factory, with functools.partial): it plays
     its share of `config.envs` games with a network of `shape` (weights come by set_weights)."""
     with torch.random.fork_rng(devices=[]):  # building a net draws from torch's global RNG
-        net = PolicyValueNet(**shape)
+        net = network_from_shape(shape)
     return SelfPlayGenerator(config, net, seed, envs=split(config.envs, workers)[worker])
-
-
-def play_match_games(generator: "SelfPlayGenerator", opponent: str, opponent_seed: int,
-                     games: list[int], seed: int, max_moves: int) -> list:
-    """Games `games` of the pairing learner (its current weights, most likely action) against
-    `opponent`, as `arena.match` plays them: run by the pool on a generator's worker, so
-    evaluation spreads over the same actors; [(game index, record)]."""
-    from satellites_env.arena import play_pairing_game
-
-    from ..common.checkpoint import PolicyAgent
-
-    learner = PolicyAgent(generator.learner, spec=LEARNER)
-    rival = make_agent(opponent, seed=opponent_seed)
-    return [(i, play_pairing_game(learner, rival, i, seed, max_moves)) for i in games]
 
 
 class SelfPlayGenerator:
     """Keeps `envs` games running (default `config.envs`); `collect(n)` plays until the
     learner made >= n decisions and returns them as trajectory segments: whole when the game
     ended, else cut at the current position with what is needed to bootstrap (so every update
-    trains on fresh data). `learner` is the network it plays (and `set_weights` loads)."""
+    trains on fresh data). `net` is the learner's network it plays (and `set_weights` loads)."""
 
-    def __init__(self, config: SelfPlayConfig, learner: PolicyValueNet, seed: int,
+    def __init__(self, config: SelfPlayConfig, net: PolicyValueNet, seed: int,
                  envs: int | None = None):
         self.config = config
         self.envs = config.envs if envs is None else envs
-        self.learner = learner
+        self.net = net
         self.pool: list[PolicyValueNet] = []
         self.pool_version = 0  # snapshots ever added, as of the last set_weights
         self.version = -1  # of the weights given by set_weights
         self.rng = np.random.default_rng(seed)
         self.torch_generator = torch.Generator().manual_seed(seed)
-        self.scratch = new_scratch()
+        self.scratch = new_work()
         self._obs = np.zeros((self.envs, N_CELLS, N_PLANES), dtype=np.float32)
         self._masks = np.zeros((self.envs, N_ACTIONS), dtype=np.int8)
         self._lookaheads = np.zeros((self.envs, N_ACTIONS), dtype=np.float32)
@@ -176,12 +160,12 @@ class SelfPlayGenerator:
     def set_weights(self, weights: dict, version: int) -> None:
         """`weights`: {"model": the learner's state dict, "pool": the opponent snapshots'
         state dicts (oldest first), "pool_version": snapshots ever added}."""
-        self.learner.load_state_dict(weights["model"])
+        self.net.load_state_dict(weights["model"])
         if weights["pool_version"] != self.pool_version or len(self.pool) != len(
                 weights["pool"]):
             while len(self.pool) < len(weights["pool"]):
                 with torch.random.fork_rng(devices=[]):
-                    self.pool.append(PolicyValueNet(**self.learner.shape).eval())
+                    self.pool.append(network_from_shape(self.net.shape).eval())
             del self.pool[len(weights["pool"]):]
             for net, snapshot in zip(self.pool, weights["pool"]):
                 net.load_state_dict(snapshot)
@@ -274,7 +258,7 @@ class SelfPlayGenerator:
                 continue
             fill_observation(game.state, player, game.max_moves, self._obs[i], self.scratch)
             self._masks[i] = game.legal_mask()
-            if self.learner.uses_lookahead:  # pool snapshots share the learner's shape
+            if self.net.uses_lookahead:  # pool snapshots share the learner's shape
                 self._features.fill(game, self._masks[i], self._lookaheads[i])
             groups.setdefault(controller, []).append(i)
         actions = np.zeros(len(self.slots), dtype=np.int64)
@@ -285,7 +269,7 @@ class SelfPlayGenerator:
                     actions[i] = self.slots[i].controllers[self.slots[i].game.to_move].act(
                         self.slots[i].game)
                 continue
-            net = self.learner if controller == LEARNER else self.pool[controller]
+            net = self.net if controller == LEARNER else self.pool[controller]
             chosen, chosen_log_probs = self._sample(net, indices)
             actions[indices] = chosen
             log_probs[indices] = chosen_log_probs
@@ -297,7 +281,7 @@ class SelfPlayGenerator:
         lookahead = torch.from_numpy(self._lookaheads[indices]) if net.uses_lookahead else None
         was_training = net.training
         net.eval()
-        logits, _ = net.masked_forward(obs, mask, lookahead)
+        logits, _ = masked_logits(net, obs, mask, lookahead)
         net.train(was_training)
         log_probs = torch.log_softmax(logits, dim=-1)
         chosen = sample_masked(logits, self.torch_generator)
@@ -315,7 +299,7 @@ class SelfPlayGenerator:
                 trajectory.states.append(game.state.copy())
                 trajectory.observations.append(self._obs[i].reshape(OBSERVATION_SHAPE).copy())
                 trajectory.masks.append(self._masks[i].copy())
-                if self.learner.uses_lookahead:
+                if self.net.uses_lookahead:
                     trajectory.lookaheads.append(self._lookaheads[i].copy())
                 trajectory.actions.append(int(actions[i]))
                 trajectory.log_probs.append(float(log_probs[i]))

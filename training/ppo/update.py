@@ -2,7 +2,8 @@
 
 Rewards: the game result (R24, +1/-1/0) on a player's last decision, plus optional
 potential-based shaping `shaping * (gamma * phi(s') - phi(s))` where phi is the potential of
-:mod:`training.shaping` at the player's decision points and phi = 0 after the end. Potential-based shaping leaves the optimal policy unchanged (Ng et al., 1999) and gives the
+:mod:`training.ppo.shaping` at the player's decision points and phi = 0 after the end.
+Potential-based shaping leaves the optimal policy unchanged (Ng et al., 1999) and gives the
 long early games a signal before the sparse result arrives.
 """
 
@@ -14,8 +15,9 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ..common.config import PPOConfig
-from ..common.network import PolicyValueNet, masked_entropy
+from ..alphazero.network import PolicyValueNet, masked_entropy
+from .config import PPOUpdateConfig
+from .prior import masked_logits
 from .selfplay import Trajectory
 
 
@@ -61,7 +63,7 @@ def gae(rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float,
 
 
 @torch.no_grad()
-def build_batch(net: PolicyValueNet, trajectories: list[Trajectory], config: PPOConfig,
+def build_batch(net: PolicyValueNet, trajectories: list[Trajectory], config: PPOUpdateConfig,
                 shaping: float) -> Batch:
     """Stack trajectories; values from the current network, advantages by GAE."""
     observations = torch.from_numpy(np.stack([o for t in trajectories for o in t.observations]))
@@ -100,22 +102,17 @@ def _values(net: PolicyValueNet, observations: torch.Tensor) -> np.ndarray:
 
 
 def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Batch,
-               config: PPOConfig, generator: torch.Generator) -> dict[str, float]:
-    """Clipped PPO epochs over the batch; returns mean losses and diagnostics.
-
-    With `config.target_kl` > 0 the update ends early (as in Stable-Baselines3) at the first
-    minibatch after the first whose approximate KL to the collecting policy exceeds
-    1.5 x target_kl; that minibatch takes no step. `minibatches` in the result counts the
-    steps taken (always at least one).
-    """
+               config: PPOUpdateConfig, generator: torch.Generator) -> dict[str, float]:
+    """Clipped PPO epochs over the batch; returns mean losses and diagnostics (`approx_kl`:
+    the approximate KL to the collecting policy; `minibatches`: the steps taken)."""
     net.train()
     totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
               "clip_fraction": 0.0}
     updates = 0
     for chunk in _minibatches(len(batch), config, generator):
         lookahead = batch.lookaheads[chunk] if batch.lookaheads is not None else None
-        logits, values = net.masked_forward(batch.observations[chunk], batch.masks[chunk],
-                                            lookahead)
+        logits, values = masked_logits(net, batch.observations[chunk], batch.masks[chunk],
+                                       lookahead)
         log_probs_all = torch.log_softmax(logits, dim=-1)
         log_probs = log_probs_all.gather(1, batch.actions[chunk, None]).squeeze(1)
         advantages = batch.advantages[chunk]
@@ -123,8 +120,6 @@ def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Bat
         ratio = log_ratio.exp()
         with torch.no_grad():
             approx_kl = ((ratio - 1) - log_ratio).mean().item()
-        if config.target_kl > 0 and approx_kl > 1.5 * config.target_kl and updates:
-            break
         policy_loss = -torch.min(
             ratio * advantages,
             ratio.clamp(1 - config.clip, 1 + config.clip) * advantages).mean()
@@ -148,7 +143,7 @@ def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Bat
     return {**{key: value / updates for key, value in totals.items()}, "minibatches": updates}
 
 
-def _minibatches(size: int, config: PPOConfig, generator: torch.Generator):
+def _minibatches(size: int, config: PPOUpdateConfig, generator: torch.Generator):
     """Index chunks: `config.epochs` shuffled passes over the batch."""
     for _ in range(config.epochs):
         yield from torch.randperm(size, generator=generator).split(config.minibatch)

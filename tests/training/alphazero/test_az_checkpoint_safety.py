@@ -20,9 +20,10 @@ from satellites_env.core.state import (GRACE, MOVES, PASSES, PENDING_FROM, PENDI
                                        PENDING_PUSHES, PENDING_TARGET, STATE_LEN, TO_MOVE,
                                        check_state_rows)
 from satellites_env.observation import N_PLANES, fill_observation
-from training.alphazero import az_config_from_dict
+from training.alphazero.config import AZConfig
 from training.alphazero.replay import make_batch
 from training.alphazero.trainer import AZTrainer
+from training.common.run import RunError
 from training.common.checkpoint import CheckpointError
 
 from checkpoint_fuzz import mutated, values
@@ -51,7 +52,7 @@ def run_checkpoint() -> dict:
     position is a pending displacement, made once."""
     if not _RUN:
         with tempfile.TemporaryDirectory() as folder:
-            trainer = AZTrainer(az_config_from_dict(CONFIG), Path(folder), console=quiet())
+            trainer = AZTrainer(AZConfig.from_dict(CONFIG), Path(folder), console=quiet())
             for _ in range(5):
                 trainer.iterate()
             assert trainer.buffer.size > 0 and trainer.counters.train_steps > 0
@@ -63,7 +64,7 @@ def run_checkpoint() -> dict:
 def resume(payload: dict) -> AZTrainer:
     with tempfile.TemporaryDirectory() as folder:
         torch.save(payload, Path(folder) / "checkpoint.pt")
-        return AZTrainer(az_config_from_dict(CONFIG), folder, resume=True, console=quiet())
+        return AZTrainer(AZConfig.from_dict(CONFIG), folder, resume=True, console=quiet())
 
 
 def with_states(change) -> dict:
@@ -124,7 +125,7 @@ def test_stored_positions_the_kernels_cannot_read_are_refused(change, message):
     (("replay", "actions"), None, r"replay\.actions must be a int16 tensor"),
     (("counters", "positions"), -3, r"counters\.positions must be a number >= 0"),
     (("counters", "credit"), float("nan"), r"counters\.credit must be a number >= 0"),
-    (("history",), [{"positions": 5, "results": {"random": {"games": 0}}}], "bad counts"),
+    (("history",), [{"progress": 5, "results": {"random": {"games": 0}}}], "bad counts"),
     (("config",), {"search": {"games": "many"}}, "no valid run config"),
 ])
 def test_damaged_run_fields_are_checkpoint_errors_naming_the_field(path, value, message):
@@ -145,8 +146,7 @@ def test_damaged_replay_targets_are_refused():
     for key, bad, message in (("actions", N_ACTIONS, "action ids in -1..3216"),
                               ("value", 2.0, r"numbers in -1\.\.1"),
                               ("policy", float("inf"), r"numbers in 0\.\.1"),
-                              ("policy_weight", -1.0, "numbers >= 0"),
-                              ("ownership", 5, "-1, 0 or 1")):
+                              ("policy_weight", -1.0, "numbers >= 0")):
         array = payload["replay"][key].clone()
         array.view(-1)[0] = bad
         with pytest.raises(CheckpointError, match=rf"replay\.{key} must hold {message}"):
@@ -158,7 +158,7 @@ RUN_PATHS = [("counters",), ("counters", "positions"), ("counters", "seconds"),
              ("optimizer", "param_groups"), ("replay",), ("replay", "size"),
              ("replay", "cursor"), ("replay", "added"), ("replay", "capacity"),
              ("replay", "states"), ("replay", "actions"), ("replay", "policy"),
-             ("replay", "value"), ("replay", "policy_weight"), ("replay", "ownership"),
+             ("replay", "value"), ("replay", "policy_weight"),
              ("rng",), ("rng", "train"), ("rng", "torch"), ("generators",), ("config",),
              ("config", "seed"), ("model",), ("model_shape", "channels")]
 
@@ -171,8 +171,8 @@ def test_fuzz_resuming_from_a_mutated_az_checkpoint_is_a_checkpoint_error(path, 
         trainer = resume(payload)
     except CheckpointError:
         return
-    except ValueError as error:  # a model that differs from the config's: named as such
-        assert "differs from the checkpoint" in str(error), error
+    except RunError as error:  # a config that differs from the run's: named as such
+        assert "the config differs from the run" in str(error), error
         return
     trainer.state_payload()  # a state that was accepted is whole and can be trained on
     n = min(4, trainer.buffer.size)

@@ -18,30 +18,28 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from training.alphazero import AZConfigError, az_config_from_dict
+from training.alphazero.config import AZConfig
+from training.common.config import ConfigError
 from training.alphazero.generator import (AZGenerator, Collector, build_selfplay,
-                                          dagger_iterations, make_generator)
-from training.alphazero.network import Evaluator, build_network, network_shape
-from training.alphazero.replay import ReplayBuffer
+                                          make_generator)
+from training.alphazero.network import Evaluator, build_network
+from training.alphazero.replay import FIELDS, ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
-from training.alphazero.trainer import AZTrainer, _rng_state
-from training.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from training.alphazero.trainer import AZTrainer
 from training.common.config import DistributedConfig
 from training.distributed.generator import Generator
 from training.distributed.pool import BACKENDS
 
 from test_az_training import TINY, quiet
 
-#: wraps the ring buffer (capacity 100), trains from the second iteration, ownership head and
-#: value_mix on: every target field and counter of the learner takes part
+#: wraps the ring buffer (capacity 100) and trains from the second iteration: every target
+#: field and counter of the learner takes part
 FINGERPRINT = {
     **TINY, "positions_per_iteration": 50,
-    "model": {"channels": 8, "blocks": 1, "ownership": True},
+    "model": {"channels": 8, "blocks": 1},
     "search": {"games": 5, "full_simulations": 4, "cheap_simulations": 2, "max_moves": 30},
-    "replay": {"capacity": 100, "min_positions": 10, "batch_size": 16, "replay_ratio": 2.0,
-               "value_mix": 0.25},
+    "replay": {"capacity": 100, "min_positions": 10, "batch_size": 16, "replay_ratio": 2.0},
 }
-BUFFER_FIELDS = ("states", "actions", "policy", "value", "policy_weight", "ownership")
 
 
 def counters(trainer: AZTrainer) -> dict:
@@ -55,7 +53,7 @@ def assert_same_run(a: AZTrainer, b: AZTrainer) -> None:
     assert counters(a) == counters(b)
     for key, value in a.net.state_dict().items():
         assert torch.equal(value, b.net.state_dict()[key]), key
-    for name in BUFFER_FIELDS:
+    for name in FIELDS:
         assert np.array_equal(getattr(a.buffer, name), getattr(b.buffer, name)), name
     assert (a.buffer.added, a.buffer.cursor) == (b.buffer.added, b.buffer.cursor)
     assert a.train_rng.bit_generator.state == b.train_rng.bit_generator.state
@@ -64,13 +62,12 @@ def assert_same_run(a: AZTrainer, b: AZTrainer) -> None:
 def test_one_local_worker_is_exactly_the_run_of_one_selfplay(tmp_path):
     """The fingerprint of the learner before the generator pool: the same tiny run played by
     a straight `SelfPlay.play(n, Evaluator(net), buffer)` loop, as the trainer did."""
-    config = az_config_from_dict(FINGERPRINT)
+    config = AZConfig.from_dict(FINGERPRINT)
     pooled = AZTrainer(config, tmp_path / "pool", console=quiet())
     for _ in range(7):
         pooled.iterate()
     straight = AZTrainer(config, tmp_path / "straight", console=quiet())
-    selfplay = SelfPlay(config.search, config.seed, config.replay.cheap_value_targets,
-                        config.replay.value_mix)
+    selfplay = SelfPlay(config.search, config.seed)
     c = straight.counters
     for _ in range(7):
         before = (selfplay.stats.positions, selfplay.stats.games, selfplay.search.evaluations)
@@ -93,68 +90,30 @@ def test_one_local_worker_is_exactly_the_run_of_one_selfplay(tmp_path):
 
 def test_the_collector_keeps_every_argument_of_add_by_name():
     class FutureBuffer(ReplayBuffer):  # a target field added later travels without a change
-        def add(self, states, actions, policy, value, policy_weight, ownership=None,
-                visits=None):
+        def add(self, states, actions, policy, value, policy_weight, visits=None):
             self.visits = visits
 
     collector = Collector(FutureBuffer.add)
     rows = [np.full((n, 2), n) for n in (2, 3)]
-    collector.add(rows[0], rows[0], rows[0], rows[0], rows[0], rows[0], rows[0])
-    collector.add(rows[1], rows[1], rows[1], rows[1], policy_weight=rows[1], ownership=rows[1],
-                  visits=rows[1])
+    collector.add(rows[0], rows[0], rows[0], rows[0], rows[0], rows[0])
+    collector.add(rows[1], rows[1], rows[1], rows[1], policy_weight=rows[1], visits=rows[1])
     samples = collector.samples()
-    assert list(samples) == ["states", "actions", "policy", "value", "policy_weight",
-                             "ownership", "visits"]
+    assert list(samples) == [*FIELDS, "visits"]
     assert all(np.array_equal(v, np.concatenate(rows)) for v in samples.values())
     buffer = FutureBuffer(10)
     buffer.add(**samples)
     assert np.array_equal(buffer.visits, np.concatenate(rows))
     with pytest.raises(ValueError, match="the same ones"):
-        collector.add(rows[0], rows[0], rows[0], rows[0], rows[0])  # no ownership this time
+        collector.add(rows[0], rows[0], rows[0], rows[0], rows[0])  # no visits this time
     with pytest.raises(TypeError):
         collector.add(rows[0], rows[0], rows[0], rows[0], rows[0], colour=rows[0])
     assert Collector().samples() == {}
 
 
-def test_dagger_games_stop_after_dagger_until_and_a_restored_generator_knows_it():
-    """search.dagger_until u: new games get a dagger colour only in the first ceil(u x the run's
-    iterations) iterations (the weights' version is the iteration); games in flight finish as
-    they began; a generator restored from a later state restarts its games without one, one
-    restored from an older checkpoint (no version) with one."""
-    config = az_config_from_dict({**FINGERPRINT, "total_positions": 500,
-                                  "search": {**FINGERPRINT["search"], "dagger": 1.0,
-                                             "dagger_until": 0.35}})
-    assert dagger_iterations(config) == 4  # 10 iterations of 50 positions, 3.5 rounded up
-    assert dagger_iterations(az_config_from_dict(FINGERPRINT)) is None
-    net = build_network(8, 1, seed=0, ownership=True)
-    generator = make_generator(config, network_shape(net), 1, 0, 3)
-    sides = generator.selfplay.dagger_side
-    assert (sides >= 0).all()  # p = 1: every game has a dagger colour
-    stats = generator.selfplay.stats
-    generator.set_weights(net.state_dict(), 3)
-    generator.generate(200)  # 40 moves a slot: each slot's first game ends (cap 30)
-    assert (sides >= 0).all() and stats.dagger_games == stats.games > 0
-    generator.set_weights(net.state_dict(), 4)
-    games, dagger_games = stats.games, stats.dagger_games
-    generator.generate(200)
-    assert (sides == -1).all()  # every slot's game now began after the switch
-    assert stats.dagger_games - dagger_games == stats.games - games > 0  # those in flight did not
-    games, dagger_games = stats.games, stats.dagger_games
-    generator.generate(200)
-    assert stats.games > games and stats.dagger_games == dagger_games
-    state = generator.state()
-    assert state["version"] == 4
-    for saved, dagger_games in ((state, False), ({"rng": state["rng"]}, True)):
-        restored = make_generator(config, network_shape(net), 1, 0, 3)
-        restored.restore(saved)
-        restored.restart_games()
-        assert ((restored.selfplay.dagger_side >= 0) == dagger_games).all()
-
-
 def test_the_generator_delivers_each_finished_game_once_with_its_counters():
-    config = az_config_from_dict(FINGERPRINT)
-    net = build_network(8, 1, seed=0, ownership=True)
-    generator = make_generator(config, network_shape(net), 2, 1, 9)  # worker 1 of 2
+    config = AZConfig.from_dict(FINGERPRINT)
+    net = build_network(8, 1, seed=0)
+    generator = make_generator(config, net.shape, 2, 1, 9)  # worker 1 of 2
     assert isinstance(generator, Generator) and generator.selfplay.config.games == 2
     generator.set_weights(net.state_dict(), 4)
     direct = build_selfplay(config, 9, games=2)
@@ -175,14 +134,14 @@ def test_the_generator_delivers_each_finished_game_once_with_its_counters():
     reference = ReplayBuffer(1000)
     for _ in range(4):
         direct.play(25, Evaluator(generator.net), reference)
-    for name in BUFFER_FIELDS:
+    for name in FIELDS:
         assert np.array_equal(getattr(buffer, name), getattr(reference, name)), name
 
 
 def test_two_workers_split_the_games_and_repeat_exactly_in_turn_or_in_threads(tmp_path):
     runs = []
     for name, backend in (("a", "local"), ("b", "local"), ("c", "thread")):
-        config = az_config_from_dict({**FINGERPRINT,
+        config = AZConfig.from_dict({**FINGERPRINT,
                                       "distributed": {"workers": 2, "backend": backend}})
         trainer = AZTrainer(config, tmp_path / name, console=quiet())
         pool = trainer.generators
@@ -197,7 +156,7 @@ def test_two_workers_split_the_games_and_repeat_exactly_in_turn_or_in_threads(tm
         assert pool._threads is None  # closing the pool ends its threads
     assert_same_run(runs[0], runs[1])
     assert_same_run(runs[0], runs[2])  # side by side in threads: the same run, bit for bit
-    one = AZTrainer(az_config_from_dict(FINGERPRINT), tmp_path / "one", console=quiet())
+    one = AZTrainer(AZConfig.from_dict(FINGERPRINT), tmp_path / "one", console=quiet())
     for _ in range(4):
         one.iterate()
     # two workers: other streams (worker 0 keeps the seed, with fewer games), another run
@@ -209,7 +168,7 @@ def test_generator_threads_run_torch_on_one_thread_without_an_openmp_team(tmp_pa
     """Each generator thread computes on one torch thread and starts no OpenMP helper: beside
     an idle helper in each, the learner's two-thread gradient steps ran about 1.5 times slower
     (training.distributed.pool.one_thread_each)."""
-    config = az_config_from_dict({**FINGERPRINT,
+    config = AZConfig.from_dict({**FINGERPRINT,
                                   "distributed": {"workers": 2, "backend": "thread"}})
     trainer = AZTrainer(config, tmp_path / "run", console=quiet())
     trainer.iterate()
@@ -232,10 +191,10 @@ def test_generator_threads_run_torch_on_one_thread_without_an_openmp_team(tmp_pa
 
 
 def test_distributed_keys_may_change_on_resume(tmp_path):
-    trainer = AZTrainer(az_config_from_dict(TINY), tmp_path, console=quiet())
+    trainer = AZTrainer(AZConfig.from_dict(TINY), tmp_path, console=quiet())
     trainer.iterate()
     trainer.save()
-    two = az_config_from_dict({**TINY, "distributed": {"workers": 2, "timeout": 60.0}})
+    two = AZConfig.from_dict({**TINY, "distributed": {"workers": 2, "timeout": 60.0}})
     resumed = AZTrainer(two, tmp_path, resume=True, console=quiet())
     assert resumed.config.distributed.workers == 2
     resumed.iterate()  # two fresh generator streams (the saved one was for one worker)
@@ -243,37 +202,6 @@ def test_distributed_keys_may_change_on_resume(tmp_path):
     resumed.save()
     payload = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
     assert payload["config"]["distributed"]["workers"] == 2 and len(payload["generators"]) == 2
-
-
-def test_a_checkpoint_from_before_the_pool_resumes_its_selfplay_stream(tmp_path):
-    config = az_config_from_dict(TINY)
-    trainer = AZTrainer(config, tmp_path / "new", console=quiet())
-    trainer.iterate()
-    trainer.save()
-    payload = load_checkpoint(tmp_path / "new" / "checkpoint.pt")
-    (state,) = payload.pop("generators")
-    stream = np.random.default_rng()
-    stream.bit_generator.state = state["rng"]
-    payload["rng"]["selfplay"] = _rng_state(stream)  # the format of the single SelfPlay
-    save_checkpoint(tmp_path / "old" / "checkpoint.pt", payload)
-    runs = []
-    for name in ("new", "old"):
-        resumed = AZTrainer(config, tmp_path / name, resume=True, console=quiet())
-        # the old format holds the stream alone (no weights version: no dagger schedule to keep)
-        assert resumed.generator_states() == [state if name == "new" else {"rng": state["rng"]}]
-        resumed.iterate()
-        runs.append(resumed)
-    assert_same_run(*runs)
-    payload["generators"] = [{"rng": {"bit_generator": "nonsense"}}]
-    del payload["rng"]["selfplay"]
-    save_checkpoint(tmp_path / "bad" / "checkpoint.pt", payload)
-    with pytest.raises(CheckpointError, match="generators must be a list of random-stream"):
-        AZTrainer(config, tmp_path / "bad", resume=True, console=quiet())
-    for version in ("4", 2.5, True, -2, None):  # a damaged weights version is refused too
-        payload["generators"] = [{**state, "version": version}]
-        save_checkpoint(tmp_path / "bad" / "checkpoint.pt", payload)
-        with pytest.raises(CheckpointError, match=r"version .* is not an iteration count"):
-            AZTrainer(config, tmp_path / "bad", resume=True, console=quiet())
 
 
 DISTRIBUTED_KEYS = sorted(asdict(DistributedConfig()))
@@ -290,8 +218,8 @@ values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6),
        st.integers(1, 8))
 def test_fuzz_the_distributed_section_raises_only_config_errors(section, games):
     try:
-        config = az_config_from_dict({"search": {"games": games}, "distributed": section})
-    except AZConfigError:
+        config = AZConfig.from_dict({"search": {"games": games}, "distributed": section})
+    except ConfigError:
         return
     d = config.distributed
     assert isinstance(d, DistributedConfig) and d.backend in BACKENDS

@@ -16,7 +16,7 @@ import yaml
 from satellites_env.agents import make_agent
 from satellites_env.cli import main
 from satellites_env.core import Game
-from training.alphazero import az_config_from_dict
+from training.alphazero.config import AZConfig
 from training.alphazero.trainer import AZTrainer
 
 from ray_helpers import assert_each_batch_once, kill_worker_0_mid_generation
@@ -48,7 +48,7 @@ def test_a_ray_run_is_the_local_run_and_its_final_network_plays(tmp_path):
     path = tmp_path / "az.yaml"
     path.write_text(yaml.safe_dump(settings()))  # backend: local; --ray sets ray
     assert main(["train", "--config", str(path), "--out", str(tmp_path / "ray"), "--ray"]) == 0
-    local = AZTrainer(az_config_from_dict(settings()), tmp_path / "local", console=quiet())
+    local = AZTrainer(AZConfig.from_dict(settings()), tmp_path / "local", console=quiet())
     local.run()
     saved = torch.load(tmp_path / "ray" / "checkpoint.pt", weights_only=True)
     assert saved["config"]["distributed"]["backend"] == "ray" and len(saved["generators"]) == 2
@@ -56,12 +56,12 @@ def test_a_ray_run_is_the_local_run_and_its_final_network_plays(tmp_path):
     assert local.counters.samples > 0 and local.counters.train_steps > 0
     # evaluation games were played by the actors: the same results as in this process
     assert [e["results"] for e in saved["history"]] == [e.results for e in local.history]
-    assert [e["positions"] for e in saved["history"]] == [e.positions for e in local.history]
+    assert [e["progress"] for e in saved["history"]] == [e.progress for e in local.history]
     assert set(saved["history"][-1]["results"]) == {"random", "search:random"}
     assert_same_weights(saved["model"], local.net.state_dict())
     summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
     iterations = local.counters.iterations
-    assert summary["generators"] == {"delivered": 2 * iterations, "dropped": 0, "refused": 0,
+    assert summary["session"]["generators"] == {"delivered": 2 * iterations, "dropped": 0, "refused": 0,
                                      "replaced": 0}
     final = tmp_path / "ray" / "final.pt"
     for spec in (f"az:{final}:2", f"checkpoint:{final}"):
@@ -73,7 +73,7 @@ def test_a_ray_run_is_the_local_run_and_its_final_network_plays(tmp_path):
 
 
 def test_a_killed_actor_is_replaced_and_no_position_arrives_twice(tmp_path):
-    trainer = AZTrainer(az_config_from_dict(settings("ray")), tmp_path, console=quiet())
+    trainer = AZTrainer(AZConfig.from_dict(settings("ray")), tmp_path, console=quiet())
     delivered = kill_worker_0_mid_generation(trainer.generators, trainer.iterate)
     trainer.run()
     assert_each_batch_once(delivered, trainer.counters.iterations)
@@ -88,7 +88,7 @@ def test_a_killed_actor_is_replaced_and_no_position_arrives_twice(tmp_path):
     # the final evaluation's first game against the last opponent came back from an actor
     assert trainer.sample_game is not None and trainer.sample_game.players["red"] == "az-policy"
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["generators"] == {"delivered": len(delivered), "dropped": 1, "refused": 0,
+    assert summary["session"]["generators"] == {"delivered": len(delivered), "dropped": 1, "refused": 0,
                                      "replaced": 1}
 
 
@@ -96,7 +96,7 @@ def test_a_resumed_ray_run_continues_like_the_local_one(tmp_path):
     weights, counters = {}, {}
     short = {**TINY["search"], "max_moves": 12}  # games end within the resumed iteration
     for backend in ("local", "ray"):
-        config = az_config_from_dict(settings(backend, search=short,
+        config = AZConfig.from_dict(settings(backend, search=short,
                                               positions_per_iteration=60))
         first = AZTrainer(config, tmp_path / backend, console=quiet())
         first.iterate()

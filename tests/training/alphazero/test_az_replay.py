@@ -89,26 +89,3 @@ def test_batches_map_targets_with_the_symmetry(sym):
         assert np.allclose(target[i, ACTION_MAP[sym]], plain["policy"][i].numpy())
     assert target.shape == (12, N_ACTIONS)
 
-
-@pytest.mark.parametrize("sym", [0, 2, 6])
-def test_ownership_targets_follow_the_symmetry_and_the_player_to_move(sym):
-    """The stored map is red's view of the final control; a batch gives it from the view of
-    the position's player to move, with its cells moved by the symmetry."""
-    from training.alphazero.symmetry import CELL_MAP
-
-    states, actions, policy = positions(10, seed=sym + 1)
-    rng = np.random.default_rng(sym)
-    control = rng.integers(-1, 2, size=(10, 100)).astype(np.int8)
-    buffer = ReplayBuffer(20)
-    buffer.add(states, actions, policy, np.zeros(10, np.float32), np.ones(10, np.float32),
-               control)
-    batch = make_batch(buffer, np.arange(10), np.full(10, sym), 400)
-    owned = batch["ownership"].numpy()
-    for i in range(10):
-        sign = 1 if states[i][100] == 0 else -1
-        expected = np.zeros(100)
-        expected[CELL_MAP[sym]] = sign * control[i]
-        assert np.array_equal(owned[i], expected)
-    restored = ReplayBuffer(20)
-    restored.load_state_dict(buffer.state_dict())
-    assert np.array_equal(restored.ownership[:10], control)

@@ -1,0 +1,89 @@
+"""The agent specs the trainer adds to `satellites_env.agents.make_agent`, registered in the
+`satellites.agents` entry-point group (pyproject.toml):
+
+* `checkpoint:PATH[:sample|:sample=T|:greedy]`: a checkpoint's raw policy (either learner's;
+  `pretrained` is the shipped network);
+* `az:PATH[:SIMS]`: a network with its Gumbel search, SIMS simulations (default 32);
+* `rllib:PATH`: an RLlib RLModule (training/distributed/rllib_agent.py).
+
+Each factory takes the spec's argument (after `NAME:`) and a seed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from satellites_env.agents.base import Agent, AgentSpecError, parse_int_argument
+
+from .alphazero.agent import (PRETRAINED, AZAgent, PolicyAgent, check_temperature,
+                              load_payload, resolve)
+from .common.checkpoint import CheckpointError, check_shape, load_weights
+from .ppo.prior import network_from_shape
+
+#: the most simulations an `az:` spec may ask for (its tree is allocated up front)
+MAX_SIMULATIONS = 4096
+
+
+def split_spec_argument(argument: str) -> tuple[str, bool, float]:
+    """`PATH` or `PATH:greedy` -> (PATH, False, 1.0): the most likely action; `PATH:sample` ->
+    (PATH, True, 1.0) and `PATH:sample=T` -> (PATH, True, T): a sample at temperature T > 0."""
+    head, sep, tail = argument.rpartition(":")
+    if sep and tail == "greedy":
+        return head, False, 1.0
+    if sep and tail == "sample":
+        return head, True, 1.0
+    if sep and tail.startswith("sample="):
+        text = tail[len("sample="):]
+        try:
+            return head, True, check_temperature(float(text))
+        except ValueError:
+            raise CheckpointError(f"checkpoint spec ':{tail[:40]}': the temperature must be a "
+                                  f"finite number above 0, e.g. ':sample=0.5'") from None
+    return argument, False, 1.0
+
+
+def network_from_checkpoint(payload: dict, path: str | Path = "?"):
+    """The checked network of a loaded checkpoint of either learner (PPO's with its prior
+    where it has one)."""
+    shape = check_shape(payload.get("model_shape"), path)
+    return load_weights(network_from_shape(shape), payload.get("model"), path)
+
+
+def checkpoint_agent(argument: str, seed: int | None = None,
+                     threads: int | None = None) -> PolicyAgent:
+    """`checkpoint:PATH` (most likely action), `checkpoint:PATH:sample` (sampled) or
+    `checkpoint:PATH:sample=T` (sampled at temperature T)."""
+    path, sample, temperature = split_spec_argument(argument)
+    if not path:
+        raise AgentSpecError(f"agent spec {('checkpoint:' + argument)[:80]!r}: expected "
+                             f"'checkpoint:PATH[:sample|:sample=T]'")
+    where = resolve(path)
+    return PolicyAgent(network_from_checkpoint(load_payload(where), where), sample=sample, seed=seed, spec=f"checkpoint:{argument}",
+                       threads=threads, temperature=temperature)
+
+
+def az_agent(argument: str, seed: int | None = None) -> AZAgent:
+    """`az:PATH[:SIMS]`: the network's Gumbel search with SIMS simulations (default 32)."""
+    head, _, tail = argument.rpartition(":")
+    path, sims = (head, tail) if tail.isdigit() else (argument, "")
+    spec = f"az:{argument}"
+    if not path:
+        raise AgentSpecError(f"agent spec {spec[:80]!r}: expected 'az:PATH[:SIMS]'")
+    simulations = parse_int_argument(spec, "the number of simulations", sims, 32)
+    if simulations > MAX_SIMULATIONS:
+        raise AgentSpecError(f"agent spec {spec[:80]!r}: at most {MAX_SIMULATIONS} simulations, "
+                             f"got {simulations:,}")
+    return AZAgent(path, simulations=simulations, seed=seed)
+
+
+def rllib_agent(argument: str, seed: int | None = None) -> Agent:
+    """`rllib:PATH`: an RLlib RLModule saved with `save_to_path` (the `rllib` extra)."""
+    if not argument:
+        raise AgentSpecError("agent spec 'rllib:': expected 'rllib:PATH'")
+    from .distributed.rllib_agent import RLlibAgent
+
+    return RLlibAgent(argument, seed=seed)
+
+
+__all__ = ["PRETRAINED", "az_agent", "checkpoint_agent", "network_from_checkpoint", "rllib_agent",
+           "split_spec_argument"]

@@ -1,0 +1,710 @@
+"""The training run both learners share: one run in one folder, its loop, checkpoints, resume,
+evaluation, logging, summary and plots. A learner subclasses :class:`Trainer` and plugs in its
+generation and update (:meth:`Trainer.iterate`), its state and its evaluation players.
+
+Everything a run writes lives in its folder:
+
+    checkpoint.pt        latest state (weights, optimizer, config, counters, RNG, history, ...)
+    final.pt             the network at the end (`checkpoint:PATH`; AlphaZero's also `az:PATH`)
+    config.json          the settings the run started with (never rewritten)
+    config_changes.json  settings changed by later `--resume` sessions (old -> new, when)
+    run.lock             held by the process training in the folder (one at a time)
+    tensorboard/         losses, win rates, Elo, throughput, a sample game per evaluation
+    learning_curve.png   Elo and win rates against the evaluation opponents over training
+    summary.json         final evaluation and throughput
+
+Guarantees:
+
+* Reproducible: the same config (same seed, same `threads`, same worker count) gives the same
+  weights, bit for bit, with any backend.
+* A checkpoint is always a consistent state: the state at the end of an iteration. Ctrl-C
+  lets the iteration under way finish, saves, and stops (exit 130); a second Ctrl-C stops at
+  once and leaves the last checkpoint written. `--resume` continues with the same counters
+  and random streams (games in flight are not saved: fresh ones start).
+* `--resume` accepts only settings that are safe to change mid-run (`Config.resumable`: the
+  run's length, evaluation and checkpoint cadence, threads, the `distributed` keys) and records
+  each change; any other difference is an error listing the keys.
+* A finished run is not trained again: opening it reports its final evaluation.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import copy
+import dataclasses
+import datetime
+import json
+import signal
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.table import Table
+
+from satellites_env.agents import Agent, make_agent
+from satellites_env.arena import (BASELINE_ELO, PairResult, elo_against, match,
+                                  play_pairing_game, rate_with_interval, wilson_interval)
+
+from ..distributed.pool import GeneratorPool, PoolOwner, log_pool
+from .checkpoint import (VERSION, CheckpointError, check_counters, check_optimizer_state,
+                         check_results, load_checkpoint, load_weights, restoring,
+                         save_checkpoint)
+from .config import Config, ConfigError, _flatten, build, differences
+from .runlock import RunLock
+from .tensorboard import log_game
+
+#: seconds between progress lines when the console is not a terminal (a log file)
+PROGRESS_SECONDS = 30.0
+#: the seed of the evaluation games of the k-th player (10_000 + seed for the policy)
+EVAL_SEED = 10_000
+
+
+class RunError(ValueError):
+    """A run folder that cannot be used as asked (wrong config, nothing to resume, ...)."""
+
+
+class RunExistsError(RunError, FileExistsError):
+    """The run folder holds an unfinished run and `--resume` was not given."""
+
+
+@dataclass
+class Counters:
+    """What every run counts; a learner's counters add their own fields."""
+
+    iterations: int = 0
+    games: int = 0  # self-play games finished
+    seconds: float = 0.0  # training wall time (generation + updates), summed over sessions
+
+
+@dataclass
+class Evaluation:
+    """Win rates of the learner's players against each opponent at one point of training."""
+
+    progress: int  # the run's progress when it was taken (learner steps, positions)
+    results: dict = field(default_factory=dict)  # key -> PairResult dict (see Trainer.players)
+    minutes: float = 0.0  # training wall time then
+    final: bool = False  # the end-of-run evaluation (eval.final_games per opponent)
+
+    def win_rate(self, key: str) -> float:
+        r = self.results[key]
+        return r["a_wins"] / max(r["games"], 1)
+
+    def elo(self) -> tuple[float, float, float] | None:
+        """The policy's Elo with its 95% interval on the baselines' scale (`BASELINE_ELO`,
+        random = 0), from its games against the rated opponents."""
+        rated = [(BASELINE_ELO[o], r["a_wins"] + 0.5 * r["draws"], r["games"])
+                 for o, r in self.results.items() if o in BASELINE_ELO and r["games"]]
+        return elo_against(rated) if rated else None
+
+    @classmethod
+    def checked(cls, data: Any) -> "Evaluation":
+        """An Evaluation from its checkpoint dict (TypeError/ValueError when damaged)."""
+        evaluation = cls(**data)
+        if type(evaluation.progress) is not int or evaluation.progress < 0:
+            raise ValueError(f"evaluation progress must be an int >= 0, got "
+                             f"{evaluation.progress!r}"[:200])
+        if type(evaluation.minutes) not in (int, float) or type(evaluation.final) is not bool:
+            raise TypeError("evaluation minutes/final of the wrong type")
+        check_results(evaluation.results)
+        return evaluation
+
+
+@dataclass(frozen=True)
+class Player:
+    """One of the learner's agents in an evaluation: `build(net)` makes it around a network
+    (picklable: it reaches Ray actors), `key` prefixes its results (`""`: the policy itself)."""
+
+    key: str
+    build: Callable[[torch.nn.Module], Agent]
+    games: int
+
+
+def play_match_games(generator, build: Callable, opponent: str, games: list[int], seed: int,
+                     max_moves: int) -> list:
+    """Games `games` of the pairing `build(generator.net)` against `opponent`, as
+    `arena.match` plays them (each game reseeds both agents: a pure function of its index);
+    run by the pool on a generator, so evaluation spreads over its actors."""
+    a, b = build(generator.net), make_agent(opponent, seed=0)
+    return [(i, play_pairing_game(a, b, i, seed, max_moves)) for i in games]
+
+
+def rng_state(rng: np.random.Generator) -> dict:
+    """A numpy generator state as plain data (the 128-bit integers as strings)."""
+    state = rng.bit_generator.state
+    return {"bit_generator": state["bit_generator"],
+            "state": {k: str(v) for k, v in state["state"].items()},
+            "has_uint32": int(state["has_uint32"]), "uinteger": int(state["uinteger"])}
+
+
+def set_rng_state(rng: np.random.Generator, data: dict) -> None:
+    if not (isinstance(data, dict) and isinstance(data.get("state"), dict)):
+        raise TypeError("a random-stream state must be a mapping")
+    rng.bit_generator.state = {"bit_generator": data["bit_generator"],
+                               "state": {k: int(v) for k, v in data["state"].items()},
+                               "has_uint32": data["has_uint32"], "uinteger": data["uinteger"]}
+
+
+class _Interrupt:
+    """Ctrl-C during the loop: the first asks it to stop after the iteration under way, a
+    second stops at once (KeyboardInterrupt)."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.requested = False
+        self.saved = False
+
+    @contextlib.contextmanager
+    def deferred(self):
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = signal.getsignal(signal.SIGINT)
+
+        def handler(signum, frame):
+            if self.requested:
+                raise KeyboardInterrupt
+            self.requested = True
+            self.console.print("Ctrl-C: finishing this iteration, then saving (Ctrl-C again "
+                               "to stop now)")
+
+        signal.signal(signal.SIGINT, handler)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+class Trainer(PoolOwner, abc.ABC):
+    """One run in one folder. `Trainer(config, run_dir)` starts a new run (an error if the
+    folder holds an unfinished one); `resume=True` continues the folder's run. Opening a
+    finished run, with or without `resume`, restores it with `finished` set: `report()` shows
+    its result and `run()` returns it without training (unless `resume` lengthened it).
+
+    A learner sets `Counters` (a :class:`Counters` dataclass), `UNIT` (what its progress
+    counts) and `ITERATION` (what one iteration is called), and implements `setup`,
+    `iterate`, `progress`, `players`, `learner_payload`, `restore_learner`, `weights` and
+    `_open_pool`."""
+
+    Counters: type = Counters
+    UNIT = "steps"
+    ITERATION = "iteration"
+
+    def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
+                 console: Console | None = None):
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.console = console or Console()
+        self.counters = self.Counters()
+        self.history: list[Evaluation] = []
+        self.finished = False
+        self.sample_game = None  # the last evaluation's first game against its last opponent
+        self.config_changes: list[dict] = []
+        self.new_changes: dict[str, list] = {}  # changes accepted when this session resumed
+        self._pool: GeneratorPool | None = None
+        self._generator_states: list[dict] | None = None
+        self.net: torch.nn.Module
+        self.optimizer: torch.optim.Optimizer
+        self.setup()
+        self.resumed = False
+        if self.checkpoint_path.exists() or resume:
+            if not self.checkpoint_path.exists():
+                raise RunError(f"--resume: there is no run to continue in {self.run_dir} (no "
+                               f"{self.checkpoint_path.name}); leave out --resume to start one")
+            self._open(load_checkpoint(self.checkpoint_path), resume)
+            self.resumed = True
+
+    # ------------------------------------------------------------------ the learner's part
+
+    @abc.abstractmethod
+    def setup(self) -> None:
+        """Seed the random streams, build the network, optimizer and learner state."""
+
+    @abc.abstractmethod
+    def iterate(self) -> dict[str, float]:
+        """One iteration (generation and update); returns its losses and diagnostics."""
+
+    @property
+    @abc.abstractmethod
+    def progress(self) -> int:
+        """The run's progress in the unit of `config.total`."""
+
+    @abc.abstractmethod
+    def players(self, final: bool) -> list[Player]:
+        """The learner's agents to evaluate: the policy first (key ""), then others."""
+
+    @abc.abstractmethod
+    def learner_payload(self) -> dict:
+        """The learner's own state for the checkpoint (tensors and plain data)."""
+
+    @abc.abstractmethod
+    def restore_learner(self, payload: dict, path: Path) -> None:
+        """Restore `learner_payload`'s state, each field checked (any damage raises)."""
+
+    @abc.abstractmethod
+    def weights(self) -> Any:
+        """What the generators play with (GeneratorPool.set_weights)."""
+
+    def flush(self) -> None:
+        """Work left when the run reaches its length (AlphaZero's overlapped last steps)."""
+
+    def status(self, losses: dict[str, float]) -> str:
+        """A short status for the progress bar."""
+        return ""
+
+    def log_scalars(self) -> dict[str, float]:
+        """The learner's TensorBoard scalars after an iteration (beside losses/throughput)."""
+        return {}
+
+    def throughput(self) -> dict[str, float]:
+        seconds = max(self.counters.seconds, 1e-9)
+        return {f"{self.UNIT.replace(' ', '_')}_per_s": self.progress / seconds,
+                "games_per_s": self.counters.games / seconds}
+
+    def describe_throughput(self) -> str:
+        rates = self.throughput()
+        return (f"{rates[f'{self.UNIT.replace(chr(32), chr(95))}_per_s']:.0f} {self.UNIT}/s, "
+                f"{rates['games_per_s']:.2f} games/s")
+
+    # ------------------------------------------------------------------ checkpoints
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.run_dir / "checkpoint.pt"
+
+    def state_payload(self, full: bool = True) -> dict:
+        """The state of the run now, tensors and plain data only: whole (to resume), or
+        without `full` the network and the record of the run alone (final.pt)."""
+        payload = {
+            "learner": self.config.learner,
+            "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
+            "model_shape": self.net.shape,
+            "config": self.config.to_dict(),
+            "config_changes": copy.deepcopy(self.config_changes),
+            "finished": self.finished,
+            "counters": asdict(self.counters),
+            "history": [asdict(e) for e in self.history],
+        }
+        if full:
+            payload.update(optimizer=self.optimizer.state_dict(),
+                           # one per generator, in worker order; None: not started (fresh)
+                           generators=self.generator_states(), **self.learner_payload())
+        return payload
+
+    def save(self, path: Path | None = None) -> Path:
+        """Save the current state to the checkpoint (call it between iterations), or the
+        network and the record of the run to `path` (final.pt)."""
+        return save_checkpoint(path or self.checkpoint_path, self.state_payload(path is None))
+
+    def _open(self, payload: dict, resume: bool) -> None:
+        path = self.checkpoint_path
+        if payload.get("version") != VERSION:
+            raise RunError(f"{path} was written by an earlier version of satellites (checkpoint "
+                           f"format {payload.get('version')!r}): its network plays "
+                           f"(checkpoint:{path}), but the run cannot be resumed; train into "
+                           f"another --out folder")
+        finished = payload.get("finished") is True
+        if not resume and not finished:
+            raise RunExistsError(
+                f"{self.run_dir} holds an unfinished run ({self._progress_of(payload)}): pass "
+                f"--resume to continue it, or choose another --out folder")
+        saved = self._saved_config(payload, path)
+        changes = differences(saved, self.config)
+        fixed = {key: change for key, change in changes.items()
+                 if key not in self.config.resumable}
+        # Where self-play runs is not what the run learns: opening a run on Ray (or off it)
+        # needs no --resume; the change is still recorded when the run trains on.
+        if not resume and all(key.startswith("distributed.") for key in changes):
+            changes = {}
+        if fixed or (changes and not resume):
+            listed = "; ".join(f"{key}: {old!r} -> {new!r}" for key, (old, new) in
+                               sorted((fixed or changes).items()))
+            if fixed:
+                advice = (f"only {', '.join(self.config.resumable)} may change when resuming; "
+                          f"restore the others or train into another --out folder")
+            else:
+                advice = "pass --resume to apply these changes to the run"
+            raise RunError(f"the config differs from the run in {self.run_dir} ({listed}); "
+                           f"{advice}")
+        with restoring(path):
+            self._restore(payload, path)
+        if changes:
+            self.new_changes = {key: list(change) for key, change in sorted(changes.items())}
+            self.config_changes.append({
+                "progress": self.progress, "iterations": self.counters.iterations,
+                "time": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                "changes": self.new_changes})
+        if self.finished and self.progress < self.config.total:
+            self.finished = False  # lengthened by --resume: train on, then evaluate again
+
+    def _saved_config(self, payload: dict, path: Path) -> Config:
+        try:
+            saved = build(type(self.config), {**payload["config"],
+                                              "learner": self.config.learner})
+            missing = sorted(_flatten(saved.to_dict()).keys()
+                             - _flatten({**payload["config"], "learner": ""}).keys())
+            if missing:  # a run's config is saved whole
+                raise ConfigError(f"it lacks {', '.join(missing[:5])}")
+            return saved
+        except (ConfigError, KeyError, TypeError) as error:
+            if isinstance(payload.get("config"), dict) and payload["config"].get(
+                    "learner", self.config.learner) != self.config.learner:
+                raise RunError(f"{self.run_dir} holds a {payload['config'].get('learner')!r} "
+                               f"run, not a {self.config.learner!r} one") from None
+            raise CheckpointError(f"checkpoint {str(path)!r} holds no valid run config: "
+                                  f"{error}") from None
+
+    def _restore(self, payload: dict, path: Path) -> None:
+        counters = payload["counters"]
+        if not isinstance(counters, dict):
+            raise TypeError("counters must be a mapping")
+        counters = self.Counters(**counters)
+        floats = tuple(f.name for f in dataclasses.fields(counters) if f.type in ("float", float))
+        check_counters(asdict(counters), floats=floats)
+        history = [Evaluation.checked(e) for e in payload["history"]]
+        changes = payload.get("config_changes", [])
+        if not isinstance(changes, list):
+            raise TypeError("config_changes must be a list")
+        load_weights(self.net, payload["model"], path)
+        self.restore_learner(payload, path)
+        check_optimizer_state(payload["optimizer"], [
+            p for group in self.optimizer.param_groups for p in group["params"]])
+        learning_rates = [group["lr"] for group in self.optimizer.param_groups]
+        self.optimizer.load_state_dict(payload["optimizer"])
+        for group, lr in zip(self.optimizer.param_groups, learning_rates):
+            group["lr"] = lr  # the config's step size (or the learner's schedule), not the file's
+        self.counters, self.history = counters, history
+        self.config_changes = copy.deepcopy(changes)
+        self.finished = payload.get("finished", False) is True
+        self._generator_states = self.check_generator_states(payload.get("generators"), path)
+
+    def check_generator_states(self, states: Any, path: Path) -> list[dict] | None:
+        """The generators' random streams from a checkpoint, checked here so that a damaged
+        one fails in the learner rather than later inside an actor (None: fresh)."""
+        if states is None:
+            return None
+        try:
+            if not isinstance(states, list) or not states:
+                raise TypeError("not a list")
+            for state in states:
+                np.random.default_rng().bit_generator.state = state["rng"]
+                if "torch" in state:
+                    torch.Generator().set_state(state["torch"])
+        except (TypeError, KeyError, ValueError, OverflowError, RuntimeError) as error:
+            raise CheckpointError(f"checkpoint {str(path)!r}: generators must be a list of "
+                                  f"random-stream states ({type(error).__name__}: "
+                                  f"{str(error)[:100]})") from None
+        return states
+
+    def _progress_of(self, payload: dict) -> str:
+        counters, config = payload.get("counters"), payload.get("config")
+        if isinstance(counters, dict) and isinstance(config, dict):
+            key = type(self.config).TOTAL
+            done, total = counters.get(key.replace("total_", "")), config.get(key)
+            if type(done) is int and type(total) is int:
+                return f"{done:,} of {total:,} {self.UNIT}"
+        return "unknown progress"
+
+    # ------------------------------------------------------------------ evaluation
+
+    def evaluate(self, games: int, final: bool = False) -> Evaluation:
+        """The learner's players against each evaluation opponent. The policy's first game
+        against the last opponent is kept in `sample_game`."""
+        evaluation = Evaluation(self.progress, minutes=self.counters.seconds / 60, final=final)
+        self.net.eval()
+        opponents, ev = self.config.eval.opponents, self.config.eval
+        with torch_threads_one():
+            for j, player in enumerate(self.players(final)):
+                count = games if j == 0 else player.games
+                if not count:
+                    continue
+                for k, spec in enumerate(opponents):
+                    keep = j == 0 and k == len(opponents) - 1
+                    result = self._match(player, spec, self.config.seed + k, count,
+                                         EVAL_SEED * (j + 1) + self.config.seed, ev.max_moves,
+                                         self._keep_sample if keep else None)
+                    evaluation.results[f"{player.key}:{spec}" if player.key else spec] = \
+                        result.as_dict()
+        return evaluation
+
+    def _keep_sample(self, i: int, record) -> None:
+        if i == 0:
+            self.sample_game = record
+
+    def _match(self, player: Player, opponent: str, opponent_seed: int, games: int, seed: int,
+               max_moves: int, on_record=None) -> PairResult:
+        """`arena.match`; on Ray, with the games spread over the generators' actors (each
+        game is a pure function of its index: the same result)."""
+        if self.config.distributed.backend != "ray":
+            agent = player.build(self.net)
+            return match(agent, make_agent(opponent, seed=opponent_seed), games, seed=seed,
+                         max_moves=max_moves, on_record=on_record)
+        pool = self.generators
+        pool.set_weights(self.weights(), self.counters.iterations)
+        shares = [list(range(k, games, pool.workers)) for k in range(pool.workers)]
+        played = pool.run(play_match_games, [(player.build, opponent, share, seed, max_moves)
+                                             for share in shares])
+        result = PairResult(player.build(self.net).spec, opponent)
+        for i, record in sorted((pair for part in played for pair in part), key=lambda p: p[0]):
+            result.add(record, a_is_red=i % 2 == 0)
+            if on_record is not None:
+                on_record(i, record)
+        return result
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> Evaluation:
+        """Train to the config's length, evaluate at the end and save everything; returns the
+        final evaluation. A finished run returns its final evaluation at once."""
+        with RunLock(self.run_dir):
+            if self.finished:
+                return self.final_evaluation()
+            try:
+                _ = self.generators  # start them (join Ray) before anything is written
+                return self._run()
+            finally:
+                self.close()
+
+    def _run(self) -> Evaluation:
+        config = self.config
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        if not (self.run_dir / "config.json").exists():
+            (self.run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
+        if self.config_changes:
+            (self.run_dir / "config_changes.json").write_text(
+                json.dumps(self.config_changes, indent=1))
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=self.progress)
+        columns = (TextColumn(f"[bold]{config.learner}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
+                   TimeRemainingColumn())
+        session = (time.perf_counter(), self.progress)
+        log_lines = not self.console.is_terminal  # a log file: plain lines, no progress bar
+        last_line = time.monotonic()
+        interrupt = _Interrupt(self.console)
+        try:
+            with Progress(*columns, console=self.console, disable=log_lines) as progress, \
+                    interrupt.deferred():
+                task = progress.add_task("train", total=config.total,
+                                         completed=min(self.progress, config.total), status="")
+                while self.progress < config.total:
+                    tick = time.perf_counter()
+                    losses = self.iterate()
+                    self.counters.seconds += time.perf_counter() - tick
+                    self._log(writer, losses)
+                    status = self.status(losses)
+                    evaluated = (self.counters.iterations % config.eval.every == 0
+                                 and config.eval.games > 0)
+                    if evaluated:
+                        evaluation = self.evaluate(config.eval.games)
+                        self.history.append(evaluation)
+                        self._log_evaluation(writer, evaluation)
+                        status += "  " + _rates(evaluation)
+                    progress.update(task, completed=min(self.progress, config.total),
+                                    status=status)
+                    if interrupt.requested:
+                        interrupt.saved = True
+                        self._stop()
+                    if self.counters.iterations % config.checkpoint_every == 0:
+                        self.save()
+                    if log_lines and (evaluated or self.progress >= config.total
+                                      or time.monotonic() - last_line >= PROGRESS_SECONDS):
+                        self.console.print(self._progress_line(losses), highlight=False)
+                        last_line = time.monotonic()
+                self.flush()
+        except KeyboardInterrupt:
+            if not interrupt.saved:  # stopped mid-iteration: the last checkpoint stands
+                self.console.print(f"interrupted: the last checkpoint in {self.checkpoint_path} "
+                                   f"is the run's state; continue with --resume")
+            raise
+        finally:
+            writer.close()
+        self.save()
+        self.console.print("final evaluation ...")
+        tick = time.perf_counter()
+        final = self.evaluate(config.eval.final_games, final=True)
+        eval_seconds = time.perf_counter() - tick
+        self.history.append(final)
+        self.finished = True
+        # final.pt first: a checkpoint marked finished always has its final.pt beside it
+        self.save(self.run_dir / "final.pt")
+        self.save()
+        self._write_summary(final, self.progress - session[1],
+                            time.perf_counter() - session[0], eval_seconds)
+        self.plot()
+        return final
+
+    def _stop(self) -> None:
+        self.save()
+        self.console.print(f"interrupted: saved the state after {self.ITERATION} "
+                           f"{self.counters.iterations} ({self.progress:,} {self.UNIT}) to "
+                           f"{self.checkpoint_path}; continue with --resume")
+        raise KeyboardInterrupt
+
+    def final_evaluation(self) -> Evaluation:
+        """The final evaluation of a finished run."""
+        finals = [e for e in self.history if e.final] or self.history[-1:]
+        if not self.finished or not finals:
+            raise RunError(f"the run in {self.run_dir} is not finished")
+        return finals[-1]
+
+    def report(self) -> Evaluation:
+        """Print a finished run's final table (writing final.pt, summary.json and the learning
+        curve again if they are missing) and return its final evaluation."""
+        final = self.final_evaluation()
+        if not (self.run_dir / "final.pt").is_file():
+            self.save(self.run_dir / "final.pt")
+        self._write_summary(final, 0, 0.0, None,
+                            write=not (self.run_dir / "summary.json").is_file())
+        if not (self.run_dir / "learning_curve.png").is_file():
+            self.plot()
+        return final
+
+    def _progress_line(self, losses: dict[str, float]) -> str:
+        c, total = self.counters, self.config.total
+        line = (f"{self.ITERATION} {c.iterations}: {self.progress:,}/{total:,} {self.UNIT} "
+                f"({min(self.progress / total, 1):.0%}), {c.games:,} games, "
+                f"{self.describe_throughput()}, {c.seconds / 60:.1f} min")
+        status = self.status(losses)
+        if status:
+            line += f", {status}"
+        if self.history:
+            line += f"; eval at {self.history[-1].progress:,}: {_rates(self.history[-1])}"
+        return line
+
+    # ------------------------------------------------------------------ reporting
+
+    def _log(self, writer, losses: dict[str, float]) -> None:
+        step = self.progress
+        for key, value in losses.items():
+            writer.add_scalar(f"loss/{key}", value, step)
+        for key, value in self.throughput().items():
+            writer.add_scalar(f"throughput/{key}", value, step)
+        for key, value in self.log_scalars().items():
+            writer.add_scalar(key, value, step)
+        log_pool(writer, self._pool, step)
+
+    def _log_evaluation(self, writer, evaluation: Evaluation) -> None:
+        for key in evaluation.results:
+            writer.add_scalar(f"eval/win_rate_vs_{key}", evaluation.win_rate(key),
+                              evaluation.progress)
+        rating = evaluation.elo()
+        if rating is not None:
+            for name, value in zip(("elo", "elo_low", "elo_high"), rating):
+                writer.add_scalar(f"eval/{name}", value, evaluation.progress)
+        if self.sample_game is not None:  # how the policy plays now, as an animation
+            log_game(writer, f"eval/game_vs_{self.config.eval.opponents[-1]}", self.sample_game,
+                     evaluation.progress)
+            self.sample_game = None
+
+    def _write_summary(self, final: Evaluation, session_progress: int, session_seconds: float,
+                       eval_seconds: float | None, write: bool = True) -> None:
+        c = self.counters
+        table = Table(title=f"Final evaluation after {self.progress:,} {self.UNIT} "
+                            f"({c.games:,} self-play games)")
+        for column in ("player", "opponent", "games", "wins", "draws", "losses",
+                       "win rate (95% CI)"):
+            table.add_column(column, justify="left" if column in ("player", "opponent")
+                             else "right")
+        for key, r in final.results.items():
+            player, _, opponent = key.rpartition(":") if key.split(":")[0] in {
+                p.key for p in self.players(True) if p.key} else ("", "", key)
+            table.add_row(player or "policy", opponent, str(r["games"]), str(r["a_wins"]),
+                          str(r["draws"]), str(r["b_wins"]),
+                          rate_with_interval(r["a_wins"], r["games"]))
+        self.console.print(table)
+        rating = final.elo()
+        elo = (f"policy Elo {rating[0]:+.0f} [{rating[1]:+.0f}, {rating[2]:+.0f}] (random = 0); "
+               if rating else "")
+        self.console.print(f"{elo}self-play: {self.describe_throughput()} "
+                           f"({c.seconds / 60:.1f} min training)"
+                           + (f"; final evaluation {eval_seconds:.0f} s"
+                              if eval_seconds is not None else ""))
+        if not write:
+            return
+        summary = {"final": asdict(final), "counters": asdict(c), "throughput": self.throughput(),
+                   "session": {"progress": session_progress, "seconds": session_seconds,
+                               "final_eval_seconds": eval_seconds,
+                               # batches delivered, dropped with a dead actor, refused; actors
+                               # replaced
+                               "generators": vars(self._pool.stats) if self._pool else None},
+                   "config": self.config.to_dict(), "config_changes": self.config_changes}
+        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+
+    def plot(self) -> Path | None:
+        return plot_learning_curve(self.history, self.config.eval.opponents,
+                                   self.run_dir / "learning_curve.png", self.UNIT)
+
+
+@contextlib.contextmanager
+def torch_threads_one():
+    """Evaluation games run a batch of one: one torch thread (see PolicyAgent)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _rates(evaluation: Evaluation) -> str:
+    return "  ".join(f"{o} {evaluation.win_rate(o):.0%}" for o in evaluation.results)
+
+
+def plot_learning_curve(history: list[Evaluation], opponents: list[str], path: str | Path,
+                        unit: str = "steps") -> Path | None:
+    """learning_curve.png: the policy's Elo with its 95% band (left) and its win rate against
+    each opponent with 95% Wilson bands (right), over the run's progress; None without
+    evaluations."""
+    if not history:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    figure, (elo_axis, rate_axis) = plt.subplots(1, 2, figsize=(11, 4))
+    rated = [(e.progress, e.elo()) for e in history if e.elo() is not None]
+    if rated:
+        xs = [x for x, _ in rated]
+        elo_axis.plot(xs, [r[0] for _, r in rated], marker="o", color="tab:purple")
+        elo_axis.fill_between(xs, [r[1] for _, r in rated], [r[2] for _, r in rated],
+                              color="tab:purple", alpha=0.2, label="95% interval")
+        for name, rating in BASELINE_ELO.items():
+            elo_axis.axhline(rating, color="grey", linewidth=0.8, linestyle="--")
+            elo_axis.annotate(name, (xs[0], rating), fontsize=8, color="grey",
+                              textcoords="offset points", xytext=(2, 2))
+        elo_axis.legend(loc="lower right")
+    elo_axis.set(xlabel=unit, ylabel="Elo (random = 0)",
+                 title="policy (no search): Elo on the baselines' scale")
+    for opponent in opponents:
+        points = [(e.progress, e.results[opponent]) for e in history
+                  if opponent in e.results and e.results[opponent]["games"]]
+        if not points:
+            continue
+        xs = [x for x, _ in points]
+        bands = [wilson_interval(r["a_wins"], r["games"]) for _, r in points]
+        line, = rate_axis.plot(xs, [r["a_wins"] / r["games"] for _, r in points],
+                               marker="o", label=f"vs {opponent}")
+        rate_axis.fill_between(xs, [b[0] for b in bands], [b[1] for b in bands],
+                               color=line.get_color(), alpha=0.15)
+    rate_axis.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+    rate_axis.set(xlabel=unit, ylabel="win rate", ylim=(-0.02, 1.02),
+                  title="policy win rate (95% Wilson bands)")
+    rate_axis.legend(loc="lower right")
+    thousands = FuncFormatter(lambda x, _: f"{x / 1e6:g} M" if x >= 1e6 else f"{x / 1e3:g} k")
+    for axis in (elo_axis, rate_axis):
+        axis.xaxis.set_major_formatter(thousands)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return Path(path)
