@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q -n 2
 
 # Re-runnable: a finished run prints its final table (exit 0); an interrupted one resumes.

@@ -147,7 +147,8 @@ def main() -> None:
     print()
     print("| part | seconds | share |")
     print("| --- | ---: | ---: |")
-    for name, seconds in (("network (torch forward)", net_s), ("engine (numba, estimated)", engine_s),
+    for name, seconds in (("network (torch forward)", net_s),
+                          ("engine (numba, estimated)", engine_s),
                           ("tree (numba: select, expand, backup)", tree_s),
                           ("python (driver, recording)", other)):
         print(f"| {name} | {seconds:.2f} | {seconds / wall:.0%} |")

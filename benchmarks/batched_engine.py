@@ -49,7 +49,7 @@ from satellites_env.core.batch import (
     setup_state,
     statuses,
 )
-from satellites_env.core.rules import ONGOING
+from satellites_env.core.engine import ONGOING
 from satellites_env.core.planes import observe_states
 
 # Wide enough for the table when the output is a file or a pipe (rich would assume 80).

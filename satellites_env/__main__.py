@@ -1,4 +1,4 @@
-"""`python -m satellites_env ...` is the `satellites` command (e.g. `python -m satellites_env demo`)."""
+"""`python -m satellites_env ...` is the `satellites` command (`python -m satellites_env demo`)."""
 
 import sys
 

@@ -12,6 +12,7 @@ policy using every core in every process would only make them fight over the cor
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -182,7 +183,7 @@ WORKER_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_T
 _agents: dict[str, Agent] = {}  # this worker process's agents, one per spec
 
 
-def _init_worker() -> None:
+def init_worker() -> None:
     """Worker processes compute on one thread each (set before anything imports torch; if
     torch came with the fork, tell it directly), and build their own agents."""
     numba = sys.modules.get("numba")
@@ -200,8 +201,8 @@ def _init_worker() -> None:
     _agents.clear()
 
 
-def _run_job(job: tuple[int, int, str, str], seed: int, max_moves: int,
-             agents: dict[str, Agent] | None = None) -> tuple[int, bool, GameRecord]:
+def run_job(job: tuple[int, int, str, str], seed: int, max_moves: int,
+            agents: dict[str, Agent] | None = None) -> tuple[int, bool, GameRecord]:
     """Play one scheduled game. Agents are built once per spec and process (a checkpoint is
     loaded once, not per game); every game reseeds them, so results do not depend on which
     process played which game."""
@@ -236,11 +237,13 @@ def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 
     if ray:
         from .distributed import run_jobs_on_ray
 
-        results = run_jobs_on_ray(jobs, seed, max_moves, workers, ray_address, progress)
+        results = run_jobs_on_ray(jobs, functools.partial(run_job, seed=seed,
+                                                          max_moves=max_moves),
+                                  init_worker, workers, ray_address, progress)
     elif workers > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
-                                 initializer=_init_worker) as pool:
-            futures = {pool.submit(_run_job, job, seed, max_moves): k
+                                 initializer=init_worker) as pool:
+            futures = {pool.submit(run_job, job, seed, max_moves): k
                        for k, job in enumerate(jobs)}
             for done, future in enumerate(as_completed(futures), start=1):
                 results[futures[future]] = future.result()
@@ -248,7 +251,7 @@ def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 
                     progress(done, len(jobs))
     else:
         for done, job in enumerate(jobs, start=1):
-            results[done - 1] = _run_job(job, seed, max_moves, built)
+            results[done - 1] = run_job(job, seed, max_moves, built)
             if progress:
                 progress(done, len(jobs))
     records = []

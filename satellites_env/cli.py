@@ -1,7 +1,7 @@
 """The `satellites` command line: train, evaluate, play, serve, replay, demo.
 
-`train` and `checkpoint:` agents load the trainer (PyTorch) lazily, `serve` the web server
-(Starlette, uvicorn); everything else is torch-free.
+`train` runs the trainer's command (the `satellites.commands` entry point of the `train` extra,
+PyTorch) and `serve` the web server (Starlette, uvicorn); everything else is torch-free.
 
 Errors and guarantees: a bad argument, agent spec, record, position, config, checkpoint or
 output path ends with one `error: ...` line and exit status 2 (never a traceback); Ctrl-C
@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from rich.console import Console
@@ -32,7 +33,7 @@ from .agents import make_agent
 from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
 from .core.notation import NotationError
-from .core.rules import IllegalActionError
+from .core.engine import IllegalActionError
 from .record import GameRecord
 
 from .arena import TournamentResult, rate_with_interval, run_tournament
@@ -204,7 +205,8 @@ def results_table(result: TournamentResult, title: str) -> Table:
                    "b win rate (95% CI)"):
         table.add_column(column, justify="left" if column in ("a", "b") else "right")
     for pair in result.pairs:
-        table.add_row(Text(pair.a), Text(pair.b), str(pair.games), str(pair.a_wins), str(pair.draws),
+        table.add_row(Text(pair.a), Text(pair.b), str(pair.games), str(pair.a_wins),
+                      str(pair.draws),
                       str(pair.b_wins), rate_with_interval(pair.a_wins, pair.games),
                       rate_with_interval(pair.b_wins, pair.games))
     return table
@@ -492,11 +494,12 @@ def serve(opponent: str, host: str, port: int, max_moves: int, open_browser: boo
 def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -> None:
     """`satellites train`: the learner named by the config (needs the `train` extra); `ray`
     (a cluster address, or "" for a local Ray) runs self-play on Ray whatever the config says."""
+    points = entry_points(group="satellites.commands", name="train")
     try:
-        from training.train import train as run_training
-    except ImportError as error:
+        run_training = next(iter(points)).load()
+    except (StopIteration, ImportError) as error:
         raise ValueError("`satellites train` needs the trainer: install the 'train' extra "
-                         f"(pip install 'satellites[train]'); import failed: {error}") from error
+                         f"(pip install 'satellites[train]'); {error or 'not installed'}") from None
     run_training(config, out, resume, console, ray=ray)
 
 

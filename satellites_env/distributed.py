@@ -74,34 +74,38 @@ def _probe(address: str, seconds: float = 5.0) -> None:
 
 
 class _ArenaActor:
-    """Plays games with its own agents (built once per spec), like an arena worker process."""
+    """Plays games with its own agents (built once per spec), like an arena worker process:
+    `init()` when it starts, then `play(job, agents=its agents)` per job."""
 
-    def __init__(self):
-        from .arena import _init_worker
-
-        _init_worker()
+    def __init__(self, init: Callable[[], None], play: Callable):
+        init()
+        self.play = play
         self.agents: dict = {}
 
-    def run(self, job: tuple[int, int, str, str], seed: int, max_moves: int):
-        from .arena import _run_job
-
-        return _run_job(job, seed, max_moves, self.agents)
+    def run(self, job):
+        return self.play(job, agents=self.agents)
 
 
-def _new_actor(actor_class):
+def _new_actor(actor_class, init: Callable[[], None], play: Callable):
     """Start one arena actor (a seam: the tests watch which actors exist)."""
-    return actor_class.remote()
+    return actor_class.remote(init, play)
 
 
-def run_jobs_on_ray(jobs: list[tuple[int, int, str, str]], seed: int, max_moves: int,
-                    workers: int, address: str | None = None,
+def run_jobs_on_ray(jobs: list, play: Callable, init: Callable[[], None], workers: int,
+                    address: str | None = None,
                     progress: Callable[[int, int], None] | None = None,
                     max_replacements: int = 8) -> list:
-    """`arena._run_job` for every job, in `workers` Ray actors; results in job order."""
+    """`play(job, agents=...)` for every job, in `workers` Ray actors that each ran `init()`
+    first and keep their own agents (module-level functions or partials of them: they travel
+    to the actors by reference); results in job order."""
     ray = import_ray()
     started = connect(address, workers)
     actor_class = ray.remote(num_cpus=1, max_restarts=0)(_ArenaActor)
-    actors = [_new_actor(actor_class) for _ in range(min(workers, len(jobs)))]
+
+    def new_actor():
+        return _new_actor(actor_class, init, play)
+
+    actors = [new_actor() for _ in range(min(workers, len(jobs)))]
     results: list = [None] * len(jobs)
     queue = list(range(len(jobs)))[::-1]  # next job last
     pending: dict = {}  # ref -> (job index, actor slot)
@@ -110,7 +114,7 @@ def run_jobs_on_ray(jobs: list[tuple[int, int, str, str]], seed: int, max_moves:
     def submit(slot: int) -> None:
         if queue:
             index = queue.pop()
-            pending[actors[slot].run.remote(jobs[index], seed, max_moves)] = (index, slot)
+            pending[actors[slot].run.remote(jobs[index])] = (index, slot)
 
     try:
         for slot in range(len(actors)):  # two games queued per actor: no idle gap between
@@ -129,7 +133,7 @@ def run_jobs_on_ray(jobs: list[tuple[int, int, str, str]], seed: int, max_moves:
                 lost = [ref for ref, (_, s) in pending.items() if s == slot]
                 for ref in lost:
                     queue.append(pending.pop(ref)[0])
-                actors[slot] = _new_actor(actor_class)
+                actors[slot] = new_actor()
                 submit(slot)
                 submit(slot)
                 continue

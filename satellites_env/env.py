@@ -32,7 +32,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
 from .core.game import Game, check_max_moves
-from .core.rules import IllegalActionError
+from .core.engine import IllegalActionError
 from .core.state import initial_state
 from .observation import Observer
 from .render import RENDER_MODES, EnvRenderer

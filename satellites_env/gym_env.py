@@ -44,7 +44,7 @@ from gymnasium import spaces
 from .agents import Agent, AgentSpecError, make_agent
 from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
 from .core.game import Game, check_max_moves
-from .core.rules import IllegalActionError
+from .core.engine import IllegalActionError
 from .core.state import initial_state
 from .env import ResetNeededError, as_action, spn_option
 from .observation import Observer

@@ -1,21 +1,55 @@
-"""Layers point one way: `satellites_env` never imports `training` or `torch`."""
+"""Layers point one way: `satellites_env` never imports `training` or `torch`, nothing outside
+`satellites_env/core/` reaches the rules kernels except through the engine API, no module
+takes another package's private names, and the modules' imports form no circle."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("satellites_env", "training")
 
 PROBE = r"""
 import importlib, pkgutil, sys
 import satellites_env
+from satellites_env.agents import registered_names
 names = [m.name for m in pkgutil.walk_packages(satellites_env.__path__, "satellites_env.")]
 for name in names:
     if name != "satellites_env.__main__":
         importlib.import_module(name)
+registered_names()  # looking the registered specs up loads none of them
 leaked = sorted(m for m in sys.modules if m.split(".")[0] in ("training", "torch"))
 print(len(names), leaked)
 assert not leaked, leaked
 """
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the two packages, by dotted name (packages by their own name)."""
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(name: str, path: Path) -> list[tuple[str, str]]:
+    """(module, imported name or "") of every import in the file, function bodies included."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, "") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            base = package.split(".")[:len(package.split(".")) - node.level + 1] \
+                if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found += [(module, alias.name) for alias in node.names]
+    return found
 
 
 def test_satellites_env_imports_neither_training_nor_torch():
@@ -24,3 +58,59 @@ def test_satellites_env_imports_neither_training_nor_torch():
     assert result.returncode == 0, result.stderr + result.stdout
     count = int(result.stdout.split()[0])
     assert count >= 15  # every module was walked, not an empty package
+
+
+def test_no_import_of_training_in_satellites_env_even_a_lazy_one():
+    for name, path in modules().items():
+        if name.startswith("satellites_env"):
+            for module, _ in imports(name, path):
+                assert module.split(".")[0] not in ("training", "torch"), (name, module)
+
+
+def test_only_core_imports_the_rules_kernels():
+    private = ("satellites_env.core.rules", "satellites_env.core.scoring")
+    for name, path in modules().items():
+        if name.startswith("satellites_env.core"):
+            continue
+        for module, imported in imports(name, path):
+            target = f"{module}.{imported}" if imported else module
+            assert not target.startswith(private) and module not in private, (name, module)
+
+
+def package_of(name: str, known: dict[str, Path]) -> str:
+    return name if known[name].name == "__init__.py" else name.rpartition(".")[0]
+
+
+def test_no_module_takes_another_packages_private_names():
+    known = modules()
+    for name, path in known.items():
+        for module, imported in imports(name, path):
+            if imported.startswith("_") and module in known:
+                assert package_of(module, known) == package_of(name, known), \
+                    (name, module, imported)
+
+
+def test_the_imports_form_no_circle():
+    known = modules()
+    edges = {}
+    for name, path in known.items():
+        targets = set()
+        for module, imported in imports(name, path):
+            full = f"{module}.{imported}"
+            target = full if full in known else module
+            if target in known and target != name:
+                targets.add(target)
+        edges[name] = targets
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(edges[node]):
+            assert state.get(target) != 1, " -> ".join(path + [node, target])
+            if target not in state:
+                visit(target, path + [node])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [])

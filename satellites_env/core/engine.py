@@ -147,11 +147,12 @@ def groups(board: np.ndarray) -> tuple[Group, ...]:
 
 
 __all__ = [
-    "BLUE", "BLUE_SUM", "BatchedEngine", "apply_actions", "final_rewards", "legal_masks",
-    "new_batch_scratch", "reset_states", "statuses", "step_autoreset", "CONNECTED", "DRAW", "GROUP_OF", "GROUP_SIZE", "Group", "Score",
-    "IllegalActionError", "NO_COLONY", "ONGOING", "RED", "RED_SUM", "STATE_LEN", "TERMINATED",
-    "TRUNCATED", "analyse_groups", "apply_unchecked", "connections_allowed", "count_connected",
-    "current_player", "empty_state", "fill_legal_mask", "game_status", "group_controller",
-    "groups", "init", "is_connected", "is_terminal", "legal_action_mask", "links", "new_work", "rewards",
-    "status", "step", "tally", "verdict", "winner", "winner_code",
+    "analyse_groups", "apply_actions", "apply_unchecked", "BatchedEngine", "BLUE", "BLUE_SUM",
+    "CONNECTED", "connections_allowed", "count_connected", "current_player", "DRAW",
+    "empty_state", "fill_legal_mask", "final_rewards", "game_status", "Group",
+    "group_controller", "GROUP_OF", "GROUP_SIZE", "groups", "IllegalActionError", "init",
+    "is_connected", "is_terminal", "legal_action_mask", "legal_masks", "links",
+    "new_batch_scratch", "new_work", "NO_COLONY", "ONGOING", "RED", "RED_SUM", "reset_states",
+    "rewards", "Score", "STATE_LEN", "status", "statuses", "step", "step_autoreset", "tally",
+    "TERMINATED", "TRUNCATED", "verdict", "winner", "winner_code",
 ]

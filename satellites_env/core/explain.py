@@ -83,7 +83,8 @@ def _explain_move(state: np.ndarray, action: int) -> str:
         return "it would leave the board (R6)"
     occupant = int(board[target])
     if occupant * sign > 0:
-        return f"{square_name(target)} holds a {_piece(occupant)}: a move lands on an empty cell (R6)"
+        return (f"{square_name(target)} holds a {_piece(occupant)}: a move lands on an empty "
+                f"cell (R6)")
     if occupant != 0:  # a displacement
         if work[CONNECTED, target]:
             return (f"the {_piece(occupant)} on {square_name(target)} is connected and can never "
@@ -123,7 +124,8 @@ def _explain_push(state: np.ndarray, action: int) -> str:
         return "the push would leave the board (R15.4)"
     board = state[:N_CELLS]
     if board[landing] != 0 and landing != int(state[PENDING_FROM]):
-        return f"{square_name(landing)} is not empty: the pushed satellite lands on an empty cell (R15.4)"
+        return (f"{square_name(landing)} is not empty: the pushed satellite lands on an empty "
+                f"cell (R15.4)")
     after = board.copy()
     after[landing] = state[PENDING_PIECE]
     before = board.copy()

@@ -258,7 +258,8 @@ class Game:
             self.history.append("pass")
         elif action >= PUSH_BASE:
             direction, distance = decode_push_action(action)
-            self.history.append(move_text(source, target, int(RAY[target, direction, distance - 1])))
+            push_to = int(RAY[target, direction, distance - 1])
+            self.history.append(move_text(source, target, push_to))
         elif not is_pending(self.state):
             self.history.append(move_text(source, target))
         self._status = int(game_status(self.state, self.max_moves))

@@ -190,7 +190,8 @@ def score(board: np.ndarray) -> Score:
     red, blue, red_low, blue_low = (int(x) for x in tally(work, len(groups)))
     code = int(verdict(red, blue, red_low, blue_low))
     winner = None if code == DRAW else code
-    lowest = (None if red_low == NO_COLONY else red_low, None if blue_low == NO_COLONY else blue_low)
+    lowest = (None if red_low == NO_COLONY else red_low,
+              None if blue_low == NO_COLONY else blue_low)
     if red != blue:
         reason = f"red controls {red} colonies, blue {blue} (R22)"
     elif red == 0:

@@ -61,7 +61,8 @@ def empty_state() -> np.ndarray:
 
 
 def initial_state(rng: np.random.Generator) -> np.ndarray:
-    """The R4 set-up: each player's 12 values shuffled onto their two edges, 1s and 2s shifted in."""
+    """The R4 set-up: each player's 12 values shuffled onto their two edges, 1s and 2s shifted
+    in."""
     state = empty_state()
     values = np.repeat(np.arange(1, MAX_VALUE + 1), COPIES_PER_VALUE)
     centre = range(2, 8)

@@ -33,7 +33,7 @@ _pygame = None
 _fonts: dict[int, object] = {}
 
 
-def _pg():
+def pygame_module():
     """pygame, imported on first use (quietly) with its font module initialised."""
     global _pygame
     if _pygame is None:
@@ -51,7 +51,7 @@ def _font(px: int):
     px = max(6, int(px))
     font = _fonts.get(px)
     if font is None:
-        font = _pg().font.Font(None, px)
+        font = pygame_module().font.Font(None, px)
         _fonts[px] = font
     return font
 
@@ -72,14 +72,14 @@ def _text(surface, text: str, px: int, color, pos, anchor: str = "topleft",
 
 def _bolt(surface, x: float, y: float, h: float, color) -> float:
     """A lightning bolt of height `h` with its top-left at (x, y); return its width."""
-    _pg().draw.polygon(surface, color, bolt_polygon(x, y, h))
+    pygame_module().draw.polygon(surface, color, bolt_polygon(x, y, h))
     return h * 0.6
 
 
 def _crown(surface, cx: float, cy: float, w: float, color, outline) -> None:
     """A small crown centred on (cx, cy), `w` wide."""
     poly = crown_polygon(cx, cy, w)
-    pygame = _pg()
+    pygame = pygame_module()
     pygame.draw.polygon(surface, color, poly)
     pygame.draw.polygon(surface, outline, poly, max(1, int(w / 12)))
 
@@ -87,7 +87,7 @@ def _crown(surface, cx: float, cy: float, w: float, color, outline) -> None:
 def _disc(surface, cx: float, cy: float, r: float, code: int, connected: bool, s: int,
           alpha: int = 255) -> None:
     """A satellite: a shaded disc with its value; connected ones get a white ring."""
-    pygame = _pg()
+    pygame = pygame_module()
     fill, dark = disc_colors(code)
     size = int(2 * r + 4 * s + 2)
     layer = pygame.Surface((size, size), pygame.SRCALPHA)
@@ -119,7 +119,7 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
     size = int(size)
     if size < 64:
         raise ValueError(f"size must be at least 64 pixels, got {size}")
-    pygame = _pg()
+    pygame = pygame_module()
     f = board_facts(game, last_move)
     s = _SUPERSAMPLE
     S = size * s
@@ -246,7 +246,7 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
 def _outline(surf, cells: set[int], cell: int, x0: int, y0: int, color, width: int,
              extra_inset: float = 0) -> None:
     """Draw the border of a set of cells (a polyomino), inset by about half its width."""
-    pygame = _pg()
+    pygame = pygame_module()
     for x, y, w, h in outline_rects(cells, cell, x0, y0, width, extra_inset):
         pygame.draw.rect(surf, color, pygame.Rect(round(x), round(y), round(w),
                                                   max(1, round(h))))
@@ -254,7 +254,7 @@ def _outline(surf, cells: set[int], cell: int, x0: int, y0: int, color, width: i
 
 def _dashed(surf, a, b, color, width: int, cell: int) -> None:
     """A dashed line from a to b (centre to centre), stopping short of the discs."""
-    pygame = _pg()
+    pygame = pygame_module()
     (ax, ay), (bx, by) = a, b
     length = ((bx - ax) ** 2 + (by - ay) ** 2) ** 0.5
     if length < 1:
@@ -270,7 +270,7 @@ def _dashed(surf, a, b, color, width: int, cell: int) -> None:
 
 
 def _header(surf, game: Game, f: BoardFacts, S: int, header: int, margin: int, s: int) -> None:
-    pygame = _pg()
+    pygame = pygame_module()
     big = int(header * 0.40)
     small = int(header * 0.30)
     left = margin

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .raster import _pg
+from .raster import pygame_module
 
 
 class HumanWindow:
@@ -23,7 +23,7 @@ class HumanWindow:
 
     def show(self, frame: np.ndarray) -> bool:
         """Blit an (H, W, 3) uint8 frame, flip and pump events; False once the user closed it."""
-        pygame = _pg()
+        pygame = pygame_module()
         frame = np.asarray(frame)
         if frame.ndim != 3 or frame.shape[2] != 3:
             raise ValueError(f"frame must have shape (H, W, 3), got {frame.shape}")
@@ -48,7 +48,7 @@ class HumanWindow:
     def close(self) -> None:
         """Close the window (safe to call more than once)."""
         if self._screen is not None:
-            pygame = _pg()
+            pygame = pygame_module()
             pygame.display.quit()
             self._screen = None
 

@@ -9,7 +9,8 @@ from satellites_env.agents import AgentSpecError, GreedyAgent, MCTSAgent, Random
 from satellites_env.agents.heuristic import final_result, heuristic_value
 from satellites_env.core import Game
 from satellites_env.core.rules import new_scratch
-from satellites_env.arena import PairResult, fit_elo, match, run_tournament, schedule, wilson_interval
+from satellites_env.arena import (PairResult, fit_elo, match, run_tournament, schedule,
+                                  wilson_interval)
 
 from play_helpers import find_game, purposeful_action
 
@@ -211,7 +212,7 @@ def test_worker_processes_use_one_thread(monkeypatch):
 
     for name in arena.WORKER_THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    with arena.ProcessPoolExecutor(max_workers=1, initializer=arena._init_worker) as pool:
+    with arena.ProcessPoolExecutor(max_workers=1, initializer=arena.init_worker) as pool:
         seen = [pool.submit(os.getenv, name).result() for name in arena.WORKER_THREAD_VARIABLES]
         # numba came with the fork: told directly, and it still compiles once its threads run
         assert pool.submit(_numba_threads_then_compile).result() == (1, 6)
@@ -220,12 +221,12 @@ def test_worker_processes_use_one_thread(monkeypatch):
     assert os.getenv("OMP_NUM_THREADS") is None  # the parent process is left alone
     assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
 
-    for name in arena.WORKER_THREAD_VARIABLES:  # recorded, so teardown undoes _init_worker's
+    for name in arena.WORKER_THREAD_VARIABLES:  # recorded, so teardown undoes init_worker's
         monkeypatch.setenv(name, "0")  # values (numba refuses a changed NUMBA_NUM_THREADS later)
     threads = []
     monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(set_num_threads=threads.append))
     monkeypatch.setitem(arena._agents, "stale", None)
-    arena._init_worker()
+    arena.init_worker()
     assert threads == [1] and not arena._agents
 
 

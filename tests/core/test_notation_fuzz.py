@@ -31,7 +31,8 @@ def _valid_spns() -> list[str]:
 
 VALID = _valid_spns()
 SPN_ALPHABET = "ABCDabcd./ rb-0123456789\t\n"
-ODD = st.sampled_from(["１", "²", "٣", "\u3000", "\x00", "é", "-", "+", " ", "/", ".", "e", "9" * 30])
+ODD = st.sampled_from(["１", "²", "٣", "\u3000", "\x00", "é", "-", "+", " ", "/", ".", "e",
+                       "9" * 30])
 
 
 def check_spn(text) -> None:

@@ -301,7 +301,8 @@ def test_rewards_and_termination():
     seen = set()
     for seed in range(6):
         env.reset(seed=seed)
-        policy = (lambda game: purposeful_action(game, rng))
+        def policy(game):
+            return purposeful_action(game, rng)
         steps = play_out(env, rng, policy)
         for _, reward, terminated, truncated, info in steps[:-1]:
             assert reward == 0 and not terminated and not truncated and "winner" not in info

@@ -115,14 +115,16 @@ def test_evaluate_on_ray_gives_the_same_json(tmp_path):
 
 
 def test_evaluation_survives_a_killed_actor(monkeypatch):
+    import functools
+
     from satellites_env import distributed
-    from satellites_env.arena import _run_job, schedule
+    from satellites_env.arena import init_worker, run_job, schedule
 
     jobs = schedule(["random", "greedy"], 6, 2)
-    expected = [_run_job(job, 2, 60, {})[2].as_dict() for job in jobs]
+    expected = [run_job(job, 2, 60, {})[2].as_dict() for job in jobs]
     started, real_wait = [], ray.wait
     monkeypatch.setattr(distributed, "_new_actor",
-                        lambda cls: started.append(cls.remote()) or started[-1])
+                        lambda cls, *args: started.append(cls.remote(*args)) or started[-1])
 
     def wait_after_a_kill(refs, **kwargs):  # the first actor dies with the games it holds
         if len(started) == 2:
@@ -130,7 +132,8 @@ def test_evaluation_survives_a_killed_actor(monkeypatch):
         return real_wait(refs, **kwargs)
 
     monkeypatch.setattr(ray, "wait", wait_after_a_kill)
-    results = distributed.run_jobs_on_ray(jobs, 2, 60, workers=2)
+    results = distributed.run_jobs_on_ray(
+        jobs, functools.partial(run_job, seed=2, max_moves=60), init_worker, workers=2)
     assert len(started) == 3  # one replacement
     assert [record.as_dict() for _, _, record in results] == expected
 

@@ -78,7 +78,8 @@ def test_same_config_and_seed_give_identical_weights(tmp_path):
     assert_same_tensors(runs[0].optimizer.state_dict(), runs[1].optimizer.state_dict())
     other = PPOTrainer(fast_config(seed=4), tmp_path / "c")
     assert not torch.equal(other.net.state_dict()["stem.0.weight"],
-                           PPOTrainer(fast_config(), tmp_path / "d").net.state_dict()["stem.0.weight"])
+                           PPOTrainer(fast_config(), tmp_path / "d").net.state_dict()[
+                               "stem.0.weight"])
 
 
 # --------------------------------------------------------------------------- interrupts

@@ -415,16 +415,16 @@ def load_config(name_or_path: str | Path, check_agents: bool = True) -> Config:
 
 def differences(old: Config, new: Config) -> dict[str, tuple]:
     """{dotted key: (old value, new value)} for every setting that differs."""
-    before, after = _flatten(old.to_dict()), _flatten(new.to_dict())
+    before, after = flatten(old.to_dict()), flatten(new.to_dict())
     return {key: (before.get(key), after.get(key)) for key in before.keys() | after.keys()
             if before.get(key) != after.get(key)}
 
 
-def _flatten(data: dict, prefix: str = "") -> dict:
+def flatten(data: dict, prefix: str = "") -> dict:
     flat = {}
     for key, value in data.items():
         if isinstance(value, dict):
-            flat.update(_flatten(value, f"{prefix}{key}."))
+            flat.update(flatten(value, f"{prefix}{key}."))
         else:
             flat[f"{prefix}{key}"] = value
     return flat

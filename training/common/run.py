@@ -57,7 +57,7 @@ from ..distributed.pool import GeneratorPool, PoolOwner, log_pool
 from .checkpoint import (VERSION, CheckpointError, check_counters, check_optimizer_state,
                          check_results, load_checkpoint, load_weights, restoring,
                          save_checkpoint)
-from .config import Config, ConfigError, _flatten, build, differences
+from .config import Config, ConfigError, flatten, build, differences
 from .runlock import RunLock
 from .tensorboard import log_game
 
@@ -348,8 +348,8 @@ class Trainer(PoolOwner, abc.ABC):
         try:
             saved = build(type(self.config), {**payload["config"],
                                               "learner": self.config.learner})
-            missing = sorted(_flatten(saved.to_dict()).keys()
-                             - _flatten({**payload["config"], "learner": ""}).keys())
+            missing = sorted(flatten(saved.to_dict()).keys()
+                             - flatten({**payload["config"], "learner": ""}).keys())
             if missing:  # a run's config is saved whole
                 raise ConfigError(f"it lacks {', '.join(missing[:5])}")
             return saved

@@ -33,7 +33,7 @@ from typing import Any
 
 from .generator import Generator, GeneratorFactory, SampleBatch, split, worker_seed
 
-BACKENDS = ("local", "thread", "ray")
+from ..common.config import BACKENDS
 
 
 class PoolError(ValueError):

@@ -61,7 +61,8 @@ def test_a_ray_run_is_the_local_run_and_its_final_network_plays(tmp_path):
     assert_same_weights(saved["model"], local.net.state_dict())
     summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
     iterations = local.counters.iterations
-    assert summary["session"]["generators"] == {"delivered": 2 * iterations, "dropped": 0, "refused": 0,
+    assert summary["session"]["generators"] == {"delivered": 2 * iterations, "dropped": 0,
+                                                "refused": 0,
                                      "replaced": 0}
     final = tmp_path / "ray" / "final.pt"
     for spec in (f"az:{final}:2", f"checkpoint:{final}"):
@@ -88,7 +89,8 @@ def test_a_killed_actor_is_replaced_and_no_position_arrives_twice(tmp_path):
     # the final evaluation's first game against the last opponent came back from an actor
     assert trainer.sample_game is not None and trainer.sample_game.players["red"] == "az-policy"
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["session"]["generators"] == {"delivered": len(delivered), "dropped": 1, "refused": 0,
+    assert summary["session"]["generators"] == {"delivered": len(delivered), "dropped": 1,
+                                                "refused": 0,
                                      "replaced": 1}
 
 
