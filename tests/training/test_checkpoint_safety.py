@@ -30,7 +30,7 @@ from test_training import tiny_config as _tiny_config
 def tiny_config(**overrides):
     """The suite's tiny config with short evaluation games."""
     return _tiny_config(**{"eval": {"every": 2, "games": 2, "opponents": ["random"],
-                                    "final_games": 2, "max_moves": 60}, **overrides})
+                                    "final": {"random": 2}, "max_moves": 60}, **overrides})
 
 
 class CreatesAFile:
@@ -115,7 +115,7 @@ def plain_types(value, where="payload"):
 def test_a_training_checkpoint_holds_only_tensors_and_plain_data(tmp_path):
     trainer = PPOTrainer(tiny_config(), tmp_path / "run")
     trainer.iterate()
-    trainer.history.append(trainer.evaluate(2))
+    trainer.history.append(trainer.evaluate())
     path = trainer.save()
     plain_types(torch.load(path, weights_only=True))
     resumed = PPOTrainer(tiny_config(), tmp_path / "run", resume=True)
@@ -306,7 +306,7 @@ def _run_checkpoint() -> dict:
         with tempfile.TemporaryDirectory() as folder:
             trainer = PPOTrainer(tiny_config(), Path(folder) / "run")
             trainer.iterate()
-            trainer.history.append(trainer.evaluate(2))
+            trainer.history.append(trainer.evaluate())
             _RUN["payload"] = torch.load(trainer.save(), weights_only=True)
     return _RUN["payload"]
 

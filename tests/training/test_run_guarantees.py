@@ -28,7 +28,8 @@ from training.train import train
 
 from test_training import TINY, tiny_config
 
-FAST_EVAL = {"every": 2, "games": 2, "opponents": ["random"], "final_games": 2, "max_moves": 60}
+FAST_EVAL = {"every": 2, "games": 2, "opponents": ["random"], "final": {"random": 2},
+             "max_moves": 60}
 
 
 def fast_config(**overrides):

@@ -32,7 +32,7 @@ TINY = {
     "selfplay": {"envs": 4, "max_moves": 30, "snapshot_every": 1, "pool_fraction": 0.5,
                  "baseline_fraction": 0.25, "baseline_opponent": "random"},
     "ppo": {"steps_per_update": 100, "epochs": 1, "minibatch": 64},
-    "eval": {"every": 2, "games": 2, "opponents": ["random"], "final_games": 2},
+    "eval": {"every": 2, "games": 2, "opponents": ["random"], "final": {"random": 2}},
 }
 
 

@@ -30,7 +30,7 @@ from satellites_env.observation import observe
 from ..common.checkpoint import CheckpointError, check_shape, load_checkpoint, load_weights
 from .config import AZSearchConfig
 from .network import Evaluator, PolicyValueNet, device_of, sample_masked
-from .search import NEED_ROOT, BatchedSearch, search_options
+from .search import IDLE, NEED_ROOT, BatchedSearch, search_options
 
 #: The shipped network (`az:pretrained[:SIMS]`, `checkpoint:pretrained`): the final network of
 #: the `az_standard` config; docs/pretrained.md is its model card.
@@ -226,6 +226,49 @@ class AZAgent(Agent):
         finished = self._search.finished
         n = int(finished.count[0])
         return {int(a): float(p) for a, p in zip(finished.actions[0, :n], finished.policy[0, :n])}
+
+
+def play_search_games(net: PolicyValueNet, opponent: str, games: list[int], seed: int,
+                      max_moves: int, *, simulations: int, settings: AZSearchConfig) -> list:
+    """Games `games` of the pairing (the network's search, `opponent`) as
+    `arena.play_pairing_game` plays them (the same set-ups, colours and opponent seeds; the
+    search is deterministic), all at once: the search's moves in every game waiting for one
+    are found by one `BatchedSearch`, one forward pass per simulation step for all of them.
+    [(game index, record)] in the order of `games`."""
+    from satellites_env.agents import make_agent
+    from satellites_env.record import GameRecord
+
+    n = len(games)
+    if not n:
+        return []
+    spec = f"az-search:{simulations}"
+    boards = [Game.new(seed=seed + i // 2, max_moves=max_moves) for i in games]
+    starts = [game.to_spn() for game in boards]
+    ours = [0 if i % 2 == 0 else 1 for i in games]  # the search is red in even games
+    rivals = [make_agent(opponent, seed=0) for _ in games]
+    for i, rival in zip(games, rivals):
+        rival.reset(seed=10_000 * (seed + i) + 8)
+    search = BatchedSearch(n, search_options([simulations], settings.max_considered,
+                                             settings.c_visit, settings.c_scale, max_moves))
+    tree, finished, evaluate = search.tree, search.finished, Evaluator(net)
+    tree.phase[:] = IDLE
+    while True:
+        for b, game in enumerate(boards):
+            while not game.is_over and game.to_move != ours[b]:
+                game.play(rivals[b].act(game))
+            if not game.is_over and tree.phase[b] == IDLE:
+                tree.game_state[b] = game.state
+                tree.phase[b], tree.kind[b], tree.gumbel[b], tree.raw_move[b] = NEED_ROOT, 0, 0, 0
+        if (tree.phase == IDLE).all():
+            break
+        search.step(evaluate)
+        for b in np.flatnonzero(finished.ready):
+            boards[b].play(int(finished.action[b]))
+            tree.phase[b] = IDLE
+    names = [{"red": spec, "blue": opponent} if side == 0 else {"red": opponent, "blue": spec}
+             for side in ours]
+    return [(i, GameRecord.of(start, game, players))
+            for i, start, game, players in zip(games, starts, boards, names)]
 
 
 class NetworkEvaluator(SearchEvaluator):

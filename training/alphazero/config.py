@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from training.common.config import (MAX_MOVES, NORMS, Config, ConfigError, DistributedConfig,
+from training.common.config import (MAX_MOVES, NORMS, Config, ConfigError,
                                     EvalConfig, section, setting)
 
 #: the trees of one self-play search hold search.games x (full_simulations + 1) nodes of
@@ -83,14 +83,11 @@ class AZOptimConfig:
 
 @dataclass
 class AZEvalConfig(EvalConfig):
-    """`eval:` the raw policy during and after the run, and the search agent at the end."""
+    """`eval:` the raw policy during and after the run, and its search at the end."""
 
-    final_games: int = setting(200, 0, 100_000, doc="games per opponent in the final "
-                                                    "evaluation (raw policy)")
-    final_search_games: int = setting(0, 0, 100_000,
-                                      doc="final games per opponent with the search agent "
-                                          "(az:PATH:search_simulations; 0 = none)")
-    search_simulations: int = setting(32, 1, 1024, doc="simulations of that search agent")
+    search_simulations: int = setting(0, 0, 1024,
+                                      doc="the search agent az:PATH:N with N simulations plays "
+                                          "the final games too; 0: the raw policy alone")
 
 
 @dataclass
@@ -114,11 +111,10 @@ class AZConfig(Config, learner="alphazero"):
     replay: AZReplayConfig = section(AZReplayConfig)
     optim: AZOptimConfig = section(AZOptimConfig)
     eval: AZEvalConfig = section(AZEvalConfig)
-    distributed: DistributedConfig = section(DistributedConfig)
 
     TOTAL = "total_positions"
+    RESUMABLE = (*Config.RESUMABLE, "eval.search_simulations")
     GAMES = "search.games"
-    RESUMABLE = (*Config.RESUMABLE, "eval.final_search_games")
 
     def check(self) -> None:
         super().check()

@@ -67,7 +67,8 @@ from satellites_env.core.engine import (DRAW, N_ACTIONS, N_CELLS, ONGOING, STATE
 from satellites_env.observation import N_PLANES, fill_observation
 
 SLOTS = 256  # child slots per node: more than the most legal actions (12 x 8 x at most 4 = 240)
-NEED_ROOT, SEARCHING = 0, 1
+# a game's phase: its next step starts a search, continues one, or leaves the game alone
+NEED_ROOT, SEARCHING, IDLE = 0, 1, 2
 NEG = -1e30
 WORK_SHAPE = new_work().shape
 
@@ -165,7 +166,7 @@ TREE_FIELDS = (
     # per game: its position, the state of its search, the network's rows
     ("game_state", "game", (STATE_LEN,), np.int32, 0),  # the root of the next search
     ("num_nodes", "game", (), np.int32, 0),
-    ("phase", "game", (), np.int32, NEED_ROOT),
+    ("phase", "game", (), np.int32, NEED_ROOT),  # NEED_ROOT, SEARCHING or IDLE
     ("kind", "game", (), np.int32, 0),  # which budget the search has
     ("sim", "game", (), np.int32, 0),  # simulations done
     ("pending", "game", (), np.int32, -1),  # the node waiting for the network
@@ -394,6 +395,8 @@ def _prepare_game(t, b, options):
     max_moves = options.max_moves
     t.eval_flag[b] = 0
     t.refill[b] = 0
+    if t.phase[b] == IDLE:
+        return
     if t.phase[b] == NEED_ROOT:
         t.node_state[b, 0, :] = t.game_state[b]
         t.node_parent[b, 0] = -1

@@ -17,9 +17,9 @@ actors). The learner sends them its weights before each iteration and adds their
 games to the buffer in worker order, so one worker count gives the same run on every
 backend, and one local worker the run of a single `SelfPlay`.
 
-The final evaluation plays the raw policy (`eval.final_games` per opponent) and the search
-agent `az:PATH:search_simulations` (`eval.final_search_games`); its results are keyed
-`search:OPPONENT`.
+The final evaluation plays the raw policy and, with `eval.search_simulations` N > 0, the
+search agent `az:PATH:N` against each opponent of `eval.final`; the search's games run all at
+once (`agent.play_search_games`), its results keyed `search:OPPONENT`.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ import torch
 
 from ..common.run import Counters, Player, Trainer, rng_state, set_rng_state
 from ..distributed.pool import GeneratorPool, one_thread_each, open_pool
-from .agent import AZAgent, PolicyAgent
+from .agent import AZAgent, PolicyAgent, play_search_games
 from .config import AZConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
-from .network import masked_entropy, network_for, resolve_device
+from .network import PolicyValueNet, masked_entropy, network_for, resolve_device
 from .replay import ReplayBuffer, make_batch
 from .selfplay import SelfPlayStats
 
@@ -102,21 +102,24 @@ def search_agent(net: torch.nn.Module, simulations: int, settings: AZSearchConfi
     return agent
 
 
+def blank_network(shape: dict) -> PolicyValueNet:
+    """A blank network of a (checked) shape."""
+    return PolicyValueNet(**shape)
+
+
 class AZTrainer(Trainer):
     """Gumbel AlphaZero (see the module docstring and :class:`~training.common.run.Trainer`)."""
 
     Counters = AZCounters
     UNIT = "positions"
-    ITERATION = "iteration"
     config: AZConfig
 
     def setup(self) -> None:
-        config = self.config
-        torch.set_num_threads(config.threads)
         # The search kernels do a few microseconds of work per game and step: more numba
         # threads gain little on an idle machine and, spinning while torch runs, slow
         # self-play several times on a busy one.
         numba.set_num_threads(1)
+        config = self.config
         self.device = resolve_device(config.device)
         self.net = network_for(config.model, seed=config.seed).to(self.device)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=config.optim.learning_rate,
@@ -140,12 +143,13 @@ class AZTrainer(Trainer):
         return cpu_weights(self.net)
 
     def players(self, final: bool) -> list[Player]:
-        ev = self.config.eval
-        players = [Player("", raw_policy, 0)]
-        if final and ev.final_search_games:
-            players.append(Player("search", functools.partial(
-                search_agent, simulations=ev.search_simulations, settings=self.config.search),
-                ev.final_search_games))
+        sims, settings = self.config.eval.search_simulations, self.config.search
+        players = [Player("", raw_policy, blank_network)]
+        if final and sims:
+            players.append(Player(
+                "search", functools.partial(search_agent, simulations=sims, settings=settings),
+                blank_network, functools.partial(play_search_games, simulations=sims,
+                                                 settings=settings)))
         return players
 
     # ------------------------------------------------------------------ checkpoints

@@ -48,8 +48,8 @@ def setting(default, low=None, high=None, *, low_open: bool = False, high_open: 
     `high_open`), the values it may take (`choices`) and one line for the reference."""
     metadata = {"low": low, "high": high, "low_open": low_open, "high_open": high_open,
                 "choices": choices, "doc": doc}
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata=metadata)
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata=metadata)
     return field(default=default, metadata=metadata)
 
 
@@ -66,8 +66,9 @@ class EvalConfig:
     games: int = setting(20, 0, 100_000, doc="games per opponent in each evaluation "
                                             "(colours balanced; 0 = none)")
     opponents: list[str] = setting(["random", "greedy"], doc="agent specs played against")
-    final_games: int = setting(100, 0, 100_000, doc="games per opponent in the final "
-                                                    "evaluation")
+    final: dict[str, int] = setting({"random": 100, "greedy": 100}, 0, 100_000,
+                                    doc="the final evaluation: agent spec -> games against "
+                                        "it (colours balanced)")
     max_moves: int = setting(400, 1, MAX_MOVES, doc="move cap of evaluation games (R20)")
 
 
@@ -107,6 +108,8 @@ class Config:
     threads: int = setting(2, 1, 256, doc="torch CPU threads of the gradient steps")
     checkpoint_every: int = setting(10, 1, 10**6, doc="iterations (updates) between "
                                                       "checkpoints (one at the end too)")
+    distributed: DistributedConfig = field(default_factory=DistributedConfig,
+                                           metadata={"doc": "where self-play runs"})
 
     #: learner name -> config class, filled by the subclasses (`import training` imports
     #: them all)
@@ -116,7 +119,7 @@ class Config:
     #: settings `--resume` may change: they extend or re-pace a run without changing what it
     #: learns from so far (and TOTAL)
     RESUMABLE: typing.ClassVar[tuple[str, ...]] = (
-        "threads", "checkpoint_every", "eval.every", "eval.games", "eval.final_games",
+        "threads", "checkpoint_every", "eval.every", "eval.games", "eval.final",
         "distributed.backend", "distributed.address", "distributed.workers",
         "distributed.cpus_per_worker", "distributed.gpus_per_worker", "distributed.timeout",
         "distributed.max_replacements")
@@ -169,6 +172,8 @@ class Config:
             raise ConfigError(f"eval.opponents lists an opponent twice: {self.eval.opponents}")
         if not self.eval.opponents:
             raise ConfigError("eval.opponents must name at least one agent spec")
+        if not self.eval.final:
+            raise ConfigError("eval.final must name at least one agent spec")
         d = self.distributed
         if d.address and d.backend != "ray":
             raise ConfigError(f"distributed.address {d.address!r} is set but "
@@ -183,7 +188,8 @@ class Config:
 
     def agent_specs(self) -> list[tuple[str, str]]:
         """(key, agent spec) of every agent the run will build from its config."""
-        return [(f"eval.opponents[{i}]", spec) for i, spec in enumerate(self.eval.opponents)]
+        return ([(f"eval.opponents[{i}]", spec) for i, spec in enumerate(self.eval.opponents)]
+                + [(f"eval.final[{spec!r}]", spec) for spec in self.eval.final])
 
 
 # --------------------------------------------------------------------------- reading YAML
@@ -292,6 +298,11 @@ _TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str:
 
 
 def _typed(key: str, value, expected):
+    if typing.get_origin(expected) is dict:
+        _, item = typing.get_args(expected)
+        if not isinstance(value, dict) or not all(type(k) is str for k in value):
+            raise ConfigError(f"{key} must be a mapping of strings, got {_show(value)}")
+        return {k: _typed(f"{key}[{k!r}]", v, item) for k, v in value.items()}
     if typing.get_origin(expected) is list:
         (item,) = typing.get_args(expected)
         if not isinstance(value, list) or not all(type(v) is item for v in value):
@@ -318,6 +329,12 @@ def _checked(key: str, value, meta: typing.Mapping):
         for i, item in enumerate(value):
             if not item:
                 raise ConfigError(f"{key}[{i}] is an empty string")
+        return value
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if not name:
+                raise ConfigError(f"{key} names an empty agent spec")
+            _checked(f"{key}[{name!r}]", item, meta)
         return value
     if isinstance(value, str) and len(value) > 1000:
         raise ConfigError(f"{key} is longer than 1000 characters")

@@ -50,8 +50,8 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 
 from satellites_env.agents import Agent, make_agent
-from satellites_env.arena import (BASELINE_ELO, PairResult, elo_against, match,
-                                  play_pairing_game, rate_with_interval, wilson_interval)
+from satellites_env.arena import (BASELINE_ELO, PairResult, elo_against, play_pairing_game,
+                                  rate_with_interval, wilson_interval)
 
 from ..distributed.pool import GeneratorPool, PoolOwner, log_pool
 from .checkpoint import (VERSION, CheckpointError, check_counters, check_optimizer_state,
@@ -91,7 +91,7 @@ class Evaluation:
     progress: int  # the run's progress when it was taken (learner steps, positions)
     results: dict = field(default_factory=dict)  # key -> PairResult dict (see Trainer.players)
     minutes: float = 0.0  # training wall time then
-    final: bool = False  # the end-of-run evaluation (eval.final_games per opponent)
+    final: bool = False  # the end-of-run evaluation (eval.final)
 
     def win_rate(self, key: str) -> float:
         r = self.results[key]
@@ -119,21 +119,36 @@ class Evaluation:
 
 @dataclass(frozen=True)
 class Player:
-    """One of the learner's agents in an evaluation: `build(net)` makes it around a network
-    (picklable: it reaches Ray actors), `key` prefixes its results (`""`: the policy itself)."""
+    """One of the learner's agents in an evaluation. `key` prefixes its results (`""`: the
+    policy itself); `build(net)` makes it around a network; `network(shape)` is a blank
+    network of a shape; `batched(net, opponent, games, seed, max_moves)`, where given, plays
+    many games at once (each as `arena.play_pairing_game` would). All picklable: they reach
+    Ray actors and evaluation processes."""
 
     key: str
     build: Callable[[torch.nn.Module], Agent]
-    games: int
+    network: Callable[[dict], torch.nn.Module]
+    batched: Callable | None = None
+
+    def play(self, net: torch.nn.Module, opponent: str, opponent_seed: int, games: list[int],
+             seed: int, max_moves: int) -> list:
+        """Games `games` of the pairing (this player, `opponent`): [(index, record)]."""
+        if self.batched is not None:
+            return self.batched(net, opponent, games, seed, max_moves)
+        a, b = self.build(net), make_agent(opponent, seed=opponent_seed)
+        return [(i, play_pairing_game(a, b, i, seed, max_moves)) for i in games]
 
 
-def play_match_games(generator, build: Callable, opponent: str, games: list[int], seed: int,
-                     max_moves: int) -> list:
-    """Games `games` of the pairing `build(generator.net)` against `opponent`, as
-    `arena.match` plays them (each game reseeds both agents: a pure function of its index);
-    run by the pool on a generator, so evaluation spreads over its actors."""
-    a, b = build(generator.net), make_agent(opponent, seed=0)
-    return [(i, play_pairing_game(a, b, i, seed, max_moves)) for i in games]
+def play_match_games(generator, player: Player, *args) -> list:
+    """`player.play` on a generator's network (the pool runs it on its actors)."""
+    return player.play(generator.net, *args)
+
+
+def play_in_worker(shape: dict, weights: dict, player: Player, *args) -> list:
+    """`player.play` in an evaluation process, on a network of `shape` with `weights`."""
+    net = player.network(shape)
+    net.load_state_dict(weights)
+    return player.play(net.eval(), *args)
 
 
 def rng_state(rng: np.random.Generator) -> dict:
@@ -210,8 +225,10 @@ class Trainer(PoolOwner, abc.ABC):
         self.new_changes: dict[str, list] = {}  # changes accepted when this session resumed
         self._pool: GeneratorPool | None = None
         self._generator_states: list[dict] | None = None
+        self._eval_pool = None  # evaluation processes (with distributed.workers > 1)
         self.net: torch.nn.Module
         self.optimizer: torch.optim.Optimizer
+        torch.set_num_threads(config.threads)
         self.setup()
         self.resumed = False
         if self.checkpoint_path.exists() or resume:
@@ -238,7 +255,8 @@ class Trainer(PoolOwner, abc.ABC):
 
     @abc.abstractmethod
     def players(self, final: bool) -> list[Player]:
-        """The learner's agents to evaluate: the policy first (key ""), then others."""
+        """The learner's agents to evaluate: the policy first (key ""), then, at the end
+        (`final`), others."""
 
     @abc.abstractmethod
     def learner_payload(self) -> dict:
@@ -414,20 +432,22 @@ class Trainer(PoolOwner, abc.ABC):
 
     # ------------------------------------------------------------------ evaluation
 
-    def evaluate(self, games: int, final: bool = False) -> Evaluation:
-        """The learner's players against each evaluation opponent. The policy's first game
-        against the last opponent is kept in `sample_game`."""
+    def evaluate(self, *, final: bool = False) -> Evaluation:
+        """The learner's policy against each evaluation opponent (`eval.games` each), or, at
+        the end, each of its players against each final opponent (`eval.final`). The policy's
+        first game against the last opponent is kept in `sample_game`."""
         evaluation = Evaluation(self.progress, minutes=self.counters.seconds / 60, final=final)
         self.net.eval()
-        opponents, ev = self.config.eval.opponents, self.config.eval
+        ev = self.config.eval
+        opponents = ev.final if final else {spec: ev.games for spec in ev.opponents}
+        players = self.players(final) if final else self.players(False)[:1]
         with torch_threads_one():
-            for j, player in enumerate(self.players(final)):
-                count = games if j == 0 else player.games
-                if not count:
-                    continue
-                for k, spec in enumerate(opponents):
+            for j, player in enumerate(players):
+                for k, (spec, games) in enumerate(opponents.items()):
+                    if not games:
+                        continue
                     keep = j == 0 and k == len(opponents) - 1
-                    result = self._match(player, spec, self.config.seed + k, count,
+                    result = self._match(player, spec, self.config.seed + k, games,
                                          EVAL_SEED * (j + 1) + self.config.seed, ev.max_moves,
                                          self._keep_sample if keep else None)
                     evaluation.results[f"{player.key}:{spec}" if player.key else spec] = \
@@ -440,23 +460,52 @@ class Trainer(PoolOwner, abc.ABC):
 
     def _match(self, player: Player, opponent: str, opponent_seed: int, games: int, seed: int,
                max_moves: int, on_record=None) -> PairResult:
-        """`arena.match`; on Ray, with the games spread over the generators' actors (each
-        game is a pure function of its index: the same result)."""
-        if self.config.distributed.backend != "ray":
-            agent = player.build(self.net)
-            return match(agent, make_agent(opponent, seed=opponent_seed), games, seed=seed,
-                         max_moves=max_moves, on_record=on_record)
-        pool = self.generators
-        pool.set_weights(self.weights(), self.counters.iterations)
-        shares = [list(range(k, games, pool.workers)) for k in range(pool.workers)]
-        played = pool.run(play_match_games, [(player.build, opponent, share, seed, max_moves)
-                                             for share in shares])
+        """`arena.match` of the player against `opponent`: in this process; on Ray over the
+        generators' actors; with more than one worker otherwise, in that many processes. Each
+        game is a pure function of its index, so the results do not depend on where it ran."""
+        workers = self.config.distributed.workers
+        if self.config.distributed.backend == "ray":
+            pool = self.generators
+            pool.set_weights(self.weights(), self.counters.iterations)
+            shares = [list(range(k, games, pool.workers)) for k in range(pool.workers)]
+            played = pool.run(play_match_games, [(player, opponent, opponent_seed, share, seed,
+                                                  max_moves) for share in shares])
+        elif workers > 1 and games > 1:
+            shares = [list(range(k, games, workers)) for k in range(min(workers, games))]
+            weights = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
+            jobs = [self._evaluators(workers).submit(
+                play_in_worker, self.net.shape, weights, player, opponent, opponent_seed, share,
+                seed, max_moves) for share in shares]
+            played = [job.result() for job in jobs]
+        else:
+            played = [player.play(self.net, opponent, opponent_seed, list(range(games)), seed,
+                                  max_moves)]
         result = PairResult(player.build(self.net).spec, opponent)
         for i, record in sorted((pair for part in played for pair in part), key=lambda p: p[0]):
             result.add(record, a_is_red=i % 2 == 0)
             if on_record is not None:
                 on_record(i, record)
         return result
+
+    def _evaluators(self, workers: int):
+        """The evaluation processes (started on first use, kept until `close`): fresh
+        interpreters, one thread each, that the learner's numba and torch threads do not
+        follow into."""
+        if self._eval_pool is None:
+            from concurrent.futures import ProcessPoolExecutor
+            from multiprocessing import get_context
+
+            from satellites_env.arena import init_worker
+
+            self._eval_pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
+                                                  initializer=init_worker)
+        return self._eval_pool
+
+    def close(self) -> None:
+        super().close()
+        if self._eval_pool is not None:
+            self._eval_pool.shutdown()
+            self._eval_pool = None
 
     # ------------------------------------------------------------------ the loop
 
@@ -504,7 +553,7 @@ class Trainer(PoolOwner, abc.ABC):
                     evaluated = (self.counters.iterations % config.eval.every == 0
                                  and config.eval.games > 0)
                     if evaluated:
-                        evaluation = self.evaluate(config.eval.games)
+                        evaluation = self.evaluate()
                         self.history.append(evaluation)
                         self._log_evaluation(writer, evaluation)
                         status += "  " + _rates(evaluation)
@@ -530,7 +579,7 @@ class Trainer(PoolOwner, abc.ABC):
         self.save()
         self.console.print("final evaluation ...")
         tick = time.perf_counter()
-        final = self.evaluate(config.eval.final_games, final=True)
+        final = self.evaluate(final=True)
         eval_seconds = time.perf_counter() - tick
         self.history.append(final)
         self.finished = True
@@ -614,9 +663,11 @@ class Trainer(PoolOwner, abc.ABC):
                        "win rate (95% CI)"):
             table.add_column(column, justify="left" if column in ("player", "opponent")
                              else "right")
+        keys = {p.key for p in self.players(True) if p.key}
         for key, r in final.results.items():
-            player, _, opponent = key.rpartition(":") if key.split(":")[0] in {
-                p.key for p in self.players(True) if p.key} else ("", "", key)
+            player, _, opponent = key.partition(":")
+            if player not in keys:  # the policy's results are keyed by the opponent alone
+                player, opponent = "", key
             table.add_row(player or "policy", opponent, str(r["games"]), str(r["a_wins"]),
                           str(r["draws"]), str(r["b_wins"]),
                           rate_with_interval(r["a_wins"], r["games"]))

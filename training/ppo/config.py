@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from training.common.config import (MAX_MOVES, Config, ConfigError, DistributedConfig,
+from training.common.config import (MAX_MOVES, Config, ConfigError,
                                     EvalConfig, section, setting)
 
 
@@ -74,7 +74,6 @@ class PPOConfig(Config, learner="ppo"):
     selfplay: SelfPlayConfig = section(SelfPlayConfig)
     ppo: PPOUpdateConfig = section(PPOUpdateConfig)
     eval: EvalConfig = section(EvalConfig)
-    distributed: DistributedConfig = section(DistributedConfig)
 
     TOTAL = "total_steps"
     GAMES = "selfplay.envs"

@@ -54,7 +54,6 @@ class PPOTrainer(Trainer):
 
     def setup(self) -> None:
         config = self.config
-        torch.set_num_threads(config.threads)
         # Every random stream is seeded before anything draws from it, the network's initial
         # weights included: the same config gives the same run.
         random.seed(config.seed)
@@ -89,7 +88,7 @@ class PPOTrainer(Trainer):
                 "pool_version": self.snapshots_added}
 
     def players(self, final: bool) -> list[Player]:
-        return [Player("", policy_player, 0)]
+        return [Player("", policy_player, network_from_shape)]
 
     # ------------------------------------------------------------------ checkpoints
 

@@ -271,3 +271,26 @@ def test_the_network_plugs_into_the_uct_search_as_its_evaluator():
     agent = MCTSAgent(16, seed=0, evaluator=evaluator)
     result = match(agent, make_agent("random", seed=1), 2, seed=4, max_moves=120)
     assert result.a_wins == 2, result.as_dict()
+
+
+def test_search_games_played_all_at_once_are_the_search_agents_games():
+    """play_search_games finds the search's moves of every game in one batched search; each
+    game is the one `arena.play_pairing_game` plays with an `AZAgent` (same set-up, colours,
+    opponent seeds and moves)."""
+    from satellites_env.agents import make_agent
+    from satellites_env.arena import play_pairing_game
+    from training.alphazero.agent import play_search_games
+    from training.alphazero.config import AZSearchConfig
+
+    net = build_network(8, 1, seed=0)
+    settings = AZSearchConfig(max_considered=8, c_scale=1.0)
+    games = [0, 1, 2, 5]
+    batched = play_search_games(net, "greedy", games, 7, 60, simulations=6, settings=settings)
+    agent = AZAgent(net, simulations=6, settings=settings)
+    assert [i for i, _ in batched] == games
+    for i, record in batched:
+        alone = play_pairing_game(agent, make_agent("greedy", seed=0), i, 7, 60)
+        assert record.moves == alone.moves and record.start_spn == alone.start_spn
+        assert record.result == alone.result
+        side = "red" if i % 2 == 0 else "blue"
+        assert record.players[side] == "az-search:6"

@@ -21,8 +21,8 @@ TINY = {
     "model": {"channels": 8, "blocks": 1},
     "search": {"games": 4, "full_simulations": 4, "cheap_simulations": 2, "max_moves": 30},
     "replay": {"capacity": 500, "min_positions": 10, "batch_size": 16, "replay_ratio": 2.0},
-    "eval": {"every": 2, "games": 2, "opponents": ["random"], "final_games": 2,
-             "final_search_games": 2, "search_simulations": 2, "max_moves": 30},
+    "eval": {"every": 2, "games": 2, "opponents": ["random"], "final": {"random": 2},
+             "search_simulations": 2, "max_moves": 30},
 }
 
 
@@ -132,7 +132,7 @@ def test_overlap_plays_with_the_weights_before_the_steps_and_trains_every_batch(
     config = AZConfig.from_dict({**TINY, "overlap": True, "total_positions": 240,
                                   "positions_per_iteration": 120,
                                   "eval": {**TINY["eval"], "every": 100,
-                                           "final_search_games": 0}})
+                                           "search_simulations": 0}})
     trainer = AZTrainer(config, tmp_path / "a", console=quiet())
     try:
         trainer.iterate()  # the first batch is played; its steps come with the next iteration
