@@ -350,3 +350,42 @@ def test_fuzz_resuming_from_a_mutated_run_checkpoint_is_a_checkpoint_error(path,
             assert "config differs" in str(error), error
             return
         trainer.state_payload()  # a state that was accepted is whole
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.complex64, torch.float64])
+def test_weights_of_another_dtype_are_refused(tmp_path, dtype):
+    payload = net_payload()
+    name = next(iter(payload["model"]))
+    payload["model"][name] = payload["model"][name].to(dtype)
+    path = save_checkpoint(tmp_path / "odd.pt", payload)
+    with pytest.raises(CheckpointError, match=rf"{str(dtype)} tensor; the networks hold float32"):
+        network_from_checkpoint(load_checkpoint(path), path)
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("counters", "iterations"), 10**30, r"counters\.iterations must be a number in \[0, "),
+    (("finished",), "yes", "finished must be true or false"),
+    (("config_changes",), [{"changes": "seed"}], "config_changes must be a list"),
+])
+def test_absurd_run_fields_are_refused_at_resume(tmp_path, path, value, message):
+    run = tmp_path / "run"
+    run.mkdir()
+    torch.save(mutated(_run_checkpoint(), path, value, False), run / "checkpoint.pt")
+    with pytest.raises(CheckpointError, match=message):
+        PPOTrainer(tiny_config(), run, resume=True)
+
+
+def test_a_failing_final_evaluation_keeps_the_trained_network(tmp_path, monkeypatch):
+    trainer = PPOTrainer(tiny_config(), tmp_path / "run")
+    real = trainer.evaluate
+
+    def failing(*, final=False):
+        if final:
+            raise RuntimeError("an opponent failed")
+        return real(final=final)
+
+    monkeypatch.setattr(trainer, "evaluate", failing)
+    with pytest.raises(RuntimeError):
+        trainer.run()
+    saved = load_checkpoint(tmp_path / "run" / "final.pt")
+    assert all(torch.equal(saved["model"][k], v) for k, v in trainer.net.state_dict().items())

@@ -168,3 +168,28 @@ yaml_bits = st.sampled_from(["seed", "ppo", "model", ":", " ", "  ", "\n", "- ",
 @given(st.one_of(st.text(max_size=200), st.lists(yaml_bits, max_size=40).map("".join)))
 def test_fuzz_garbage_text_raises_only_config_errors(text):
     _load_text(text)
+
+
+@pytest.mark.parametrize("text, where", [
+    ("seed: 1\nseed: 2\n", "line 2, column 1: found duplicate key 'seed'"),
+    ("model:\n\tchannels: 8\n", "line 2, column 1: found character"),
+    ("seed: !!python/object/apply:os.system ['true']\n", "line 1, column 7: could not determine"),
+    ("? [1, 2]\n: 3\n", "found unhashable key"),
+])
+def test_yaml_errors_are_one_line_naming_the_file_and_line(tmp_path, text, where):
+    with pytest.raises(ConfigError) as error:
+        load_config(write(tmp_path, text))
+    message = str(error.value)
+    assert "\n" not in message and "x.yaml" in message and where in message, message
+
+
+def test_an_alias_bomb_is_refused_at_once(tmp_path):
+    levels = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for k, name in enumerate("bcdefgh"):
+        prev = "abcdefg"[k]
+        levels.append(f"{name}: &{name} [{', '.join(['*' + prev] * 9)}]")
+    text = "\n".join(levels) + "\neval: {opponents: *h}\nlearner: alphazero\n"
+    with pytest.raises(ConfigError):
+        config_from_dict(parse_yaml(text), check_agents=False)
+    with pytest.raises(ConfigError, match=r"eval.opponents must be a list of str"):
+        config_from_dict({"eval": {"opponents": parse_yaml(text)["h"]}})

@@ -147,15 +147,19 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
 
 
 def check_weights(weights: Any, path: str | Path = "?", key: str = "model") -> None:
-    """A state dict: str keys and floating-point tensors with finite values."""
+    """A state dict: str keys and float32 tensors with finite values (the networks' own
+    dtype: integer or complex weights would load cast, and play other moves)."""
     if not isinstance(weights, dict) or not all(
             isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()):
         raise CheckpointError(f"checkpoint {str(path)!r}: {key} must map parameter names to "
                               f"tensors")
     for name, tensor in weights.items():
-        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
-            raise CheckpointError(f"checkpoint {str(path)!r}: {key}[{name!r}] holds NaN or "
-                                  f"infinite values")
+        if tensor.dtype != torch.float32:
+            raise CheckpointError(f"checkpoint {str(path)!r}: {key}[{_clip(repr(name))}] is a "
+                                  f"{tensor.dtype} tensor; the networks hold float32")
+        if not torch.isfinite(tensor).all():
+            raise CheckpointError(f"checkpoint {str(path)!r}: {key}[{_clip(repr(name))}] holds "
+                                  f"NaN or infinite values")
 
 
 @contextmanager
@@ -185,13 +189,18 @@ def check_results(results: Any) -> None:
             raise ValueError(f"evaluation result for {opponent!r} has bad counts: {counts}")
 
 
+#: the largest counter a run can reach (a million positions a second for thirty years)
+MAX_COUNT = 10**15
+
+
 def check_counters(counters: Any, floats: tuple[str, ...] = ("seconds",)) -> None:
-    """Run counters from a checkpoint: ints >= 0, and finite numbers >= 0 for the keys in
-    `floats` (ValueError naming the counter)."""
+    """Run counters from a checkpoint: ints in [0, MAX_COUNT], and finite numbers in that
+    range for the keys in `floats` (ValueError naming the counter)."""
     for key, value in counters.items():
         number = type(value) in ((float, int) if key in floats else (int,))
-        if not number or not math.isfinite(value) or value < 0:
-            raise ValueError(f"counters.{key} must be a number >= 0, got {value!r}")
+        if not number or not math.isfinite(value) or not 0 <= value <= MAX_COUNT:
+            raise ValueError(f"counters.{key} must be a number in [0, {MAX_COUNT}], got "
+                             f"{_clip(repr(value))}")
 
 
 def check_optimizer_state(state: Any, params: list[torch.Tensor]) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import reprlib
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -254,8 +255,15 @@ def parse_yaml(text: str, name: str = "<config>") -> typing.Any:
     """The YAML document in `text` (ConfigError naming `name` when it is not one)."""
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as error:  # one line: where, and what
+        mark = error.problem_mark or error.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        what = " ".join(str(error.problem or error.context or "").split())
+        raise ConfigError(f"config file {name!r} is not valid YAML: {where}"
+                          f"{_clip(what, 200)}") from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"config file {name!r} is not valid YAML: {error}") from None
+        raise ConfigError(f"config file {name!r} is not valid YAML: "
+                          f"{_clip(' '.join(str(error).split()), 200)}") from None
     except Exception as error:  # noqa: BLE001 - PyYAML's constructors raise many kinds
         # e.g. ValueError for a timestamp such as 2001-02-30, RecursionError for nesting too
         # deep to read, IndexError for `!!float` with no value
@@ -367,8 +375,13 @@ def _clip(text: str, most: int = 60) -> str:
     return text if len(text) <= most else text[:most - 3] + "..."
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 5, 5, 60, 60
+
+
 def _show(value) -> str:
-    return _clip(repr(value))
+    """A bounded repr: a value read from YAML may be huge (aliases make it so cheaply)."""
+    return _clip(_REPR.repr(value))
 
 
 def config_from_dict(data: typing.Any, check_agents: bool = True) -> Config:

@@ -388,8 +388,13 @@ class Trainer(PoolOwner, abc.ABC):
         check_counters(asdict(counters), floats=floats)
         history = [Evaluation.checked(e) for e in payload["history"]]
         changes = payload.get("config_changes", [])
-        if not isinstance(changes, list):
-            raise TypeError("config_changes must be a list")
+        if not (isinstance(changes, list) and all(
+                isinstance(c, dict) and isinstance(c.get("changes"), dict)
+                and all(isinstance(k, str) and isinstance(v, list) and len(v) == 2
+                        for k, v in c["changes"].items()) for c in changes)):
+            raise TypeError("config_changes must be a list of {changes: {key: [old, new]}}")
+        if type(payload.get("finished", False)) is not bool:
+            raise TypeError("finished must be true or false")
         load_weights(self.net, payload["model"], path)
         self.restore_learner(payload, path)
         check_optimizer_state(payload["optimizer"], [
@@ -400,7 +405,7 @@ class Trainer(PoolOwner, abc.ABC):
             group["lr"] = lr  # the config's step size (or the learner's schedule), not the file's
         self.counters, self.history = counters, history
         self.config_changes = copy.deepcopy(changes)
-        self.finished = payload.get("finished", False) is True
+        self.finished = payload.get("finished", False)
         self._generator_states = self.check_generator_states(payload.get("generators"), path)
 
     def check_generator_states(self, states: Any, path: Path) -> list[dict] | None:
@@ -577,6 +582,7 @@ class Trainer(PoolOwner, abc.ABC):
         finally:
             writer.close()
         self.save()
+        self.save(self.run_dir / "final.pt")  # the trained network, whatever the evaluation does
         self.console.print("final evaluation ...")
         tick = time.perf_counter()
         final = self.evaluate(final=True)
