@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import rating
 from .agents import Agent, make_agent
 from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
 from .record import GameRecord
 
-Z95 = 1.959963984540054
+Z95 = rating.Z95
 
 
 def wilson_interval(successes: float, trials: int, z: float = Z95) -> tuple[float, float]:
@@ -48,7 +49,7 @@ def rate_with_interval(wins: int, games: int) -> str:
     return f"{wins / games:.1%} [{low:.1%}, {high:.1%}]"
 
 
-ELO_PER_NAT = 400 / math.log(10)
+ELO_PER_NAT = rating.ELO_PER_NAT
 #: Ratings of the baselines (random = 0), fitted from `satellites evaluate --agents random
 #: greedy mcts:200 --games 200 --seed 0` (results/baselines.json; a test keeps them equal):
 #: the fixed scale that learning curves rate a learner on.
@@ -57,28 +58,10 @@ BASELINE_ELO = {"random": 0.0, "greedy": 445.2, "mcts:200": 789.2}
 
 def elo_against(results: list[tuple[float, float, int]], z: float = Z95
                 ) -> tuple[float, float, float]:
-    """(Elo, low, high): the maximum-likelihood Bradley-Terry rating of one player from its
-    games against opponents of known rating, with a Wald interval (95% by default).
-
-    `results` holds (opponent Elo, score, games) per opponent, the score counting a draw as
-    half a win. Half a virtual draw per opponent keeps the rating finite when every game was
-    won (or lost), as `fit_elo`'s prior does.
-    """
-    games = [(elo / ELO_PER_NAT, score + 0.5, n + 1) for elo, score, n in results if n > 0]
-    if not games:
-        raise ValueError("elo_against needs at least one game")
-    theta = 0.0
-    for _ in range(100):  # Newton's method on the concave log-likelihood
-        p = [1 / (1 + math.exp(r - theta)) for r, _, _ in games]
-        gradient = sum(s - n * q for (_, s, n), q in zip(games, p))
-        information = sum(n * q * (1 - q) for (_, _, n), q in zip(games, p))
-        step = gradient / information
-        theta += max(-2.0, min(2.0, step))
-        if abs(step) < 1e-10:
-            break
-    p = [1 / (1 + math.exp(r - theta)) for r, _, _ in games]
-    half = z / math.sqrt(sum(n * q * (1 - q) for (_, _, n), q in zip(games, p)))
-    return theta * ELO_PER_NAT, (theta - half) * ELO_PER_NAT, (theta + half) * ELO_PER_NAT
+    """(Elo, low, high): the rating of one player from its games against opponents of known
+    rating, `results` holding (opponent Elo, score, games) per opponent
+    (:func:`satellites_env.rating.against_known`)."""
+    return rating.against_known(results, z)
 
 
 def play_game(red: Agent, blue: Agent, setup_seed: int,
@@ -269,29 +252,17 @@ def elo_anchor(agents: list[str], anchor: str = "random") -> str:
 
 
 def fit_elo(agents: list[str], pairs: list[PairResult], anchor: str = "random",
-            prior_games: float = 1.0, iterations: int = 2000) -> dict[str, float]:
-    """Bradley-Terry maximum likelihood ratings on the Elo scale (draws count half a win each).
-
-    `prior_games` virtual drawn games per pairing keep ratings finite when a pairing is
-    one-sided (100% wins has no finite maximum). `anchor` is fixed at 0 (`random` when present,
-    else the first agent).
-    """
+            prior_games: float = 1.0) -> dict[str, float]:
+    """Bradley-Terry maximum likelihood ratings on the Elo scale of a tournament's pairings
+    (:func:`satellites_env.rating.fit`: draws count half a win, `prior_games` virtual drawn
+    games per pairing, `anchor` fixed at 0 when it played, else the first agent)."""
     index = {a: i for i, a in enumerate(agents)}
-    n = len(agents)
-    wins = np.zeros((n, n))
+    scores = np.zeros((len(agents), len(agents)))
+    games = np.zeros_like(scores)
     for pair in pairs:
         i, j = index[pair.a], index[pair.b]
-        wins[i, j] += pair.a_wins + 0.5 * pair.draws + 0.5 * prior_games
-        wins[j, i] += pair.b_wins + 0.5 * pair.draws + 0.5 * prior_games
-    games = wins + wins.T
-    strength = np.ones(n)
-    for _ in range(iterations):  # minorisation-maximisation (Hunter 2004)
-        denominator = (games / (strength[:, None] + strength[None, :])).sum(axis=1)
-        updated = wins.sum(axis=1) / np.maximum(denominator, 1e-300)
-        updated /= np.exp(np.log(updated).mean())
-        if np.allclose(updated, strength, rtol=1e-10, atol=0):
-            strength = updated
-            break
-        strength = updated
-    base = strength[index[elo_anchor(agents, anchor)]]
-    return {a: float(400 * np.log10(strength[index[a]] / base)) for a in agents}
+        scores[i, j] += pair.a_wins + 0.5 * pair.draws
+        scores[j, i] += pair.b_wins + 0.5 * pair.draws
+        games[i, j] += pair.games
+        games[j, i] += pair.games
+    return rating.fit(agents, scores, games, elo_anchor(agents, anchor), prior_games).as_dict()

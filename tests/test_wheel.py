@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import site
 import subprocess
 import sys
@@ -49,8 +50,13 @@ def installed(tmp_path_factory):
     """(python of a fresh venv with the wheel installed, an empty work folder, environment)."""
     base = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", base / "dist", ROOT], ROOT, env)
+    built_before = (ROOT / "build").exists()
+    try:
+        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+             "-w", base / "dist", ROOT], ROOT, env)
+    finally:  # setuptools builds in the source tree: leave it as it was
+        if not built_before:
+            shutil.rmtree(ROOT / "build", ignore_errors=True)
     (wheel,) = (base / "dist").glob("satellites-*.whl")
     run([sys.executable, "-m", "venv", base / "venv"], base, env)
     python = base / "venv" / "bin" / "python"

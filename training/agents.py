@@ -58,9 +58,11 @@ def checkpoint_agent(argument: str, seed: int | None = None,
         raise AgentSpecError(f"agent spec {('checkpoint:' + argument)[:80]!r}: expected "
                              f"'checkpoint:PATH[:sample|:sample=T]'")
     where = resolve(path)
-    return PolicyAgent(network_from_checkpoint(load_payload(where), where), sample=sample,
-                       seed=seed, spec=f"checkpoint:{argument}",
-                       threads=threads, temperature=temperature)
+    agent = PolicyAgent(network_from_checkpoint(load_payload(where), where), sample=sample,
+                        seed=seed, spec=f"checkpoint:{argument}", threads=threads,
+                        temperature=temperature)
+    agent.source = where
+    return agent
 
 
 def az_agent(argument: str, seed: int | None = None) -> AZAgent:

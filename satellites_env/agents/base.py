@@ -7,7 +7,9 @@ id for the player to move. Agents are seedable and deterministic for a seed.
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
+from pathlib import Path
 
 import numpy as np
 
@@ -19,6 +21,8 @@ class Agent(ABC):
 
     #: the spec string that builds this agent again (`random`, `mcts:200`, ...)
     spec: str = ""
+    #: the file (or folder) a trained agent was loaded from; None for the others
+    source: Path | None = None
 
     def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)
@@ -31,6 +35,19 @@ class Agent(ABC):
     @abstractmethod
     def act(self, game: Game) -> int:
         """A legal action for the player to move in `game` (which must not be over)."""
+
+    def identity(self) -> str:
+        """What makes two agents the same player (a rating ladder's key): the spec, and for
+        an agent loaded from a file, that file's content instead of its path (a renamed file
+        is the same player, a changed one another)."""
+        if self.source is None:
+            return self.spec
+        name = self.spec.partition(":")[0]
+        return f"{name}:sha256={digest_of(self.source)}{self.settings_suffix()}"
+
+    def settings_suffix(self) -> str:
+        """The part of a file agent's identity beside its file (`:32` simulations, ...)."""
+        return ""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec}>"
@@ -51,3 +68,18 @@ def parse_int_argument(spec: str, name: str, argument: str | None, default: int)
     if value < 1:
         raise AgentSpecError(f"agent spec {spec!r}: {name} must be >= 1, got {value}")
     return value
+
+
+def digest_of(path: str | Path) -> str:
+    """The sha256 of a file's content, or of a folder's files (their relative paths and
+    contents, in sorted order)."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(str(file.relative_to(path)).encode() + b"\0")
+        with open(file, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()

@@ -143,6 +143,11 @@ class PolicyAgent(Agent):
         if seed is not None:
             self._generator.manual_seed(int(self.rng.integers(2**31)))
 
+    def settings_suffix(self) -> str:
+        if not self.sample:
+            return ""
+        return ":sample" if self.temperature == 1.0 else f":sample={self.temperature!r}"
+
     @torch.inference_mode()
     def act(self, game: Game) -> int:
         obs = observe(game.state, game.to_move, game.max_moves, self._work)
@@ -187,6 +192,8 @@ class AZAgent(Agent):
         if isinstance(path_or_payload, torch.nn.Module):
             self.net = path_or_payload.eval()
         else:
+            if not isinstance(path_or_payload, dict):
+                self.source = resolve(path_or_payload)
             payload = load_payload(path_or_payload)
             self.net = load_network(payload)
             settings = settings or search_settings(payload)
@@ -196,6 +203,9 @@ class AZAgent(Agent):
                     f":{self.simulations}"
         self._search: BatchedSearch | None = None
         self._evaluate = Evaluator(self.net)
+
+    def settings_suffix(self) -> str:
+        return f":{self.simulations}"
 
     def _search_for(self, max_moves: int) -> BatchedSearch:
         if self._search is None or self._search.max_moves != max_moves:

@@ -58,6 +58,7 @@ class RLlibAgent(Agent):
                                  f"{space})") from None
         self.flatten = len(shape) == 1
         self.spec = f"rllib:{path}"
+        self.source = path
         self.threads = default_threads() if threads is None else int(threads)
         self._torch = torch
         self._observers: dict[int, Observer] = {}

@@ -1,0 +1,130 @@
+"""Ratings: Bradley-Terry by maximum likelihood on the Elo scale, with 95% intervals and the
+likelihood of superiority, as Ordo and BayesElo report them.
+
+The model: player i beats player j with probability 1 / (1 + 10^((r_j - r_i) / 400)). A draw
+counts as half a win each way. Every pairing that played also gets `prior_games` virtual
+drawn games (BayesElo's prior, one game by default), which keeps the ratings finite when a
+pairing is one-sided; with a few hundred games its pull is a few Elo. One player, the anchor,
+is fixed at 0 (`random` where it played).
+
+Intervals come from the likelihood's curvature: the covariance of the ratings is the inverse
+of the observed information (the Hessian of the negative log-likelihood) over the free
+ratings, and an interval is the rating +- 1.96 standard deviations (a Wald interval). The
+likelihood of superiority of i over j is Phi((r_i - r_j) / sd(r_i - r_j)), the probability,
+under the same normal approximation, that i is the stronger.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+ELO_PER_NAT = 400 / math.log(10)
+Z95 = 1.959963984540054
+
+
+@dataclass
+class Ratings:
+    """A fit: `elo[i]` of `players[i]` (the anchor at 0), their covariance (Elo^2)."""
+
+    players: list[str]
+    elo: np.ndarray
+    covariance: np.ndarray
+    anchor: str
+
+    def rating(self, player: str) -> float:
+        return float(self.elo[self.players.index(player)])
+
+    def interval(self, player: str, z: float = Z95) -> tuple[float, float]:
+        """The (low, high) interval of a player's rating (95% by default)."""
+        i = self.players.index(player)
+        half = z * math.sqrt(max(self.covariance[i, i], 0.0))
+        return float(self.elo[i] - half), float(self.elo[i] + half)
+
+    def superiority(self, a: str, b: str) -> float:
+        """The likelihood that `a` is stronger than `b`."""
+        i, j = self.players.index(a), self.players.index(b)
+        variance = self.covariance[i, i] + self.covariance[j, j] - 2 * self.covariance[i, j]
+        difference = self.elo[i] - self.elo[j]
+        if variance <= 0:
+            return 0.5 if difference == 0 else float(difference > 0)
+        return 0.5 * (1 + math.erf(difference / math.sqrt(2 * variance)))
+
+    def as_dict(self) -> dict[str, float]:
+        return {p: float(r) for p, r in zip(self.players, self.elo)}
+
+
+def fit(players: list[str], scores: np.ndarray, games: np.ndarray, anchor: str | None = None,
+        prior_games: float = 1.0, iterations: int = 200) -> Ratings:
+    """Bradley-Terry ratings of `players` from `scores[i, j]` (i's score against j: wins plus
+    half the draws) and `games[i, j]` (games between them, symmetric). `anchor` is fixed at 0
+    (default: `random` when it is a player, else the first player)."""
+    n = len(players)
+    scores = np.asarray(scores, dtype=np.float64)
+    games = np.asarray(games, dtype=np.float64)
+    if scores.shape != (n, n) or games.shape != (n, n) or not np.allclose(games, games.T):
+        raise ValueError("scores and games must be n x n, games symmetric")
+    anchor = anchor if anchor is not None else ("random" if "random" in players else players[0])
+    fixed = players.index(anchor)
+    played = games > 0
+    scores = scores + 0.5 * prior_games * played
+    games = games + prior_games * played
+    free = [i for i in range(n) if i != fixed]
+    theta = np.zeros(n)  # natural-log strengths
+    for _ in range(iterations):  # Newton's method on the concave log-likelihood
+        gradient, hessian = _derivatives(theta, scores, games)
+        g, h = gradient[free], hessian[np.ix_(free, free)]
+        if not free:
+            break
+        try:
+            step = np.linalg.solve(h, -g)
+        except np.linalg.LinAlgError:
+            step = -np.linalg.lstsq(h, g, rcond=None)[0]
+        step = np.clip(step, -2.0, 2.0)
+        theta[free] += step
+        if np.abs(step).max() < 1e-12:
+            break
+    _, hessian = _derivatives(theta, scores, games)
+    covariance = np.zeros((n, n))
+    if free:
+        information = -hessian[np.ix_(free, free)]
+        covariance[np.ix_(free, free)] = np.linalg.pinv(information) * ELO_PER_NAT ** 2
+    return Ratings(list(players), (theta - theta[fixed]) * ELO_PER_NAT, covariance, anchor)
+
+
+def _derivatives(theta: np.ndarray, scores: np.ndarray, games: np.ndarray):
+    """Gradient and Hessian of the log-likelihood in the natural-log strengths."""
+    p = 1 / (1 + np.exp(theta[None, :] - theta[:, None]))  # p[i, j]: i beats j
+    gradient = (scores - games * p).sum(axis=1)
+    w = games * p * (1 - p)
+    hessian = w.copy()
+    np.fill_diagonal(hessian, 0.0)
+    hessian[np.diag_indices_from(hessian)] = -w.sum(axis=1) + np.diag(w)
+    return gradient, hessian
+
+
+def against_known(results: list[tuple[float, float, int]], z: float = Z95,
+                  prior_games: float = 1.0) -> tuple[float, float, float]:
+    """(Elo, low, high): one player's rating from its games against opponents of known, fixed
+    ratings; `results` holds (opponent Elo, score, games) per opponent."""
+    if not any(n > 0 for _, _, n in results):
+        raise ValueError("a rating needs at least one game")
+    elo = np.array([0.0] + [r for r, _, _ in results]) / ELO_PER_NAT
+    score = np.array([s for _, s, n in results], dtype=np.float64)
+    count = np.array([n for _, _, n in results], dtype=np.float64)
+    played = count > 0
+    score, count = score + 0.5 * prior_games * played, count + prior_games * played
+    theta = 0.0
+    for _ in range(200):
+        p = 1 / (1 + np.exp(elo[1:] - theta))
+        gradient = float((score - count * p).sum())
+        information = float((count * p * (1 - p)).sum())
+        step = max(-2.0, min(2.0, gradient / information))
+        theta += step
+        if abs(step) < 1e-12:
+            break
+    p = 1 / (1 + np.exp(elo[1:] - theta))
+    half = z / math.sqrt(float((count * p * (1 - p)).sum()))
+    return theta * ELO_PER_NAT, (theta - half) * ELO_PER_NAT, (theta + half) * ELO_PER_NAT
