@@ -547,6 +547,104 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
 # --------------------------------------------------------------------------- main
 
 
+# --------------------------------------------------------------------------- ladder
+
+
+def _ladder(path: Path, create: bool, seed: int | None = None, max_moves: int | None = None):
+    from .core.board import DEFAULT_MAX_MOVES
+    from .ladder import Ladder
+
+    ladder = Ladder(path, create=create, seed=0 if seed is None else seed,
+                    max_moves=DEFAULT_MAX_MOVES if max_moves is None else max_moves)
+    for option, asked, held in (("--seed", seed, ladder.seed),
+                                ("--max-moves", max_moves, ladder.max_moves)):
+        if asked is not None and asked != held:
+            ladder.close()
+            raise CliError(f"the ladder {str(path)!r} was made with {option} {held}; its games "
+                           f"are only comparable under one setting")
+    return ladder
+
+
+def _progress_bar(label: str):
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, disable=not console.is_terminal)
+
+
+def ladder_add(db: Path, specs: list[str], name: str | None, seed: int | None = None,
+               max_moves: int | None = None) -> None:
+    """`satellites ladder add SPEC ...`: agents join the ladder (created if missing, with
+    `seed` and `max_moves`)."""
+    if name is not None and len(specs) != 1:
+        raise CliError("--name names one agent: give one SPEC with it")
+    with _ladder(db, True, seed, max_moves) as ladder:
+        for spec in specs:
+            entry = ladder.add(spec, name=name)
+            held = "" if name is None or entry.name == name else \
+                f" already, by this name (--name {name} left unused)"
+            say(f"{entry.name}: on the ladder{held}, identity {entry.key[:60]}")
+
+
+def ladder_run(db: Path, games: int, workers: int, ray: str | None) -> None:
+    """`satellites ladder run`: play every game the ladder's pairs still lack."""
+    with _ladder(db, create=False) as ladder, _progress_bar("games") as progress:
+        task = progress.add_task("games", total=None)
+        stored = ladder.run(games, workers, ray,
+                            lambda done, total: progress.update(task, completed=done,
+                                                                total=total))
+    say(f"{stored} games played and stored in {db}")
+    ladder_show(db, None, False, False)
+
+
+def ladder_rate(db: Path, spec: str, games: int, workers: int, ray: str | None,
+                name: str | None) -> None:
+    """`satellites ladder rate SPEC`: one agent's rating against the ladder's fixed ratings."""
+    with _ladder(db, create=False) as ladder, _progress_bar("games") as progress:
+        task = progress.add_task("games", total=None)
+        result = ladder.rate(spec, games, workers, ray,
+                             lambda done, total: progress.update(task, completed=done),
+                             name=name)
+    table = Table(title=Text(f"{result.name}: Elo {result.elo:+.0f} "
+                             f"[{result.low:+.0f}, {result.high:+.0f}] (95%), against the "
+                             f"ladder's fixed ratings"))
+    table.add_column("opponent")
+    table.add_column("games", justify="right")
+    for opponent, count in result.games.items():
+        table.add_row(Text(opponent), str(count))
+    console.print(table)
+
+
+def ladder_show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> None:
+    """`satellites ladder show`: the ratings, intervals and games (a table, JSON, CSV, or an
+    HTML leaderboard)."""
+    from .web.leaderboard import standings, write_leaderboard
+
+    with _ladder(db, create=False) as ladder:
+        table = standings(ladder)
+        if html is not None:
+            index = write_leaderboard(ladder, html)
+            say(f"leaderboard: {index}")
+    if as_json:
+        print(json.dumps(table, indent=1))
+        return
+    if as_csv:
+        columns = ("rank", "name", "spec", "elo", "low", "high", "games", "score", "los_next")
+        print(",".join(columns))
+        for row in table["agents"]:
+            print(",".join(json.dumps(row[c]) if isinstance(row[c], str) else
+                           ("" if row[c] is None else str(row[c])) for c in columns))
+        return
+    out = Table(title=Text(f"Ladder {db}: {table['games']} games, Elo {table['anchor']} = 0, "
+                           f"95% intervals"))
+    for column in ("#", "agent", "Elo", "95% interval", "games", "score", "LOS next"):
+        out.add_column(column, justify="left" if column == "agent" else "right")
+    for row in table["agents"]:
+        out.add_row(str(row["rank"]), Text(row["name"]), f"{row['elo']:+.0f}",
+                    f"[{row['low']:+.0f}, {row['high']:+.0f}]", str(row["games"]),
+                    "" if row["score"] is None else f"{100 * row['score']:.1f}%",
+                    "" if row["los_next"] is None else f"{100 * row['los_next']:.1f}%")
+    console.print(out)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="satellites", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -627,6 +725,39 @@ def build_parser() -> argparse.ArgumentParser:
                     help="GIF frame size in pixels, 64-4096")
     dm.add_argument("--red", default="greedy", help="agent spec playing red")
     dm.add_argument("--blue", default="random", help="agent spec playing blue")
+
+    ld = sub.add_parser("ladder", help="a rating ladder: every game in a database, ratings "
+                        "with 95%% intervals")
+    steps = ld.add_subparsers(dest="ladder", required=True)
+    db_help = "the ladder's database (default ladder.db)"
+    la = steps.add_parser("add", help="add agents to the ladder (it is created if missing)")
+    la.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs")
+    la.add_argument("--name", help="the agent's name on the ladder (one SPEC; default: SPEC)")
+    la.add_argument("--seed", type=SEED, help="a new ladder's seed: every game's set-up "
+                    "follows from it and the pair (default 0)")
+    la.add_argument("--max-moves", type=MAX_MOVES, help="a new ladder's "
+                    "move cap per game (default 400, R20)")
+    lr = steps.add_parser("run", help="play the games each pair of agents still lacks")
+    lr.add_argument("--games-per-pair", type=int_in(1, 100_000), default=20,
+                    help="games per pair of agents, colours balanced (default 20)")
+    lq = steps.add_parser("rate", help="rate one agent against the ladder's fixed ratings")
+    lq.add_argument("spec", metavar="SPEC", help="the agent spec to rate")
+    lq.add_argument("--games", type=int_in(2, 100_000), default=200,
+                    help="games to play (default 200)")
+    lq.add_argument("--name", help="its name in the database (default: SPEC)")
+    for command in (lr, lq):
+        command.add_argument("--workers", type=WORKERS, default=1,
+                             help="games in parallel (processes, or Ray actors with --ray)")
+        command.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                             type=ray_address, help="play the games in Ray actors (a local "
+                             "Ray, or the cluster at ADDRESS)")
+    ls = steps.add_parser("show", help="the ratings, intervals, games and head-to-head matrix")
+    ls.add_argument("--html", type=Path, help="write the leaderboard page (and every game's "
+                    "replay) into this folder")
+    ls.add_argument("--json", action="store_true", help="print the table as JSON")
+    ls.add_argument("--csv", action="store_true", help="print the ratings as CSV")
+    for command in (la, lr, lq, ls):
+        command.add_argument("--db", type=Path, default=Path("ladder.db"), help=db_help)
     return parser
 
 
@@ -651,6 +782,17 @@ def run_command(args: argparse.Namespace) -> None:
         replay(args.record, args.gif, args.boards, args.frame_size, args.fps, args.html)
     elif args.command == "demo":
         demo(args.seed, args.max_moves, args.gif, args.frame_size, args.red, args.blue)
+    elif args.command == "ladder":
+        if args.ladder == "add":
+            ladder_add(args.db, args.specs, args.name, args.seed, args.max_moves)
+        elif args.ladder == "run":
+            ladder_run(args.db, args.games_per_pair, args.workers, args.ray)
+        elif args.ladder == "rate":
+            ladder_rate(args.db, args.spec, args.games, args.workers, args.ray, args.name)
+        else:
+            if args.json and args.csv:
+                raise CliError("--json and --csv: choose one")
+            ladder_show(args.db, args.html, args.json, args.csv)
 
 
 def main(argv: list[str] | None = None) -> int:

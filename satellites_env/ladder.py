@@ -381,6 +381,12 @@ class Ladder:
         return self.play(self._pairs(self.agents()), games_per_pair, workers, ray_address,
                          progress)
 
+    def game_rows(self) -> list[tuple[int, int, int, GameRecord]]:
+        """(game id, agent a's id, agent b's id, record) of every game, in the order played."""
+        return [(row[0], row[1], row[2],
+                 GameRecord.from_dict(json.loads(row[3]), f"ladder game {row[0]}"))
+                for row in self.db.execute("SELECT id, a, b, record FROM games ORDER BY id")]
+
     def records(self, agent: Entry | None = None) -> list[tuple[int, GameRecord]]:
         """(game id, record) of every game, or of `agent`'s games."""
         query = "SELECT id, record FROM games"
