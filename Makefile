@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install train test demo bench clean
+.PHONY: install train test docs ladder demo bench clean
 
 install: $(STAMP)
 
@@ -22,6 +22,17 @@ train: $(STAMP)
 	$(VENV)/bin/satellites train --config az_quick --out runs/az_quick \
 		$(if $(wildcard runs/az_quick/checkpoint.pt),--resume)
 
+# The documentation site (MkDocs, Material) into site/; `make test` builds it too, strictly.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
+# The shipped rating scale: every pair of these agents, 20 games each, into ladders/scale.db
+# (only missing games are played, so an interrupted build continues).
+LADDER_AGENTS := random greedy mcts:50 mcts:200 mcts:1000 checkpoint:pretrained az:pretrained:32
+ladder: $(STAMP)
+	$(VENV)/bin/satellites ladder add $(LADDER_AGENTS) --db ladders/scale.db
+	$(VENV)/bin/satellites ladder run --games-per-pair 20 --workers 2 --db ladders/scale.db
+
 demo: $(STAMP)
 	$(VENV)/bin/satellites demo --seed 0 --gif game.gif
 
@@ -31,4 +42,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/batched_engine.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info
