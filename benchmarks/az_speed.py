@@ -1,7 +1,7 @@
 """Speed of the Gumbel AlphaZero self-play: network evaluations/s, searched positions/s,
 games/s, and where the time goes (engine, tree, network), printed as a table.
 
-    .venv/bin/python benchmarks/az_speed.py [--config configs/az_quick.yaml] [--games 128]
+    .venv/bin/python benchmarks/az_speed.py [--config az_quick] [--games 128]
         [--channels 32] [--blocks 2] [--full 16] [--cheap 4] [--fraction 0.25] [--steps 300]
         [--threads 1] [--torch-threads 1]
 
@@ -91,9 +91,9 @@ def main() -> None:
     torch.set_num_threads(args.torch_threads)
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     if args.config:
-        from training.common.config import load_config as load_az_config
+        from training.common.config import load_config
 
-        run = load_az_config(args.config)
+        run = load_config(args.config)
         model, config = run.model, run.search
     else:
         model = AZModelConfig(channels=args.channels, blocks=args.blocks)

@@ -1,6 +1,6 @@
 """Speed of the network's two trunks, GroupNorm against norm-free (`model.norm`), in one process.
 
-    .venv/bin/python benchmarks/az_trunk.py [--config configs/az_quick.yaml] [--rounds 6]
+    .venv/bin/python benchmarks/az_trunk.py [--config az_quick] [--rounds 6]
         [--threads 2]
 
 Both networks have the config's shape and heads and differ only in `model.norm` (`group`:
@@ -28,7 +28,7 @@ from tqdm import tqdm
 from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS
 from satellites_env.observation import observe
-from training.common.config import load_config as load_az_config
+from training.common.config import load_config
 from training.alphazero.network import network_for
 from training.alphazero.trainer import policy_value_loss
 
@@ -61,11 +61,12 @@ def training_batch(positions: dict, size: int, policy_share: float, seed: int = 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="configs/az_quick.yaml")
+    parser.add_argument("--config", default="az_quick",
+                        help="a shipped config's name or a YAML path")
     parser.add_argument("--rounds", type=int, default=6, help="alternating rounds (first: warm-up)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads of the steps")
     args = parser.parse_args()
-    config = load_az_config(args.config)
+    config = load_config(args.config)
     infer_batch = config.search.games // max(1, config.distributed.workers)
     positions = random_positions(max(infer_batch, config.replay.batch_size) * 4,
                                  config.search.max_moves)

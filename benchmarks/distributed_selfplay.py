@@ -3,9 +3,9 @@
 What the trainer does for each update, without the learning step: broadcast the weights, then
 `generate(n)` over the workers, with the model and self-play settings of a config.
 
-* `--learner ppo` (default; configs/quick.yaml): n = `ppo.steps_per_update` learner
+* `--learner ppo` (default; the quick config): n = `ppo.steps_per_update` learner
   decisions; env steps/s, games/s, learner steps/s; then one PPO update timed;
-* `--learner alphazero` (configs/az_quick.yaml): n = `positions_per_iteration` searched
+* `--learner alphazero` (the az_quick config): n = `positions_per_iteration` searched
   positions; positions/s, network evaluations/s, games/s; then one iteration's gradient steps
   timed.
 
@@ -30,7 +30,6 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import torch
@@ -42,7 +41,6 @@ from training.alphazero.network import PolicyValueNet
 from training.distributed.pool import GeneratorPool
 from training.ppo.selfplay import make_generator
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -170,9 +168,9 @@ def az_train_seconds(config, iterations: int = 3) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learner", choices=("ppo", "alphazero"), default="ppo")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="default: configs/quick.yaml (ppo), configs/az_quick.yaml "
-                             "(alphazero)")
+    parser.add_argument("--config", default=None,
+                        help="a shipped config's name or a YAML path (default: quick for ppo, "
+                             "az_quick for alphazero)")
     parser.add_argument("--rounds", type=int, default=20, help="measured updates per case")
     parser.add_argument("--cases", nargs="+", default=["local:1", "ray:1", "local:2", "ray:2"],
                         help="BACKEND:WORKERS")
@@ -185,14 +183,10 @@ def main() -> None:
                         help="Ray cluster to join for the ray cases (default: a local Ray)")
     args = parser.parse_args()
     if args.learner == "ppo":
-        args.config = args.config or ROOT / "configs" / "quick.yaml"
-        config = load_config(args.config)
+        config = load_config(args.config or "quick")
         learner = ppo_learner(config)
     else:
-        from training.alphazero.config import load_az_config
-
-        args.config = args.config or ROOT / "configs" / "az_quick.yaml"
-        config = load_az_config(args.config)
+        config = load_config(args.config or "az_quick")
         learner = alphazero_learner(config)
     console = Console()
     rank = next(iter(learner.rates.values()))

@@ -663,7 +663,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("evaluate", help="round-robin tournament between agents")
     ev.add_argument("--agents", nargs="+", required=True,
-                    help="agent specs: random, greedy, mcts:N, checkpoint:PATH")
+                    help="agent specs: random, greedy, mcts:N, checkpoint:PATH, "
+                    "az:PATH[:SIMS], rllib:PATH")
     ev.add_argument("--games", type=GAMES, default=100,
                     help="games per pairing, 1-1000000 (colors balanced; default 100)")
     ev.add_argument("--seed", type=SEED, default=0, help="seed of the set-ups and agents, "

@@ -25,7 +25,7 @@ Two levels:
 >>> from satellites_env.core import engine
 >>> state = engine.init(seed=0)
 >>> mask = engine.legal_action_mask(state)
->>> state = engine.step(state, int(mask.nonzero()[0][0]))
+>>> state = engine.step(state, int(mask.argmax()))  # the first legal action
 >>> engine.status(state), engine.rewards(state).tolist()
 (0, [0.0, 0.0])
 """

@@ -19,6 +19,7 @@ rules would make them strings), and an int key accepts a float with an integral 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import re
 import reprlib
@@ -471,7 +472,8 @@ def reference() -> str:
              "the key, reported before anything runs. This page is written by",
              "`python -m training.common.config > docs/configs.md` (a test checks it).", ""]
     for learner, cls in Config.LEARNERS.items():
-        lines += [f"## `learner: {learner}`", "", (cls.__doc__ or "").strip(), "",
+        lines += [f"## `learner: {learner}`", "", " ".join(inspect.cleandoc(cls.__doc__ or
+                                                                            "").split()), "",
                   "| key | default | range | meaning |", "| --- | --- | --- | --- |"]
         lines += [_row(key, f) for key, f in _fields(cls, "")]
         lines.append("")
@@ -501,5 +503,7 @@ def _row(key: str, f) -> str:
     return f"| `{key}` | `{shown}` | {span} | {meta.get('doc', '')} |"
 
 
-if __name__ == "__main__":
-    print(reference())
+if __name__ == "__main__":  # the registered learners live in the imported module, not here
+    from training.common.config import reference as _reference
+
+    print(_reference())

@@ -14,7 +14,7 @@ pool: it wraps `training.alphazero.selfplay.SelfPlay` with this worker's share o
 ``search.games`` (``split(games, workers)[worker]``) and a network whose weights come by
 ``set_weights(state_dict, version)``; a sample is one searched position of a game that ended
 during the call: ``SampleBatch.samples`` is a dict of the arrays `SelfPlay` gave the replay
-buffer's ``add`` (states, actions, policy, value, policy_weight, ownership: whatever ``add``
+buffer's ``add`` (states, actions, policy, value, policy_weight: whatever ``add``
 takes, by name), concatenated in the order added, so that the learner's
 ``ReplayBuffer.add(**samples)``, batch after batch in worker order, stores what one
 ``SelfPlay.play(n, evaluate, buffer)`` would; ``count`` is the positions in it; ``counters``

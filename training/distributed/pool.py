@@ -7,7 +7,7 @@ input is the same whichever worker finished first (a run without faults is repro
 any backend, and the three give the same run for the same worker count).
 
 `thread` pays off where the generators' hot loops release the GIL (AlphaZero's: torch
-operators and `nogil` numba kernels; measured in docs/alphazero.md); each of its threads runs
+operators and `nogil` numba kernels; see docs/training/alphazero.md); each of its threads runs
 numba with one thread, and the pool refuses numba's `workqueue` layer, which aborts the
 process when two threads launch parallel kernels at once.
 
@@ -92,9 +92,8 @@ def one_thread_each() -> None:
     Both counts are per thread. A new thread's first torch operator runs with OpenMP's default
     team (all cores) unless torch's count is set before it, and that team's idle helper then
     stays for the thread's life. Beside two such idle helpers the learner's two-thread gradient
-    steps ran slower (az_quick: 61.0 ms a step against 41.2 ms without them, medians of four
-    alternating pairs, `benchmarks/az_step_threads.py`; likely OpenMP's shorter spin once it
-    holds more threads than cores)."""
+    steps ran slower (az_quick: 61.0 ms a step against 41.2 ms without them; likely OpenMP's
+    shorter spin once it holds more threads than cores)."""
     import numba
     import torch
 

@@ -53,7 +53,8 @@ class PPOUpdateConfig:
     epochs: int = setting(4, 1, 100, doc="passes over the collected transitions")
     minibatch: int = setting(512, 1, 65_536, doc="transitions per gradient step")
     learning_rate: float = setting(3e-4, 0.0, 1.0, low_open=True, doc="Adam step size")
-    anneal_lr: bool = setting(False, doc="decay the step size linearly to 0 over total_steps")
+    anneal_lr: bool = setting(False, doc="decay the step size linearly to 2% of itself over "
+                                         "total_steps")
     gamma: float = setting(0.99, 0.0, 1.0, doc="discount per own decision")
     gae_lambda: float = setting(0.95, 0.0, 1.0, doc="GAE bias/variance trade-off")
     clip: float = setting(0.2, 0.0, 1.0, low_open=True, high_open=True, doc="PPO ratio clip")
