@@ -21,7 +21,7 @@ from satellites_env.observation import N_PLANES, PLANE_INDEX, PLANES
 
 from play_helpers import find_game, purposeful_action
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ENVS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "envs.md"
 
 
 def play_out(env, rng, max_steps=2000):
@@ -325,8 +325,8 @@ def test_notation_helpers_round_trip():
         assert raw.notation_to_actions(raw.action_to_notation(int(action))) == [int(action)]
 
 
-def test_readme_documents_every_plane():
-    text = README.read_text()
+def test_the_envs_page_documents_every_plane():
+    text = ENVS_PAGE.read_text()
     rows = re.findall(r"^\| (\d+) \| `(\w+)` \|", text, flags=re.M)
     assert [(int(i), name) for i, name in rows] == [(i, n) for i, (n, _) in enumerate(PLANES)]
 

@@ -1,0 +1,60 @@
+"""The documentation site builds without a warning (`mkdocs build --strict`: a broken link or
+an API reference that does not resolve fails), its Python examples run as printed, and the
+configuration reference is the one the config system writes."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.rglob("*.md"))
+
+def python_blocks() -> list[tuple[str, str]]:
+    """(page, block) for every ```python block of the site."""
+    return [(str(page.relative_to(ROOT)), block) for page in PAGES
+            for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S)]
+
+PROGRAMS = [(page, b) for page, b in python_blocks() if b.startswith(("import", "from"))]
+
+def test_the_site_builds_strictly(tmp_path):
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    if not mkdocs.exists():
+        pytest.skip("mkdocs is not installed (the `dev` extra installs it)")
+    result = subprocess.run([str(mkdocs), "build", "--strict", "--site-dir", str(tmp_path)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert (tmp_path / "index.html").is_file() and (tmp_path / "reference").is_dir()
+
+def test_fragments_are_marked():
+    assert len(PROGRAMS) >= 5
+    for page, block in python_blocks():
+        if not block.startswith(("import", "from")):
+            text = (ROOT / page).read_text()
+            before = text[:text.index(block)].rstrip().rsplit("\n", 3)[-3:]
+            assert any("fragment" in line for line in before), (page, block[:60])
+
+@pytest.mark.parametrize("page, program", PROGRAMS,
+                         ids=[f"{page}:{k}" for k, (page, _) in enumerate(PROGRAMS)])
+def test_the_sites_programs_run(page, program, tmp_path):
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                            timeout=600, cwd=tmp_path)
+    assert result.returncode == 0, f"{page}\n{result.stderr[-2000:]}"
+
+def test_the_configuration_reference_is_the_config_systems():
+    from training.common.config import reference
+
+    assert (DOCS / "configs.md").read_text() == reference() + "\n", \
+        "regenerate it: python -m training.common.config > docs/configs.md"
+
+def test_no_page_links_to_a_missing_file():
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            assert (page.parent / target).exists(), (str(page), target)
