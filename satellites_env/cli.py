@@ -7,15 +7,19 @@ Errors and guarantees: a bad argument, agent spec, record, position, config, che
 output path ends with one `error: ...` line and exit status 2 (never a traceback); Ctrl-C
 ends with status 130. Output paths are checked before any game is played, and a finished
 game or tournament is never lost: if writing it still fails at the end, it goes to a fresh
-file in the current folder (or the temp folder) and the message says where.
+file in the current folder (or the temp folder) and the message says where. Outputs are
+renamed into place and never replace a folder, a special file (FIFO, device, socket) or a
+symbolic link (:mod:`satellites_env.files`).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -34,6 +38,7 @@ from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
 from .core.notation import NotationError
 from .core.engine import IllegalActionError
+from .files import FileKindError, check_output, kind_of, write_output
 from .record import GameRecord
 
 from .arena import TournamentResult, rate_with_interval, run_tournament
@@ -117,6 +122,12 @@ def _show(path: Path) -> str:
     return repr(str(path))
 
 
+def _kind_of(path: Path) -> str:
+    """'a file', 'a FIFO (named pipe)', ...: what is at an existing path that is no folder."""
+    mode = path.stat().st_mode
+    return "a file" if stat.S_ISREG(mode) else kind_of(mode)
+
+
 def _nearest_existing(folder: Path) -> Path:
     folder = folder.absolute()
     while not folder.exists() and folder != folder.parent:
@@ -131,19 +142,26 @@ def _probe_folder(folder: Path) -> None:
 
 
 def check_output_file(path: Path, option: str, example: str) -> None:
-    """Refuse, before any work, an output file that is a folder or cannot be written."""
-    if path.is_dir():
+    """Refuse, before any work, an output file that is a folder, a special file (a FIFO, a
+    device), a symbolic link, or cannot be written (:mod:`satellites_env.files`: outputs are
+    renamed into place, never written through a link or into a device)."""
+    if path.is_dir() and not path.is_symlink():
         raise CliError(f"{option} {_show(path)} is a directory; give a file path such as "
                        f"{_show(path / example)}")
     ancestor = _nearest_existing(path.parent)
     if not ancestor.is_dir():
         raise CliError(f"{option} {_show(path)}: {_show(ancestor)} is a file, not a folder")
     try:
-        if path.exists():
-            with open(path, "a"):  # opening to append changes nothing
-                pass
-        else:
-            _probe_folder(ancestor)
+        existing = check_output(path, option)
+    except FileKindError as error:
+        raise CliError(str(error)) from None
+    except OSError as error:
+        raise CliError(f"{option} {_show(path)} cannot be written: "
+                       f"{error.strerror or error}") from None
+    try:
+        if existing is not None and not os.access(path, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        _probe_folder(ancestor)
     except OSError as error:
         raise CliError(f"{option} {_show(path)} cannot be written: "
                        f"{error.strerror or error}") from None
@@ -151,8 +169,12 @@ def check_output_file(path: Path, option: str, example: str) -> None:
 
 def check_records_folder(path: Path) -> None:
     """`--records`: a new or empty folder, so every record in it belongs to one tournament."""
+    if path.is_symlink() and not path.exists():
+        raise CliError(f"--records {_show(path)} is a dangling symbolic link; give a new or "
+                       f"empty folder")
     if path.exists() and not path.is_dir():
-        raise CliError(f"--records {_show(path)} is a file; give a new or empty folder")
+        raise CliError(f"--records {_show(path)} is {_kind_of(path)}; give a new or empty "
+                       f"folder")
     if path.is_dir() and any(path.iterdir()):
         raise CliError(f"--records folder {_show(path)} is not empty; give a new or empty "
                        f"folder, so that the records in it all belong to one tournament")
@@ -259,8 +281,8 @@ def write_records(result: TournamentResult, folder: Path, progress=None) -> None
     for k, game in enumerate(manifest["games"]):
         game["record"] = record_name(k)
         game["replay"] = replay_name(k)
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-    (folder / INDEX).write_text(index_html(manifest), encoding="utf-8")
+    write_output(folder / MANIFEST, json.dumps(manifest, indent=1) + "\n", "--records manifest")
+    write_output(folder / INDEX, index_html(manifest), "--records index")
 
 
 def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | None,
@@ -284,8 +306,8 @@ def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | 
     problems = []
     if out:
         try:
-            write_or_fallback(lambda path: path.write_text(
-                json.dumps(result.as_dict(), indent=1) + "\n"), out, "--out")
+            write_or_fallback(lambda path: write_output(
+                path, json.dumps(result.as_dict(), indent=1) + "\n", "--out"), out, "--out")
             say(f"wrote {out}")
         except CliError as error:
             problems.append(str(error))
@@ -618,6 +640,11 @@ def ladder_show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> Non
     HTML leaderboard)."""
     from .web.leaderboard import standings, write_leaderboard
 
+    if html is not None:
+        if html.exists() and not html.is_dir():
+            raise CliError(f"--html {_show(html)} is {_kind_of(html)}; give a folder for the "
+                           f"leaderboard page")
+        check_output_file(html / "index.html", "--html", "index.html")
     with _ladder(db, create=False) as ladder:
         table = standings(ladder)
         if html is not None:

@@ -20,14 +20,13 @@ does not match the moves.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES
 from .core.game import Game
 from .core.notation import NotationError, parse_move_text, parse_spn
+from .files import write_output
 
 COLORS = COLOR_NAMES  # ("red", "blue")
 WINNERS = ("red", "blue", None)  # None: a draw, or no result (a game stopped before its end)
@@ -205,19 +204,10 @@ class GameRecord:
 
     def save(self, path: str | Path) -> Path:
         """Write the record as JSON, atomically: a reader never sees half a file, and a
-        failed write leaves any previous file at `path` as it was. The folder must exist."""
-        path = Path(path)
-        text = json.dumps(self.as_dict(), indent=1) + "\n"
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                             dir=path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-        return path
+        failed write leaves any previous file at `path` as it was. The folder must exist; a
+        path that is a folder, a special file or a symbolic link is refused
+        (:mod:`satellites_env.files`)."""
+        return write_output(path, json.dumps(self.as_dict(), indent=1) + "\n", "game record")
 
     @classmethod
     def load(cls, path: str | Path) -> "GameRecord":

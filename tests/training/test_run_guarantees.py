@@ -20,6 +20,8 @@ from rich.console import Console
 
 import training.common.run as run_module
 import training.ppo.trainer as trainer_module
+from satellites_env.files import FileKindError
+from special_files import SPECIAL, unchanged
 from training.common.checkpoint import load_checkpoint
 from training.common.runlock import RunLock, RunLockedError
 from training.common.run import RunError, RunExistsError
@@ -259,6 +261,21 @@ def test_a_second_trainer_in_the_same_folder_is_refused(tmp_path):
     with RunLock(out):
         with RunLock(out):  # re-entrant within one process
             pass
+
+
+@pytest.mark.parametrize("name", run_module.OUTPUT_FILES)
+@pytest.mark.parametrize("kind, make", SPECIAL, ids=[kind for kind, _ in SPECIAL])
+def test_a_link_or_special_file_among_the_run_files_is_refused_first(tmp_path, name, kind,
+                                                                      make):
+    out = tmp_path / "run"
+    out.mkdir()
+    path = make(out / name)
+    before = os.lstat(path)
+    with pytest.raises(FileKindError, match=f"run file .*{name}"):
+        train(config_file(tmp_path), out, False, log_console()[0])
+    assert unchanged(path, before)
+    written = {p.name for p in out.iterdir()} - {name, f"{name}.target", "run.lock"}
+    assert written == set()  # nothing trained, nothing written
 
 
 # --------------------------------------------------------------------------- progress
