@@ -172,3 +172,53 @@ def test_a_fifo_appearing_at_out_during_the_games_is_not_replaced(tmp_path, caps
     (saved,) = tmp_path.glob("satellites-results-*.json")
     assert json.loads(saved.read_text())["pairs"][0]["games"] == 1
     assert os.path.exists(out) and not os.path.isfile(out)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@pytest.mark.parametrize("record", ["/dev/zero", "/dev/urandom", "/dev/null", "fifo",
+                                    "socket"])
+def test_replay_refuses_special_files_at_once(record, tmp_path, capsys):
+    from special_files import unix_socket
+
+    if record == "fifo":
+        record = str(fifo(tmp_path / "pipe.json"))
+    elif record == "socket":
+        record = str(unix_socket(tmp_path / "socket.json"))
+    outcome = finishes(lambda: cli.main(["replay", record, "--boards"]), seconds=30)
+    err = capsys.readouterr().err
+    assert outcome.get("value") == 2, (outcome, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: game record") and \
+        "not a regular file" in lines[0], err
+
+
+def test_replay_reads_a_record_through_a_link(tmp_path, capsys):
+    short_record(tmp_path / "good.json")
+    (tmp_path / "link.json").symlink_to(tmp_path / "good.json")
+    assert cli.main(["replay", str(tmp_path / "link.json"), "--boards"]) == 0
+
+
+@pytest.mark.parametrize("extra, refused", [(1, True), (0, False)])
+def test_a_record_over_the_size_limit_is_refused_unread(extra, refused, tmp_path, capsys):
+    from satellites_env.record import MAX_RECORD_BYTES
+
+    path = tmp_path / "huge.json"
+    with open(path, "wb") as file:
+        file.truncate(MAX_RECORD_BYTES + extra)  # sparse: no disk used
+    status = cli.main(["replay", str(path), "--boards"])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    if refused:
+        assert f"larger than {MAX_RECORD_BYTES:,} bytes" in err
+    else:
+        assert "not valid JSON" in err
+
+
+def test_game_record_load_refuses_devices_with_a_record_error():
+    from satellites_env.record import RecordError
+
+    outcome = finishes(lambda: GameRecord.load("/dev/zero"))
+    assert isinstance(outcome.get("error"), RecordError)
+    assert "character device" in str(outcome["error"])
