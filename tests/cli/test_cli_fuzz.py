@@ -126,3 +126,62 @@ def test_fuzz_cli_arguments(args, lines, capsys, monkeypatch):
     assert "Traceback" not in captured.err + captured.out
     if status == 2:
         assert "error: " in captured.err, (args, captured.err)
+
+
+# --------------------------------------------------------------------------- spec numbers
+
+CEILINGS = {"mcts": 100_000, "az:pretrained": 4096}
+DEFAULTS = {"mcts": 200, "az:pretrained": 32}
+SPEC_NUMBERS = st.one_of(
+    st.integers(0, 3), st.integers(4090, 4100), st.integers(99_990, 100_010),
+    st.integers(100_000, 10**30)).map(str) | st.integers(0, 300).map(lambda k: "1" + "0" * k) \
+    | st.integers(4290, 5000).map(lambda k: "9" * k) | st.sampled_from(
+    ["10**12", "1e12", "1_000", "+5", " 5", "5 ", "５", "-3", "0x10", "inf", "nan", "000007"])
+
+
+def within(text: str, ceiling: int) -> bool:
+    """`text` is ASCII digits for a count from 1 to `ceiling`."""
+    return text.isascii() and text.isdigit() and len(text) <= 12 and 1 <= int(text) <= ceiling
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(list(CEILINGS)), text=SPEC_NUMBERS)
+def test_fuzz_simulation_counts_near_and_beyond_the_ceilings(kind, text):
+    """A count up to the ceiling builds the agent with it; anything else is one short
+    AgentSpecError naming the spec, found when the spec is parsed (nothing is allocated)."""
+    from satellites_env.agents import AgentSpecError, make_agent
+
+    spec = f"{kind}:{text}"
+    if within(text, CEILINGS[kind]):
+        assert make_agent(spec, seed=0).simulations == int(text)
+        return
+    try:
+        make_agent(spec, seed=0)
+    except AgentSpecError as error:
+        message = str(error)
+    else:
+        raise AssertionError(f"{spec[:40]!r} was accepted")
+    assert message.startswith(f"agent spec '{kind}:") and len(message) < 400, message
+    if text.isascii() and text.isdigit() and text.strip("0") and not within(text, CEILINGS[kind]):
+        assert f"at most {CEILINGS[kind]:,} simulations" in message
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(list(CEILINGS)), text=SPEC_NUMBERS.filter(
+    lambda t: not within(t, CEILINGS["mcts"])))
+def test_fuzz_bad_simulation_counts_are_one_line_before_any_game(kind, text, capsys,
+                                                                   monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a game was played before the error")
+
+    monkeypatch.setattr("satellites_env.arena.play_pairing_game", refuse)
+    spec = f"{kind}:{text}"
+    for argv in (["evaluate", "--agents", spec, "random", "--games", "1"],
+                 ["play", "--opponent", spec], ["demo", "--red", spec]):
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: agent spec") and \
+            len(lines[0]) < 400, err
