@@ -904,7 +904,8 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--port", type=PORT, default=8000,
                     help="port, 0-65535; 0 picks a free one (default 8000)")
     sv.add_argument("--host", default="127.0.0.1",
-                    help="address to listen on (default 127.0.0.1: this machine only)")
+                    help="address to listen on (default 127.0.0.1: this machine only; "
+                    "0.0.0.0 or :: for every address; an empty one is refused)")
     sv.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
                     help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
     sv.add_argument("--open", action="store_true", help="open the page in the web browser")
