@@ -417,8 +417,9 @@ def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | 
 
     Ctrl-C keeps every finished game: `out` gets the results so far (`"complete": false`)
     and `records` their records, manifest and index; the same command run again continues
-    the tournament (from the records folder when `records` is given, else from `out`),
-    playing only the games missing."""
+    the tournament (from the records folder when `records` is given, each record replayed,
+    else from `out`, whose summaries are checked for form and schedule only: they hold no
+    moves to replay), playing only the games missing."""
     if out:
         check_output_file(out, "--out", "results.json")
     settings = {"agents": list(specs), "games_per_pairing": games, "seed": seed,

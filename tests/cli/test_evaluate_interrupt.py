@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from satellites_env import arena, cli
 from satellites_env.arena import TournamentInterrupted, run_tournament, tournament_result
@@ -246,3 +248,42 @@ def test_run_tournament_keeps_the_games_before_ctrl_c_and_continues_from_them():
     resumed = run_tournament(AGENTS, 4, seed=2, max_moves=40, finished=finished)
     assert resumed.complete and resumed.as_dict() == full.as_dict()
     assert resumed.records[4] is None and resumed.records[5].moves == full.records[5].moves
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.sampled_from([10**30, 2**63])
+    | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                               max_size=3),
+    max_leaves=6)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fuzzed_unfinished_results_continue_or_are_one_error_line(reference, tmp_path_factory,
+                                                                   data, capsys):
+    expected, _ = reference
+    games = json.loads(json.dumps(expected["games"][:-1]))
+    where = data.draw(st.sampled_from(["entry", "games", "settings"]))
+    partial = {**expected, "complete": False, "games": games}
+    if where == "entry":
+        entry = games[data.draw(st.integers(0, len(games) - 1))]
+        key = data.draw(st.sampled_from(sorted(entry) + ["extra"]))
+        entry[key] = data.draw(json_values)
+    elif where == "games":
+        partial["games"] = data.draw(json_values)
+    else:
+        partial[data.draw(st.sampled_from(["agents", "seed", "max_moves", "games_per_pairing",
+                                           "complete"]))] = data.draw(json_values)
+    out = tmp_path_factory.mktemp("fuzz") / "out.json"
+    out.write_text(json.dumps(partial))
+    status = cli.main(["evaluate", *ARGS, "--out", str(out)])
+    captured = capsys.readouterr()
+    assert status in (0, 2) and "Traceback" not in captured.err + captured.out
+    if status == 2:
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: --out"), captured.err
+    else:
+        written = json.loads(out.read_text())
+        assert written["complete"] is True and len(written["games"]) == TOTAL

@@ -136,7 +136,8 @@ json_values = st.recursive(
                                                                max_size=3),
     max_leaves=8)
 bodies = json_values | st.fixed_dictionaries({}, optional={
-    "action": json_values | st.integers(0, 3216), "actions": st.lists(st.integers(0, 3216),
+    "action": json_values | st.integers(0, 3216) | st.integers(3210, 3225)
+    | st.sampled_from([-1, 2**31, 2**63, 10**300]), "actions": st.lists(st.integers(0, 3216),
                                                                       max_size=3),
     "move": st.text(max_size=12) | st.sampled_from(["pass", "f1-f5", "f1-f5>f7", "a1-a2"])})
 
@@ -163,7 +164,8 @@ spns = st.one_of(st.text(max_size=30), st.sampled_from([DISPLACEMENT_SPN, PASS_S
                  st.sampled_from([DISPLACEMENT_SPN, PASS_SPN]).map(lambda spn: spn[:-1] + "x"))
 new_game_bodies = json_values | st.fixed_dictionaries({}, optional={
     "color": st.sampled_from(["red", "blue"]) | json_values,
-    "seed": st.integers(-5, 2**33) | json_values, "spn": spns | json_values,
+    "seed": st.integers(-5, 2**33) | st.integers(2**32 - 3, 2**32 + 3)
+    | st.sampled_from([10**30, 10**300, -2**63]) | json_values, "spn": spns | json_values,
     "extra": json_values})
 
 
@@ -178,6 +180,25 @@ def test_fuzzed_new_game_requests_answer_201_or_400(server, body):
     else:
         assert answer["you"] == body.get("color", "red")
         assert current(server, answer)["spn"] == answer["spn"]
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1])
+def test_bodies_near_the_size_ceiling(server, extra):
+    from satellites_env.web.server import MAX_BODY
+
+    body = b'{"color": "red", "spn": null}'
+    raw = body[:-1] + b" " * (MAX_BODY + extra - len(body)) + b"}"
+    assert len(raw) == MAX_BODY + extra
+    status, answer, _ = call(server + "api/games", "POST", raw=raw)
+    assert (status == 201) == (extra <= 0), (status, answer)
+    if extra > 0:
+        assert status == 400 and f"larger than {MAX_BODY} bytes" in answer["error"]
+
+
+def test_a_number_beyond_the_integer_string_limit_is_a_400(server):
+    status, answer, _ = call(server + "api/games", "POST", raw=b'{"seed": 1' + b"0" * 5000
+                             + b"}")
+    assert status == 400 and "not valid JSON" in answer["error"]
 
 
 def test_only_json_from_this_machine_is_answered(server):
