@@ -222,3 +222,19 @@ def test_game_record_load_refuses_devices_with_a_record_error():
     outcome = finishes(lambda: GameRecord.load("/dev/zero"))
     assert isinstance(outcome.get("error"), RecordError)
     assert "character device" in str(outcome["error"])
+
+
+def test_ladder_database_through_a_dangling_link_is_refused(tmp_path, capsys):
+    link = tmp_path / "ladder.db"
+    link.symlink_to(tmp_path / "elsewhere.db")
+    assert cli.main(["ladder", "add", "random", "--db", str(link)]) == 2
+    err = capsys.readouterr().err
+    assert "dangling symbolic link" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "elsewhere.db").exists() and link.is_symlink()
+
+
+@pytest.mark.parametrize("make", [fifo, lambda p: p.mkdir()])
+def test_ladder_database_that_is_no_file_is_refused_at_once(make, tmp_path, capsys):
+    path = make(tmp_path / "ladder.db") or tmp_path / "ladder.db"
+    outcome = finishes(lambda: cli.main(["ladder", "show", "--db", str(path)]))
+    assert outcome.get("value") == 2 and "ladder database" in capsys.readouterr().err
