@@ -16,8 +16,9 @@ import functools
 import itertools
 import math
 import os
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
@@ -86,9 +87,12 @@ class PairResult:
     a_as_red: int = 0
 
     def add(self, record: GameRecord, a_is_red: bool) -> None:
+        self.add_winner(record.result["winner"], a_is_red)
+
+    def add_winner(self, winner: str | None, a_is_red: bool) -> None:
+        """Count one game won by `winner` ("red", "blue", or None for a draw)."""
         self.games += 1
         self.a_as_red += a_is_red
-        winner = record.result["winner"]
         if winner is None or winner == "draw":  # "draw": records written before null
             self.draws += 1
         elif (winner == "red") == a_is_red:
@@ -125,31 +129,100 @@ def play_pairing_game(a: Agent, b: Agent, i: int, seed: int, max_moves: int) -> 
 
 @dataclass
 class TournamentResult:
+    """A round robin's results. `records` has one entry per scheduled game (schedule order):
+    its record, or None for a game not played (an interrupted tournament) or known only by
+    its summary (`known`, a game kept in an unfinished results file and not played again)."""
+
     agents: list[str]
     pairs: list[PairResult]
     elo: dict[str, float] = field(default_factory=dict)
-    records: list[GameRecord] = field(default_factory=list)
+    records: list[GameRecord | None] = field(default_factory=list)
     elo_anchor: str = ""  # the agent whose Elo is fixed at 0
     seed: int = 0
     games_per_pairing: int = 0
     max_moves: int = DEFAULT_MAX_MOVES
+    known: dict[int, dict] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> list[int]:
+        """The schedule indices of the games finished (with a record or a summary)."""
+        return [k for k, record in enumerate(self.records)
+                if record is not None or k in self.known]
+
+    @property
+    def complete(self) -> bool:
+        """Every scheduled game finished (False after an interruption)."""
+        return len(self.finished) == len(self.records)
 
     def game_summaries(self) -> list[dict]:
-        """One line per game, in schedule order: pairing, game index, set-up seed, who played
-        which color, winner ("red", "blue" or None for a draw), how it ended, moves."""
+        """One line per finished game, in schedule order: pairing, game index, set-up seed,
+        who played which color, winner ("red", "blue" or None for a draw), how it ended,
+        moves."""
         jobs = schedule(self.agents, self.games_per_pairing, self.seed) if self.records else []
-        return [{"pair": pair, "game": i, "setup_seed": self.seed + i // 2,
-                 "red": record.players.get("red"), "blue": record.players.get("blue"),
-                 "winner": record.result.get("winner"), "end": record.result.get("end"),
-                 "reason": record.result.get("reason"), "moves": len(record.moves)}
-                for (pair, i, _, _), record in zip(jobs, self.records)]
+        return [summary_of(jobs[k], self.seed, self.records[k]) if self.records[k] is not None
+                else dict(self.known[k]) for k in self.finished]
 
     def as_dict(self) -> dict:
+        """The results as JSON data; `complete` is false for an interrupted tournament, whose
+        `games` then lists the finished games only (each names its pair and game)."""
         return {"agents": self.agents, "games_per_pairing": self.games_per_pairing,
-                "seed": self.seed, "max_moves": self.max_moves,
+                "seed": self.seed, "max_moves": self.max_moves, "complete": self.complete,
                 "pairs": [p.as_dict() for p in self.pairs],
                 "elo": self.elo, "elo_anchor": self.elo_anchor,
                 "games": self.game_summaries()}
+
+
+class TournamentInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a tournament: `result` holds every game finished before it (its
+    `complete` is False)."""
+
+    def __init__(self, result: TournamentResult):
+        super().__init__()
+        self.result = result
+
+
+SUMMARY_KEYS = ("pair", "game", "setup_seed", "red", "blue", "winner", "end", "reason",
+                "moves")
+
+
+def summary_of(job: tuple[int, int, str, str], seed: int, record: GameRecord) -> dict:
+    """The summary line of scheduled game `job` (see TournamentResult.game_summaries)."""
+    pair, i, _, _ = job
+    return {"pair": pair, "game": i, "setup_seed": seed + i // 2,
+            "red": record.players.get("red"), "blue": record.players.get("blue"),
+            "winner": record.result.get("winner"), "end": record.result.get("end"),
+            "reason": record.result.get("reason"), "moves": len(record.moves)}
+
+
+def colors_of(job: tuple[int, int, str, str]) -> dict[str, str]:
+    """{"red": spec, "blue": spec} of scheduled game `job` (a is red in even games)."""
+    _, i, a, b = job
+    return {"red": a, "blue": b} if i % 2 == 0 else {"red": b, "blue": a}
+
+
+def check_summary(summary, job: tuple[int, int, str, str], seed: int,
+                  max_moves: int) -> dict:
+    """`summary` (from a results file) if it is the finished game `job` of this tournament;
+    ValueError saying which field is not, otherwise."""
+    pair, i, _, _ = job
+    if not isinstance(summary, dict) or set(summary) != set(SUMMARY_KEYS):
+        raise ValueError(f"expected an object with the keys {', '.join(SUMMARY_KEYS)}")
+    expected = {"pair": pair, "game": i, "setup_seed": seed + i // 2, **colors_of(job)}
+    for key, value in expected.items():
+        if type(summary[key]) is not type(value) or summary[key] != value:
+            raise ValueError(f"'{key}' is {str(summary[key])[:40]!r}, expected {value!r}")
+    if summary["winner"] not in ("red", "blue", None):
+        raise ValueError("'winner' must be \"red\", \"blue\" or null")
+    if summary["end"] not in ("terminated", "truncated"):
+        raise ValueError("'end' must be \"terminated\" or \"truncated\" (a finished game)")
+    if not isinstance(summary["reason"], str) or len(summary["reason"]) > 500:
+        raise ValueError("'reason' must be a string of at most 500 characters")
+    moves = summary["moves"]
+    if type(moves) is not int or not 0 <= moves <= max_moves:
+        raise ValueError(f"'moves' must be an integer from 0 to {max_moves}")
+    if summary["end"] == "truncated" and moves != max_moves:
+        raise ValueError(f"a truncated game has max_moves ({max_moves}) moves, not {moves}")
+    return dict(summary)
 
 
 def schedule(agents: list[str], games: int, seed: int) -> list[tuple[int, int, str, str]]:
@@ -184,6 +257,25 @@ def init_worker() -> None:
     _agents.clear()
 
 
+def init_arena_worker() -> None:
+    """A tournament's worker process: one thread (init_worker), and deaf to Ctrl-C, which
+    the terminal sends to every process of the group: the parent alone stops the tournament,
+    keeps the games finished, and ends the workers."""
+    init_worker()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop a process pool now: queued games are cancelled, running ones killed."""
+    # ProcessPoolExecutor has no public way to end running work before Python 3.14.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=10)
+
+
 def run_job(job: tuple[int, int, str, str], seed: int, max_moves: int,
             agents: dict[str, Agent] | None = None) -> tuple[int, bool, GameRecord]:
     """Play one scheduled game. Agents are built once per spec and process (a checkpoint is
@@ -200,12 +292,18 @@ def run_job(job: tuple[int, int, str, str], seed: int, max_moves: int,
 
 def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 1,
                    max_moves: int = DEFAULT_MAX_MOVES, progress=None, ray: bool = False,
-                   ray_address: str | None = None) -> TournamentResult:
+                   ray_address: str | None = None,
+                   finished: Mapping[int, GameRecord | dict] | None = None) -> TournamentResult:
     """Round robin: every pair of `agents` plays `games` games (colors balanced).
 
     `progress(done, total)` is called after each game; `workers` > 1 uses processes, each
     on one thread. With `ray`, the games run in `workers` Ray actors instead (a local Ray, or
     the cluster at `ray_address`; see `satellites_env.distributed`): the same results.
+
+    `finished` maps schedule indices to games already played (their record, or their summary
+    as `game_summaries` gives it, checked by the caller): they are counted, not played again,
+    so an interrupted tournament continues where it stopped. Ctrl-C raises
+    TournamentInterrupted (a KeyboardInterrupt) holding the result of every game finished.
     """
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {agents}")
@@ -214,36 +312,81 @@ def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     jobs = schedule(agents, games, seed)
+    finished = dict(finished or {})
+    if not all(isinstance(k, int) and 0 <= k < len(jobs) for k in finished):
+        raise ValueError(f"finished games must be schedule indices from 0 to {len(jobs) - 1}")
     built = {spec: make_agent(spec, seed=0) for spec in agents}  # fail fast, before any game
-    pairs = [PairResult(a, b) for a, b in itertools.combinations(agents, 2)]
-    results: list[tuple[int, bool, GameRecord] | None] = [None] * len(jobs)
-    if ray:
-        from .distributed import run_jobs_on_ray
+    records: list[GameRecord | None] = [None] * len(jobs)
+    known: dict[int, dict] = {}
+    for k, game in finished.items():
+        if isinstance(game, GameRecord):
+            records[k] = game
+        else:
+            known[k] = dict(game)
+    todo = [k for k in range(len(jobs)) if k not in finished]
+    done = len(finished)
 
-        results = run_jobs_on_ray(jobs, functools.partial(run_job, seed=seed,
-                                                          max_moves=max_moves),
-                                  init_worker, workers, ray_address, progress)
-    elif workers > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)),
-                                 initializer=init_worker) as pool:
-            futures = {pool.submit(run_job, job, seed, max_moves): k
-                       for k, job in enumerate(jobs)}
-            for done, future in enumerate(as_completed(futures), start=1):
-                results[futures[future]] = future.result()
-                if progress:
-                    progress(done, len(jobs))
-    else:
-        for done, job in enumerate(jobs, start=1):
-            results[done - 1] = run_job(job, seed, max_moves, built)
-            if progress:
-                progress(done, len(jobs))
-    records = []
-    for pair, a_is_red, record in results:
-        pairs[pair].add(record, a_is_red)
-        records.append(record)
-    return TournamentResult(list(agents), pairs, fit_elo(agents, pairs), records,
+    def keep(k: int, played: tuple[int, bool, GameRecord]) -> None:
+        nonlocal done
+        records[k] = played[2]
+        done += 1
+        if progress:
+            progress(done, len(jobs))
+
+    def result() -> TournamentResult:
+        return tournament_result(agents, games, seed, max_moves, records, known)
+
+    if progress and done:
+        progress(done, len(jobs))
+    try:
+        if ray and todo:
+            from .distributed import run_jobs_on_ray
+
+            run_jobs_on_ray([jobs[k] for k in todo],
+                            functools.partial(run_job, seed=seed, max_moves=max_moves),
+                            init_worker, workers, ray_address,
+                            on_result=lambda index, played: keep(todo[index], played))
+        elif workers > 1 and todo:
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)),
+                                       initializer=init_arena_worker)
+            futures = {}
+            try:
+                futures = {pool.submit(run_job, jobs[k], seed, max_moves): k for k in todo}
+                for future in as_completed(futures):
+                    keep(futures[future], future.result())
+            except KeyboardInterrupt:
+                for future, k in futures.items():  # finished, but not yet counted
+                    if records[k] is None and future.done() and not future.cancelled() \
+                            and future.exception() is None:
+                        keep(k, future.result())
+                _end_workers(pool)
+                raise
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            for k in todo:
+                keep(k, run_job(jobs[k], seed, max_moves, built))
+    except KeyboardInterrupt:
+        raise TournamentInterrupted(result()) from None
+    return result()
+
+
+def tournament_result(agents: list[str], games: int, seed: int, max_moves: int,
+                      records: list[GameRecord | None],
+                      known: dict[int, dict] | None = None) -> TournamentResult:
+    """The result of the games finished: `records` (one per scheduled game, None where
+    not played) and `known` (summaries of games without their record)."""
+    known = known or {}
+    jobs = schedule(agents, games, seed)
+    pairs = [PairResult(a, b) for a, b in itertools.combinations(agents, 2)]
+    for k, (pair, i, _, _) in enumerate(jobs):
+        if records[k] is not None:
+            pairs[pair].add(records[k], a_is_red=i % 2 == 0)
+        elif k in known:
+            pairs[pair].add_winner(known[k]["winner"], a_is_red=i % 2 == 0)
+    return TournamentResult(list(agents), pairs, fit_elo(agents, pairs), list(records),
                             elo_anchor=elo_anchor(agents), seed=seed, games_per_pairing=games,
-                            max_moves=max_moves)
+                            max_moves=max_moves, known=dict(known))
 
 
 def elo_anchor(agents: list[str], anchor: str = "random") -> str:

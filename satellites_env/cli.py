@@ -7,15 +7,21 @@ Errors and guarantees: a bad argument, agent spec, record, position, config, che
 output path ends with one `error: ...` line and exit status 2 (never a traceback); Ctrl-C
 ends with status 130. Output paths are checked before any game is played, and a finished
 game or tournament is never lost: if writing it still fails at the end, it goes to a fresh
-file in the current folder (or the temp folder) and the message says where.
+file in the current folder (or the temp folder) and the message says where. Ctrl-C during
+`evaluate` writes every finished game (`--out` marked incomplete, `--records`) before it
+exits 130, and the same command continues the tournament. Outputs are
+renamed into place and never replace a folder, a special file (FIFO, device, socket) or a
+symbolic link (:mod:`satellites_env.files`).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -34,9 +40,11 @@ from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
 from .core.notation import NotationError
 from .core.engine import IllegalActionError
+from .files import FileKindError, check_output, kind_of, read_input, write_output
 from .record import GameRecord
 
-from .arena import TournamentResult, rate_with_interval, run_tournament
+from .arena import (TournamentInterrupted, TournamentResult, check_summary, colors_of,
+                    rate_with_interval, run_tournament, schedule)
 
 # Long messages stay on one line (greppable); tables keep their columns when piped to a file.
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -117,6 +125,12 @@ def _show(path: Path) -> str:
     return repr(str(path))
 
 
+def _kind_of(path: Path) -> str:
+    """'a file', 'a FIFO (named pipe)', ...: what is at an existing path that is no folder."""
+    mode = path.stat().st_mode
+    return "a file" if stat.S_ISREG(mode) else kind_of(mode)
+
+
 def _nearest_existing(folder: Path) -> Path:
     folder = folder.absolute()
     while not folder.exists() and folder != folder.parent:
@@ -131,31 +145,53 @@ def _probe_folder(folder: Path) -> None:
 
 
 def check_output_file(path: Path, option: str, example: str) -> None:
-    """Refuse, before any work, an output file that is a folder or cannot be written."""
-    if path.is_dir():
+    """Refuse, before any work, an output file that is a folder, a special file (a FIFO, a
+    device), a symbolic link, or cannot be written (:mod:`satellites_env.files`: outputs are
+    renamed into place, never written through a link or into a device)."""
+    if path.is_dir() and not path.is_symlink():
         raise CliError(f"{option} {_show(path)} is a directory; give a file path such as "
                        f"{_show(path / example)}")
     ancestor = _nearest_existing(path.parent)
     if not ancestor.is_dir():
         raise CliError(f"{option} {_show(path)}: {_show(ancestor)} is a file, not a folder")
     try:
-        if path.exists():
-            with open(path, "a"):  # opening to append changes nothing
-                pass
-        else:
-            _probe_folder(ancestor)
+        existing = check_output(path, option)
+    except FileKindError as error:
+        raise CliError(str(error)) from None
+    except OSError as error:
+        raise CliError(f"{option} {_show(path)} cannot be written: "
+                       f"{error.strerror or error}") from None
+    try:
+        if existing is not None and not os.access(path, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        _probe_folder(ancestor)
     except OSError as error:
         raise CliError(f"{option} {_show(path)} cannot be written: "
                        f"{error.strerror or error}") from None
 
 
-def check_records_folder(path: Path) -> None:
-    """`--records`: a new or empty folder, so every record in it belongs to one tournament."""
+def check_records_folder(path: Path, settings: dict | None = None) -> dict[int, GameRecord]:
+    """`--records`: a new or empty folder, so every record in it belongs to one tournament,
+    or the folder of an unfinished tournament with these `settings` (agents,
+    games_per_pairing, seed, max_moves), whose finished games are returned by schedule index
+    (checked against the schedule and replayed) to be continued."""
+    if path.is_symlink() and not path.exists():
+        raise CliError(f"--records {_show(path)} is a dangling symbolic link; give a new or "
+                       f"empty folder")
     if path.exists() and not path.is_dir():
-        raise CliError(f"--records {_show(path)} is a file; give a new or empty folder")
+        raise CliError(f"--records {_show(path)} is {_kind_of(path)}; give a new or empty "
+                       f"folder")
+    finished: dict[int, GameRecord] = {}
     if path.is_dir() and any(path.iterdir()):
-        raise CliError(f"--records folder {_show(path)} is not empty; give a new or empty "
-                       f"folder, so that the records in it all belong to one tournament")
+        held = _unfinished_tournament(path / MANIFEST)
+        if held is None or settings is None:
+            raise CliError(f"--records folder {_show(path)} is not empty; give a new or empty "
+                           f"folder, so that the records in it all belong to one tournament")
+        if _settings_of(held) != settings:
+            raise CliError(f"--records folder {_show(path)} holds an unfinished tournament with "
+                           f"other settings ({_describe_settings(held)}); run that command "
+                           f"again to continue it, or give a new or empty folder")
+        finished = _finished_records(path, settings)
     ancestor = _nearest_existing(path)
     if not ancestor.is_dir():
         raise CliError(f"--records {_show(path)}: {_show(ancestor)} is a file, not a folder")
@@ -164,6 +200,107 @@ def check_records_folder(path: Path) -> None:
     except OSError as error:
         raise CliError(f"--records {_show(path)} cannot be written: "
                        f"{error.strerror or error}") from None
+    return finished
+
+
+# --------------------------------------------------------------------------- continuing
+
+#: the largest results file (`evaluate --out`) read back to continue a tournament
+MAX_RESULTS_BYTES = 256 * 1024 * 1024
+SETTINGS = ("agents", "games_per_pairing", "seed", "max_moves")
+
+
+def _unfinished_tournament(path: Path) -> dict | None:
+    """The JSON of `path` when it is an unfinished tournament's results (`complete` false,
+    with its settings), else None (missing, not a regular file, not JSON, finished...)."""
+    try:
+        data = json.loads(read_input(path, MAX_RESULTS_BYTES, "results file"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("complete") is not False or \
+            not all(key in data for key in SETTINGS):
+        return None
+    return data
+
+
+def _settings_of(data: dict) -> dict:
+    return {key: data[key] for key in SETTINGS}
+
+
+def _describe_settings(data: dict) -> str:
+    agents = data["agents"]
+    shown = " ".join(str(a)[:60] for a in agents[:6]) if isinstance(agents, list) else "?"
+    return (f"--agents {shown[:300]} --games {str(data['games_per_pairing'])[:20]} --seed "
+            f"{str(data['seed'])[:20]} --max-moves {str(data['max_moves'])[:20]}")
+
+
+def _jobs(settings: dict) -> list:
+    return schedule(settings["agents"], settings["games_per_pairing"], settings["seed"])
+
+
+def _finished_records(folder: Path, settings: dict) -> dict[int, GameRecord]:
+    """The finished games in the records folder of an unfinished tournament, by schedule
+    index; a record that is not the game the schedule says is an error naming its file."""
+    jobs = _jobs(settings)
+    seed, max_moves = settings["seed"], settings["max_moves"]
+    finished = {}
+    for path in sorted(folder.glob("game_*.json")):
+        digits = path.stem[len("game_"):]
+        k = int(digits) if digits.isascii() and digits.isdigit() else -1
+        if not 0 <= k < len(jobs) or path.name != record_name(k):
+            raise CliError(f"--records folder {_show(folder)}: {path.name} is no game of this "
+                           f"tournament; delete it, or give a new or empty folder")
+        job = jobs[k]
+        try:
+            record = GameRecord.load(path)
+            start = Game.new(seed=seed + job[1] // 2, max_moves=max_moves).to_spn()
+            if record.players != colors_of(job) or record.max_moves != max_moves or \
+                    record.start_spn != start:
+                raise ValueError(f"it is not game {k} of the schedule (players, set-up or "
+                                 f"move cap differ)")
+            if not record.replay(f"game record {str(path)!r}")[-1].is_over or \
+                    record.result.get("end") not in ("terminated", "truncated"):
+                raise ValueError("the game in it is not finished")
+        except ValueError as error:
+            raise CliError(f"--records folder {_show(folder)}: {path.name} cannot continue the "
+                           f"tournament: {error}; delete it to play that game again") from None
+        finished[k] = record
+    return finished
+
+
+def _finished_results(out: Path, settings: dict) -> dict[int, dict]:
+    """The finished games (summaries, by schedule index) of an unfinished tournament with
+    these settings in the results file `out`; {} when it holds none (it is then replaced)."""
+    held = _unfinished_tournament(out)
+    if held is None:
+        return {}
+    if _settings_of(held) != settings:
+        say(f"--out {out} holds an unfinished tournament with other settings "
+            f"({_describe_settings(held)}); it will be replaced")
+        return {}
+    jobs = _jobs(settings)
+    games = held.get("games")
+    if not isinstance(games, list):
+        raise CliError(f"--out {_show(out)}: 'games' must be a list; delete the file to start "
+                       f"the tournament over")
+    finished = {}
+    for n, summary in enumerate(games):
+        try:
+            pair, game = (summary.get("pair"), summary.get("game")) \
+                if isinstance(summary, dict) else (None, None)
+            if type(pair) is not int or type(game) is not int or \
+                    not 0 <= game < settings["games_per_pairing"] or \
+                    not 0 <= pair * settings["games_per_pairing"] + game < len(jobs):
+                raise ValueError("'pair' and 'game' must name a game of the schedule")
+            k = pair * settings["games_per_pairing"] + game
+            if k in finished:
+                raise ValueError(f"game {game} of pair {pair} is listed twice")
+            finished[k] = check_summary(summary, jobs[k], settings["seed"],
+                                        settings["max_moves"])
+        except ValueError as error:
+            raise CliError(f"--out {_show(out)}: entry {n} of 'games' cannot continue the "
+                           f"tournament: {error}; delete the file to start over") from None
+    return finished
 
 
 def _fallback_folders() -> list[Path]:
@@ -207,8 +344,10 @@ def results_table(result: TournamentResult, title: str) -> Table:
     for pair in result.pairs:
         table.add_row(Text(pair.a), Text(pair.b), str(pair.games), str(pair.a_wins),
                       str(pair.draws),
-                      str(pair.b_wins), rate_with_interval(pair.a_wins, pair.games),
-                      rate_with_interval(pair.b_wins, pair.games))
+                      str(pair.b_wins),
+                      *((rate_with_interval(pair.a_wins, pair.games),
+                         rate_with_interval(pair.b_wins, pair.games)) if pair.games
+                        else ("-", "-")))  # a pair not reached before Ctrl-C
     return table
 
 
@@ -250,58 +389,117 @@ def write_records(result: TournamentResult, folder: Path, progress=None) -> None
     from .web import index_html, write_replay
 
     folder.mkdir(parents=True, exist_ok=True)
-    for k, record in enumerate(result.records):
+    manifest = result.as_dict()
+    for game in manifest["games"]:
+        k = game["pair"] * result.games_per_pairing + game["game"]
+        if result.records[k] is not None:
+            game["record"] = record_name(k)
+            game["replay"] = replay_name(k)
+    # Marked unfinished until the last file is written: a folder whose writing was stopped
+    # is continued by the same command, not refused as a foreign non-empty folder.
+    write_output(folder / MANIFEST, json.dumps({**manifest, "complete": False}, indent=1)
+                 + "\n", "--records manifest")
+    written = [(k, record) for k, record in enumerate(result.records) if record is not None]
+    for k, record in written:  # the records first (fast): the replays can be made again
         record.save(folder / record_name(k))
+    for done, (k, record) in enumerate(written, start=1):
         write_replay(record, folder / replay_name(k), f"game {k}")
         if progress:
-            progress(k + 1, len(result.records))
-    manifest = result.as_dict()
-    for k, game in enumerate(manifest["games"]):
-        game["record"] = record_name(k)
-        game["replay"] = replay_name(k)
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-    (folder / INDEX).write_text(index_html(manifest), encoding="utf-8")
+            progress(done, len(written))
+    write_output(folder / MANIFEST, json.dumps(manifest, indent=1) + "\n", "--records manifest")
+    write_output(folder / INDEX, index_html(manifest), "--records index")
 
 
 def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | None,
              records: Path | None, max_moves: int, ray: str | None = None) -> TournamentResult:
     """`satellites evaluate`; `ray` None: this machine's processes, "" a local Ray, else the
-    address of a Ray cluster (the games run in `workers` actors, with the same results)."""
+    address of a Ray cluster (the games run in `workers` actors, with the same results).
+
+    Ctrl-C keeps every finished game: `out` gets the results so far (`"complete": false`)
+    and `records` their records, manifest and index; the same command run again continues
+    the tournament (from the records folder when `records` is given, each record replayed,
+    else from `out`, whose summaries are checked for form and schedule only: they hold no
+    moves to replay), playing only the games missing."""
     if out:
         check_output_file(out, "--out", "results.json")
+    settings = {"agents": list(specs), "games_per_pairing": games, "seed": seed,
+                "max_moves": max_moves}
+    finished: dict = {}
     if records:
-        check_records_folder(records)
+        finished = check_records_folder(records, settings)
+        source = records
+    elif out:
+        finished = _finished_results(out, settings)
+        source = out
+    total = len(schedule(specs, games, seed)) if len(specs) >= 2 else 0
+    if finished:
+        say(f"continuing the unfinished tournament in {source}: {len(finished)} of {total} "
+            f"games finished, {total - len(finished)} to play")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("games", total=None)
-        result = run_tournament(specs, games, seed, workers, max_moves,
-                                progress=lambda done, total: progress.update(
-                                    task, completed=done, total=total),
-                                ray=ray is not None, ray_address=ray or None)
-    console.print(results_table(result, f"{games} games per pairing, seed {seed}"))
+    title = f"{games} games per pairing, seed {seed}"
+    try:
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task("games", total=None)
+            result = run_tournament(specs, games, seed, workers, max_moves,
+                                    progress=lambda done, total: progress.update(
+                                        task, completed=done, total=total),
+                                    ray=ray is not None, ray_address=ray or None,
+                                    finished=finished)
+    except TournamentInterrupted as stop:
+        _keep_interrupted(stop.result, out, records, title)
+        raise KeyboardInterrupt from None
+    console.print(results_table(result, title))
     console.print(elo_table(result))
-    problems = []
-    if out:
-        try:
-            write_or_fallback(lambda path: path.write_text(
-                json.dumps(result.as_dict(), indent=1) + "\n"), out, "--out")
-            say(f"wrote {out}")
-        except CliError as error:
-            problems.append(str(error))
-    if records:
-        try:
-            with Progress(*columns, console=console, transient=True) as progress:
-                task = progress.add_task("replays", total=len(result.records))
-                write_records(result, records, lambda done, total: progress.update(
-                    task, completed=done))
-            say(f"wrote {len(result.records)} game records with their replays, {MANIFEST} "
-                f"and {INDEX} to {records}/")
-        except OSError as error:
-            problems.append(_records_fallback(result, records, error))
+    problems = _write_results(result, out, records)
     if problems:
         raise CliError("; ".join(problems))
     return result
+
+
+def _write_results(result: TournamentResult, out: Path | None,
+                   records: Path | None) -> list[str]:
+    """Write `out` and `records` (each falling back to a fresh place); the problems."""
+    problems = []
+    if out:
+        try:
+            write_or_fallback(lambda path: write_output(
+                path, json.dumps(result.as_dict(), indent=1) + "\n", "--out"), out, "--out")
+            say(f"wrote {out}" + ("" if result.complete else " (marked incomplete)"))
+        except CliError as error:
+            problems.append(str(error))
+    if records:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn())
+        written = sum(record is not None for record in result.records)
+        try:
+            with Progress(*columns, console=console, transient=True) as progress:
+                task = progress.add_task("replays", total=written)
+                write_records(result, records, lambda done, total: progress.update(
+                    task, completed=done))
+            say(f"wrote {written} game records with their replays, {MANIFEST} "
+                f"and {INDEX} to {records}/")
+        except OSError as error:
+            problems.append(_records_fallback(result, records, error))
+    return problems
+
+
+def _keep_interrupted(result: TournamentResult, out: Path | None, records: Path | None,
+                      title: str) -> None:
+    """Ctrl-C: show and write the games finished, and say how to continue."""
+    played, total = len(result.finished), len(result.records)
+    if played:
+        console.print(results_table(result, f"{title}: interrupted, {played} of {total} "
+                                            f"games"))
+    if not (out or records):
+        say(f"interrupted after {played} of {total} games; nothing kept (give --out or "
+            f"--records to keep the finished games and continue later)")
+        return
+    problems = _write_results(result, out, records)
+    for problem in problems:
+        errors.print(f"[red]error:[/red] {escape(problem)}")
+    say(f"interrupted after {played} of {total} games: the same command continues the "
+        f"tournament, playing the {total - played} missing")
 
 
 def _records_fallback(result: TournamentResult, records: Path, error: OSError) -> str:
@@ -618,6 +816,11 @@ def ladder_show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> Non
     HTML leaderboard)."""
     from .web.leaderboard import standings, write_leaderboard
 
+    if html is not None:
+        if html.exists() and not html.is_dir():
+            raise CliError(f"--html {_show(html)} is {_kind_of(html)}; give a folder for the "
+                           f"leaderboard page")
+        check_output_file(html / "index.html", "--html", "index.html")
     with _ladder(db, create=False) as ladder:
         table = standings(ladder)
         if html is not None:
@@ -678,11 +881,14 @@ def build_parser() -> argparse.ArgumentParser:
                     type=ray_address, help="play the games in --workers Ray actors: alone, a "
                     "local Ray; with an address, that cluster (the same results as without)")
     ev.add_argument("--out", type=Path, help="write the results as JSON to this file (checked "
-                    "before the first game; winners are \"red\", \"blue\" or null)")
+                    "before the first game; winners are \"red\", \"blue\" or null). Ctrl-C "
+                    "writes the games finished, marked \"complete\": false, and the same "
+                    "command continues the tournament")
     ev.add_argument("--records", type=Path,
                     help="save every game record and its HTML replay in this folder, which "
-                    f"must be new or empty (a non-empty one is refused), with {MANIFEST} (the "
-                    f"results, and which record is which game) and {INDEX} (every game, "
+                    f"must be new or empty (a non-empty one is refused, except the folder of "
+                    f"this command stopped by Ctrl-C, which it continues), with {MANIFEST} "
+                    f"(the results, and which record is which game) and {INDEX} (every game, "
                     "linked to its replay)")
 
     pl = sub.add_parser("play", help="play a game in the terminal against an agent")
@@ -700,7 +906,8 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--port", type=PORT, default=8000,
                     help="port, 0-65535; 0 picks a free one (default 8000)")
     sv.add_argument("--host", default="127.0.0.1",
-                    help="address to listen on (default 127.0.0.1: this machine only)")
+                    help="address to listen on (default 127.0.0.1: this machine only; "
+                    "0.0.0.0 or :: for every address; an empty one is refused)")
     sv.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
                     help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
     sv.add_argument("--open", action="store_true", help="open the page in the web browser")

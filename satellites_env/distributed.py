@@ -94,10 +94,12 @@ def _new_actor(actor_class, init: Callable[[], None], play: Callable):
 def run_jobs_on_ray(jobs: list, play: Callable, init: Callable[[], None], workers: int,
                     address: str | None = None,
                     progress: Callable[[int, int], None] | None = None,
-                    max_replacements: int = 8) -> list:
+                    max_replacements: int = 8,
+                    on_result: Callable[[int, Any], None] | None = None) -> list:
     """`play(job, agents=...)` for every job, in `workers` Ray actors that each ran `init()`
     first and keep their own agents (module-level functions or partials of them: they travel
-    to the actors by reference); results in job order."""
+    to the actors by reference); results in job order. `on_result(index, result)` is called
+    as each job's result arrives, so a caller keeps them however this ends (Ctrl-C)."""
     ray = import_ray()
     started = connect(address, workers)
     actor_class = ray.remote(num_cpus=1, max_restarts=0)(_ArenaActor)
@@ -138,6 +140,8 @@ def run_jobs_on_ray(jobs: list, play: Callable, init: Callable[[], None], worker
                 submit(slot)
                 continue
             done += 1
+            if on_result:
+                on_result(index, results[index])
             if progress:
                 progress(done, len(jobs))
             submit(slot)

@@ -133,6 +133,10 @@ class Ladder:
     def __init__(self, path: str | Path = "ladder.db", create: bool = True, seed: int = 0,
                  max_moves: int = DEFAULT_MAX_MOVES):
         self.path = Path(path)
+        if self.path.is_symlink() and not self.path.exists():
+            # SQLite would create the file wherever the link points
+            raise LadderError(f"ladder database {str(self.path)!r} is a dangling symbolic link "
+                              f"(to {os.readlink(self.path)!r}); give the database itself")
         if self.path.is_dir():
             raise LadderError(f"ladder database {str(self.path)!r} is a directory")
         exists = self.path.exists()

@@ -13,26 +13,29 @@ is one JSON object:
   game stopped before its end) and `final_spn` (the last position).
 
 `GameRecord.load` / `from_dict` check every field and raise :class:`RecordError` naming the
-field and what was expected; `replay()` raises it when a move does not apply or the result
-does not match the moves.
+field and what was expected (`load` reads a regular file of at most `MAX_RECORD_BYTES`,
+64 MiB, and refuses a FIFO or a device without opening it); `replay()` raises it when a move
+does not apply or the result does not match the moves.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES
 from .core.game import Game
 from .core.notation import NotationError, parse_move_text, parse_spn
+from .files import FileKindError, read_input, write_output
 
 COLORS = COLOR_NAMES  # ("red", "blue")
 WINNERS = ("red", "blue", None)  # None: a draw, or no result (a game stopped before its end)
 ENDS = ("terminated", "truncated", "resigned", "ongoing")
 MAX_MOVES_LIMIT = 2**31 - 1  # the move counter is an int32 in the state
+#: the largest record file read: 64 MiB, four times a record of a game of 1,000,000 moves
+#: (the command line's largest --max-moves)
+MAX_RECORD_BYTES = 64 * 1024 * 1024
 KEYS = ("start_spn", "moves", "max_moves", "players", "result")
 RESULT_KEYS = ("winner", "reason", "end", "final_spn")
 
@@ -205,22 +208,17 @@ class GameRecord:
 
     def save(self, path: str | Path) -> Path:
         """Write the record as JSON, atomically: a reader never sees half a file, and a
-        failed write leaves any previous file at `path` as it was. The folder must exist."""
-        path = Path(path)
-        text = json.dumps(self.as_dict(), indent=1) + "\n"
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                             dir=path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-        return path
+        failed write leaves any previous file at `path` as it was. The folder must exist; a
+        path that is a folder, a special file or a symbolic link is refused
+        (:mod:`satellites_env.files`)."""
+        return write_output(path, json.dumps(self.as_dict(), indent=1) + "\n", "game record")
 
     @classmethod
     def load(cls, path: str | Path) -> "GameRecord":
+        """The record in the file `path`, every field checked (RecordError otherwise). The
+        file must be a regular file (a link to one is followed) of at most MAX_RECORD_BYTES:
+        a FIFO or a device is refused before it is opened, and a longer file before more
+        than the limit is read."""
         path = Path(path)
         source = f"game record {str(path)!r}"
         if path.is_dir():
@@ -228,7 +226,9 @@ class GameRecord:
         if not path.exists():
             raise RecordError(f"{source} does not exist")
         try:
-            raw = path.read_bytes()
+            raw = read_input(path, MAX_RECORD_BYTES, "game record")
+        except FileKindError as error:
+            raise RecordError(str(error)) from None
         except OSError as error:
             raise RecordError(f"{source} cannot be read: {error.strerror or error}") from None
         try:

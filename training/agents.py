@@ -67,15 +67,17 @@ def checkpoint_agent(argument: str, seed: int | None = None,
 
 def az_agent(argument: str, seed: int | None = None) -> AZAgent:
     """`az:PATH[:SIMS]`: the network's Gumbel search with SIMS simulations (default 32)."""
-    head, _, tail = argument.rpartition(":")
+    head, sep, tail = argument.rpartition(":")
     path, sims = (head, tail) if tail.isdigit() else (argument, "")
     spec = f"az:{argument}"
+    if sep and not tail.isdigit() and resolve(head).is_file() \
+            and not Path(argument).exists():
+        # `az:PATH:10**12`, `az:PATH:-5`: a bad SIMS, not a missing file named PATH:SIMS
+        parse_int_argument(spec, "the number of simulations", tail, 32, most=MAX_SIMULATIONS)
     if not path:
         raise AgentSpecError(f"agent spec {spec[:80]!r}: expected 'az:PATH[:SIMS]'")
-    simulations = parse_int_argument(spec, "the number of simulations", sims, 32)
-    if simulations > MAX_SIMULATIONS:
-        raise AgentSpecError(f"agent spec {spec[:80]!r}: at most {MAX_SIMULATIONS} simulations, "
-                             f"got {simulations:,}")
+    simulations = parse_int_argument(spec, "the number of simulations", sims, 32,
+                                     most=MAX_SIMULATIONS)
     return AZAgent(path, simulations=simulations, seed=seed)
 
 

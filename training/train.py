@@ -17,8 +17,9 @@ default runs/<config name>):
   place of the config's `distributed.backend` and `address`;
 * another `satellites train` holding the folder's run.lock: an error, nothing touched.
 
-Every refusal is a ValueError (ConfigError, CheckpointError, RunError, RunLockedError) with a
-message that says what to do; the CLI prints it as one `error:` line.
+Every refusal is a ValueError (ConfigError, CheckpointError, RunError, RunLockedError), or a
+FileKindError (an OSError) for a link or special file where a run file or run.lock goes, with
+a message that says what to do; the CLI prints it as one `error:` line.
 """
 
 from __future__ import annotations

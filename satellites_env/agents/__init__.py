@@ -27,7 +27,9 @@ from .random_agent import RandomAgent
 BASELINES = ("random", "greedy", "mcts:N")
 #: the entry-point group of agent factories
 GROUP = "satellites.agents"
-#: the most simulations an `mcts:N` spec may ask for (a move then takes seconds)
+#: the most simulations an `mcts:N` spec may ask for, checked when the spec is parsed: the
+#: tree then holds at most this many nodes (a few hundred MB), and a move takes tens of
+#: seconds, not hours
 MAX_SIMULATIONS = 100_000
 
 Factory = Callable[[str, "int | None"], Agent]
@@ -77,10 +79,8 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if name == "greedy" and not argument:
         return GreedyAgent(seed)
     if name == "mcts":
-        simulations = parse_int_argument(spec, "the number of simulations", argument, 200)
-        if simulations > MAX_SIMULATIONS:
-            raise AgentSpecError(f"agent spec {_shown(spec)}: at most {MAX_SIMULATIONS:,} "
-                                 f"simulations, got {simulations:,}")
+        simulations = parse_int_argument(spec, "the number of simulations", argument, 200,
+                                         most=MAX_SIMULATIONS)
         return MCTSAgent(simulations, seed=seed)
     factory = _factory(name, spec) if name.isidentifier() else None
     if factory is None:

@@ -1,4 +1,7 @@
-"""Frames to files: PNG and animated GIF (Pillow). The HTML replay is :mod:`satellites_env.web`."""
+"""Frames to files: PNG and animated GIF (Pillow). The HTML replay is :mod:`satellites_env.web`.
+
+Files are written by :mod:`satellites_env.files`: atomically, and never over a folder, a
+special file or a symbolic link."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..files import open_output, write_output
+
 
 def save_png(frame: np.ndarray, path) -> Path:
     """Write one (H, W, 3) uint8 frame as a PNG; return the path."""
@@ -14,7 +19,8 @@ def save_png(frame: np.ndarray, path) -> Path:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(np.ascontiguousarray(frame, dtype=np.uint8), "RGB").save(path)
+    with open_output(path, "PNG file") as file:
+        Image.fromarray(np.ascontiguousarray(frame, dtype=np.uint8), "RGB").save(file, "PNG")
     return path
 
 
@@ -43,5 +49,4 @@ def save_gif(frames: list[np.ndarray], path, fps: float = 2) -> Path:
     data = gif_bytes(frames, fps)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return path
+    return write_output(path, data, "GIF file")

@@ -2,13 +2,16 @@
 head-to-head matrix, and each agent's games linked to their replay pages.
 
 `write_leaderboard(ladder, folder)` writes `folder/index.html` and one replay page per game in
-`folder/games/` (a single self-contained file each, as every page of this package).
+`folder/games/` (a single self-contained file each, as every page of this package), each
+written by :mod:`satellites_env.files` (atomically; never over a special file or a link).
 """
 
 from __future__ import annotations
 
 from html import escape
 from pathlib import Path
+
+from satellites_env.files import write_output
 
 from .pages import document
 from .replay import write_replay
@@ -128,6 +131,5 @@ def write_leaderboard(ladder, folder: str | Path, title: str = "Satellites ladde
         for agent in (names[a], names[b]):
             if agent in roster:
                 games.setdefault(agent, []).append((game_id, summary))
-    index = folder / "index.html"
-    index.write_text(leaderboard_html(table, games, title), encoding="utf-8")
-    return index
+    return write_output(folder / "index.html", leaderboard_html(table, games, title),
+                        "leaderboard page")

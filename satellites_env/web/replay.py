@@ -15,6 +15,7 @@ from html import escape
 from pathlib import Path
 
 from satellites_env.core.board import COLOR_NAMES
+from satellites_env.files import write_output
 from satellites_env.record import GameRecord
 from satellites_env.render.svg import svg_document, svg_layer
 
@@ -99,10 +100,9 @@ click a move to go there</p>
 
 
 def write_replay(record: GameRecord, path: str | Path, source: str = "game record") -> Path:
-    """Write the replay page of `record` to `path` (the folder must exist)."""
-    path = Path(path)
-    path.write_text(replay_html(record, source), encoding="utf-8")
-    return path
+    """Write the replay page of `record` to `path` (the folder must exist), atomically; a
+    folder, special file or symbolic link at `path` is refused (:mod:`satellites_env.files`)."""
+    return write_output(path, replay_html(record, source), "replay page")
 
 
 def index_html(manifest: dict, title: str = "Satellites tournament") -> str:

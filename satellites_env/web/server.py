@@ -15,12 +15,20 @@ nothing):
   (nothing changes);
 * ``GET /api/games/{id}/record`` - the game record as a JSON download.
 
-Bodies must be JSON (``Content-Type: application/json``), and only requests addressed to the
-server's loopback names are answered (TrustedHostMiddleware), so a page on another site cannot
-play through it. Each browser tab plays its own game (its id is in the page's URL); the server
-keeps the `max_games` most recently used games in memory. Agents think in a worker thread, so
-one slow agent does not stall the other tabs. Needs the `web` extra (``pip install
-'satellites[web]'``).
+A POST (a new game, a move) must carry a JSON object body (``Content-Type:
+application/json``; an empty body is refused too), and one sent from another origin (its
+``Origin`` is not this server's, or ``Sec-Fetch-Site`` says cross-site or same-site) is a 403:
+a page on another site can neither create games nor play them. Only requests addressed to the
+server's loopback names are answered (TrustedHostMiddleware), so a page cannot reach it
+through a rebound DNS name either.
+
+Each browser tab plays its own game (its id is in the page's URL). The server holds at most
+`max_games` games. A game that is still being played is never dropped: when the store is
+full, a new game replaces the least recently used game that has ended or has been idle for
+`idle_seconds` (default an hour), and when every game is live the new one is refused with a
+503 (``Retry-After``) saying so. Asking for a dropped game answers 404 saying why it was
+dropped. Agents think in a worker thread, so one slow agent does not stall the other tabs.
+Needs the `web` extra (``pip install 'satellites[web]'``).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -50,31 +59,85 @@ MAX_BODY = 64 * 1024  # bytes of a request body; moves are tiny
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
 
 
+def check_host(host: str) -> str:
+    """`host` if it can be listened on: an empty or blank address is refused (it would listen
+    on every interface while looking like no address at all)."""
+    if not isinstance(host, str) or not host.strip():
+        raise ValueError("--host must name an address: 127.0.0.1 (this machine only, the "
+                         "default), or 0.0.0.0 / :: to listen on every address")
+    if len(host) > 253 or any(c.isspace() or not c.isprintable() for c in host):
+        raise ValueError(f"--host {host[:60]!r} is not an address or host name")
+    return host
+
+
 def allowed_hosts(host: str) -> list[str]:
     """The Host headers the server answers: its loopback names (and `host` itself), so a web
     page elsewhere cannot reach it through a rebound DNS name; any host when it listens on
     every address (0.0.0.0 or ::), as asked."""
-    if host in ("0.0.0.0", "::", ""):
+    check_host(host)
+    if host in ("0.0.0.0", "::"):
         return ["*"]
     return LOOPBACK_NAMES + ([host] if host not in LOOPBACK_NAMES else [])
 
 
-class GameStore:
-    """The games in play, by id; the least recently used go once there are `max_games`."""
+class StoreFullError(Exception):
+    """Every game the server holds is still being played: no room for a new one."""
 
-    def __init__(self, opponent: str, max_moves: int = DEFAULT_MAX_MOVES, max_games: int = 200):
+
+IDLE_SECONDS = 3600.0  # a game untouched this long may make room for a new one
+RETRY_SECONDS = 60
+
+
+class GameStore:
+    """The games in play, by id: at most `max_games`, and never one still being played
+    dropped to make room (see the module's notes)."""
+
+    def __init__(self, opponent: str, max_moves: int = DEFAULT_MAX_MOVES, max_games: int = 200,
+                 idle_seconds: float = IDLE_SECONDS):
         self.opponent = opponent
         self.max_moves = max_moves
         self.max_games = max_games
+        self.idle_seconds = idle_seconds
         self._games: OrderedDict[str, PlaySession] = OrderedDict()
+        self._dropped: OrderedDict[str, str] = OrderedDict()  # id -> why, the latest ones
         self._lock = threading.Lock()
 
+    def _why_droppable(self, session: PlaySession, now: float) -> str | None:
+        if session.lock.locked():  # a request is working on it right now
+            return None
+        if session.game.is_over:
+            return "it had ended"
+        idle = now - session.touched
+        if idle >= self.idle_seconds:
+            return f"nobody had played it for {idle / 60:.0f} minutes"
+        return None
+
+    def _make_room(self) -> None:
+        """Drop ended or idle games, least recently used first, until one more fits; raise
+        StoreFullError when every game is live. Called with the lock held."""
+        now = time.monotonic()
+        for game_id in list(self._games):
+            if len(self._games) < self.max_games:
+                return
+            why = self._why_droppable(self._games[game_id], now)
+            if why is not None:
+                del self._games[game_id]
+                self._dropped[game_id] = why
+                while len(self._dropped) > 10 * self.max_games:
+                    self._dropped.popitem(last=False)
+        if len(self._games) >= self.max_games:
+            raise StoreFullError(
+                f"this server holds {len(self._games)} games still being played, its most; "
+                f"a new game can start when one of them ends or has been left for "
+                f"{self.idle_seconds / 60:.0f} minutes (or restart `satellites serve`)")
+
     def new(self, color: str, seed: int | None, spn: str | None) -> PlaySession:
+        with self._lock:
+            self._make_room()  # refused before the agent does any work
         session = PlaySession(self.opponent, color, seed=seed, spn=spn, max_moves=self.max_moves)
         with self._lock:
+            self._make_room()
             self._games[session.id] = session
-            while len(self._games) > self.max_games:
-                self._games.popitem(last=False)
         return session
 
     def get(self, game_id: str) -> PlaySession | None:
@@ -85,6 +148,11 @@ class GameStore:
                 session.touched = time.monotonic()
             return session
 
+    def dropped(self, game_id: str) -> str | None:
+        """Why the game `game_id` was dropped to make room, if it was (and not long ago)."""
+        with self._lock:
+            return self._dropped.get(game_id)
+
     def __len__(self) -> int:
         return len(self._games)
 
@@ -93,15 +161,40 @@ def _error(message: str, status: int = 400) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+class CrossOriginError(Exception):
+    """A request sent by a page of another origin."""
+
+
+def _check_origin(request: Request) -> None:
+    """Refuse a request a browser sent from another origin (another site, another port, a
+    sandboxed or file page): its Origin differs from this server's, or Sec-Fetch-Site says
+    so. Clients that send neither (curl, scripts) are not browsers acting for a page."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        raise CrossOriginError(f"a request from another site ({site[:20]}) is refused: play "
+                               f"from this server's own page")
+    origin = request.headers.get("origin")
+    if origin is None:
+        return
+    parts = urlsplit(origin) if origin != "null" else None
+    host = request.headers.get("host", "").lower()
+    if parts is None or parts.scheme not in ("http", "https") or parts.path not in ("", "/") \
+            or parts.netloc.lower() != host:
+        raise CrossOriginError(f"a request from the origin {origin[:80]!r} is refused: play "
+                               f"from this server's own page")
+
+
 async def _body(request: Request) -> dict:
+    """The JSON object of a POST's body. An empty body is refused like any non-JSON one: a
+    page elsewhere may send a body-less or text/plain POST without asking, never a JSON one."""
+    _check_origin(request)
     raw = await request.body()
     if len(raw) > MAX_BODY:
         raise RequestError(f"the request body is larger than {MAX_BODY} bytes")
-    if not raw.strip():
-        return {}
-    # JSON only: a form on another site can post text/plain without asking, not JSON.
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         raise RequestError("send the request body as JSON (Content-Type: application/json)")
+    if not raw.strip():
+        raise RequestError("the request body is empty: send a JSON object (such as {})")
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
@@ -112,26 +205,36 @@ async def _body(request: Request) -> dict:
 
 
 def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
-               max_games: int = 200, host: str = "127.0.0.1") -> Starlette:
+               max_games: int = 200, host: str = "127.0.0.1",
+               idle_seconds: float = IDLE_SECONDS) -> Starlette:
     """The ASGI app serving the play page against `opponent` (an agent spec, checked now:
-    a bad one raises AgentSpecError before anything is served), for a server listening on
-    `host` (see :func:`allowed_hosts`)."""
+    a bad one, a simulation count over its ceiling included, raises AgentSpecError before
+    anything is served), for a server listening on `host` (see :func:`allowed_hosts`)."""
+    hosts = allowed_hosts(host)
     make_agent(opponent, seed=0)  # fail fast: a bad spec or checkpoint is an error now
-    store = GameStore(opponent, max_moves, max_games)
+    store = GameStore(opponent, max_moves, max_games, idle_seconds)
 
     def session_of(request: Request) -> PlaySession:
-        session = store.get(request.path_params["game_id"])
+        game_id = request.path_params["game_id"]
+        session = store.get(game_id)
         if session is None:
-            raise LookupError(f"no game {request.path_params['game_id']!r} on this server "
-                              f"(it ended with the server, or was dropped): start a new game")
+            why = store.dropped(game_id)
+            shown = repr(game_id[:40])
+            raise LookupError(f"game {shown} was dropped to make room for new games: {why}; "
+                              f"start a new game" if why else
+                              f"no game {shown} on this server (it ended with the server): "
+                              f"start a new game")
         return session
 
     async def guarded(work):
-        """Run `work()` in a thread; map the documented errors to 4xx answers."""
+        """Run `work()` in a thread; map the documented errors to 4xx and 503 answers."""
         try:
             return await run_in_threadpool(work)
         except LookupError as error:
             return _error(str(error), 404)
+        except StoreFullError as error:
+            return JSONResponse({"error": str(error)}, status_code=503,
+                                headers={"Retry-After": str(RETRY_SECONDS)})
         except ValueError as error:  # IllegalActionError, NotationError, RequestError
             return _error(str(error))
 
@@ -141,6 +244,8 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
     async def new_game(request: Request) -> Response:
         try:
             body = await _body(request)
+        except CrossOriginError as error:
+            return _error(str(error), 403)
         except RequestError as error:
             return _error(str(error))
         unknown = sorted(set(body) - {"color", "seed", "spn"})
@@ -173,6 +278,8 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
     async def move(request: Request) -> Response:
         try:
             body = await _body(request)
+        except CrossOriginError as error:
+            return _error(str(error), 403)
         except RequestError as error:
             return _error(str(error))
 
@@ -215,7 +322,7 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
         Route("/api/games/{game_id}/record", record),
     ]
     app = Starlette(routes=routes, middleware=[
-        Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(host))])
+        Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
     app.state.store = store
     return app
 
@@ -245,6 +352,7 @@ def serve(opponent: str = "random", host: str = "127.0.0.1", port: int = 8000,
     """Serve the play page until Ctrl-C; `announce(url)` is called once it listens."""
     import uvicorn
 
+    check_host(host)
     if not 1 <= max_moves <= MAX_SPN_MOVES:
         raise ValueError(f"max_moves must be from 1 to {MAX_SPN_MOVES}, got {max_moves}")
     app = create_app(opponent, max_moves, host=host)

@@ -145,9 +145,10 @@ def test_tournament_accounting():
     assert reds.count("random") == reds.count("greedy") == 3
     assert result.elo["random"] == 0.0
     data = result.as_dict()
-    assert set(data) == {"agents", "games_per_pairing", "seed", "max_moves", "pairs", "elo",
-                         "elo_anchor", "games"}
+    assert set(data) == {"agents", "games_per_pairing", "seed", "max_moves", "complete",
+                         "pairs", "elo", "elo_anchor", "games"}
     assert data["elo_anchor"] == "random" and data["games_per_pairing"] == 6
+    assert data["complete"] is True
     # One vocabulary with the game records: "red", "blue", or None (null) for a draw.
     assert [g["winner"] for g in data["games"]] == [r.result["winner"] for r in result.records]
     assert {g["winner"] for g in data["games"]} <= {"red", "blue", None}

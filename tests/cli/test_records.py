@@ -155,7 +155,7 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("satellites_env.record.os.replace", broken)
+    monkeypatch.setattr("satellites_env.files.os.replace", broken)
     with pytest.raises(OSError):
         GameRecord(START, []).save(path)
     assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["game.json"]

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -20,6 +21,8 @@ from rich.console import Console
 
 import training.common.run as run_module
 import training.ppo.trainer as trainer_module
+from satellites_env.files import FileKindError
+from special_files import SPECIAL, fifo, finishes, unchanged
 from training.common.checkpoint import load_checkpoint
 from training.common.runlock import RunLock, RunLockedError
 from training.common.run import RunError, RunExistsError
@@ -259,6 +262,78 @@ def test_a_second_trainer_in_the_same_folder_is_refused(tmp_path):
     with RunLock(out):
         with RunLock(out):  # re-entrant within one process
             pass
+
+
+def test_run_lock_is_never_opened_through_a_link(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (out / "run.lock").symlink_to(victim)
+    with pytest.raises(FileKindError, match="run lock .* is a symbolic link"):
+        RunLock(out).acquire()
+    assert victim.read_text() == "precious"
+    from satellites_env.cli import main
+
+    assert main(["train", "--config", str(config_file(tmp_path)), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: run lock") and len(err.strip().splitlines()) == 1, err
+    assert victim.read_text() == "precious" and not (out / "checkpoint.pt").exists()
+    (out / "run.lock").unlink()
+    (out / "run.lock").symlink_to(tmp_path / "nowhere")  # dangling: nothing is created
+    with pytest.raises(FileKindError, match="symbolic link"):
+        RunLock(out).acquire()
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("kind, make", [("fifo", fifo), ("hard link", None),
+                                        ("directory", lambda p: p.mkdir())])
+def test_run_lock_refuses_what_is_not_its_own_file(tmp_path, kind, make):
+    out = tmp_path / "run"
+    out.mkdir()
+    lock = out / "run.lock"
+    if make is None:
+        victim = tmp_path / "victim.txt"
+        victim.write_text("precious")
+        os.link(victim, lock)
+    else:
+        make(lock)
+    outcome = finishes(lambda: RunLock(out).acquire())
+    assert isinstance(outcome.get("error"), FileKindError), outcome
+    assert "run lock" in str(outcome["error"])
+    if make is None:
+        assert victim.read_text() == "precious"
+
+
+def test_a_stale_run_lock_of_a_dead_process_is_taken_over(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (out / "run.lock").write_text(str(dead.pid))
+    with RunLock(out):
+        assert (out / "run.lock").read_text() == str(os.getpid())
+    with RunLock(out):  # and again, once released
+        assert not (out / "run.lock").is_symlink()
+    created = tmp_path / "fresh"
+    with RunLock(created):  # a new folder: the lock file is created
+        assert (created / "run.lock").read_text() == str(os.getpid())
+        assert stat.S_ISREG(os.lstat(created / "run.lock").st_mode)
+
+
+@pytest.mark.parametrize("name", run_module.OUTPUT_FILES)
+@pytest.mark.parametrize("kind, make", SPECIAL, ids=[kind for kind, _ in SPECIAL])
+def test_a_link_or_special_file_among_the_run_files_is_refused_first(tmp_path, name, kind,
+                                                                      make):
+    out = tmp_path / "run"
+    out.mkdir()
+    path = make(out / name)
+    before = os.lstat(path)
+    with pytest.raises(FileKindError, match=f"run file .*{name}"):
+        train(config_file(tmp_path), out, False, log_console()[0])
+    assert unchanged(path, before)
+    written = {p.name for p in out.iterdir()} - {name, f"{name}.target", "run.lock"}
+    assert written == set()  # nothing trained, nothing written
 
 
 # --------------------------------------------------------------------------- progress

@@ -94,15 +94,19 @@ def screenshot_dir(tmp_path) -> Path:
 # --------------------------------------------------------------------------- live server
 
 
+APPS: dict = {}  # base URL -> the app of a live test server (to look at its game store)
+
+
 @contextmanager
-def live_server(opponent: str = "random", max_moves: int = 400, max_games: int = 200):
+def live_server(opponent: str = "random", max_moves: int = 400, max_games: int = 200,
+                idle_seconds: float = 3600.0):
     """The play server of `satellites serve` on 127.0.0.1, a free port, in a thread; yields
     its base URL (ending in /)."""
     import uvicorn
 
     from satellites_env.web.server import bind, create_app, url_of
 
-    app = create_app(opponent, max_moves, max_games)
+    app = create_app(opponent, max_moves, max_games, idle_seconds=idle_seconds)
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
@@ -113,9 +117,12 @@ def live_server(opponent: str = "random", max_moves: int = 400, max_games: int =
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("the test server did not start")
         time.sleep(0.02)
+    url = url_of(sock)
+    APPS[url] = app
     try:
-        yield url_of(sock)
+        yield url
     finally:
+        APPS.pop(url, None)
         server.should_exit = True
         thread.join(timeout=15)
         sock.close()

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,15 +19,16 @@ from satellites_env.agents import AgentSpecError
 from satellites_env.core import Game, IllegalActionError, NotationError
 from satellites_env.core.board import PASS_ACTION
 from satellites_env.record import GameRecord
-from satellites_env.web.server import create_app
+from satellites_env.web.server import GameStore, StoreFullError, create_app
 
-from conftest import call, live_server
+from conftest import APPS, call, live_server
 from helpers import DISPLACEMENT_SPN, PASS_SPN
 
 
 @pytest.fixture(scope="module")
 def server():
-    with live_server("random", max_moves=400, max_games=50) as url:
+    # Room for every game the fuzzing starts: none of them ends, and live games stay.
+    with live_server("random", max_moves=400, max_games=5000) as url:
         yield url
 
 
@@ -133,7 +136,8 @@ json_values = st.recursive(
                                                                max_size=3),
     max_leaves=8)
 bodies = json_values | st.fixed_dictionaries({}, optional={
-    "action": json_values | st.integers(0, 3216), "actions": st.lists(st.integers(0, 3216),
+    "action": json_values | st.integers(0, 3216) | st.integers(3210, 3225)
+    | st.sampled_from([-1, 2**31, 2**63, 10**300]), "actions": st.lists(st.integers(0, 3216),
                                                                       max_size=3),
     "move": st.text(max_size=12) | st.sampled_from(["pass", "f1-f5", "f1-f5>f7", "a1-a2"])})
 
@@ -160,7 +164,8 @@ spns = st.one_of(st.text(max_size=30), st.sampled_from([DISPLACEMENT_SPN, PASS_S
                  st.sampled_from([DISPLACEMENT_SPN, PASS_SPN]).map(lambda spn: spn[:-1] + "x"))
 new_game_bodies = json_values | st.fixed_dictionaries({}, optional={
     "color": st.sampled_from(["red", "blue"]) | json_values,
-    "seed": st.integers(-5, 2**33) | json_values, "spn": spns | json_values,
+    "seed": st.integers(-5, 2**33) | st.integers(2**32 - 3, 2**32 + 3)
+    | st.sampled_from([10**30, 10**300, -2**63]) | json_values, "spn": spns | json_values,
     "extra": json_values})
 
 
@@ -177,6 +182,25 @@ def test_fuzzed_new_game_requests_answer_201_or_400(server, body):
         assert current(server, answer)["spn"] == answer["spn"]
 
 
+@pytest.mark.parametrize("extra", [-1, 0, 1])
+def test_bodies_near_the_size_ceiling(server, extra):
+    from satellites_env.web.server import MAX_BODY
+
+    body = b'{"color": "red", "spn": null}'
+    raw = body[:-1] + b" " * (MAX_BODY + extra - len(body)) + b"}"
+    assert len(raw) == MAX_BODY + extra
+    status, answer, _ = call(server + "api/games", "POST", raw=raw)
+    assert (status == 201) == (extra <= 0), (status, answer)
+    if extra > 0:
+        assert status == 400 and f"larger than {MAX_BODY} bytes" in answer["error"]
+
+
+def test_a_number_beyond_the_integer_string_limit_is_a_400(server):
+    status, answer, _ = call(server + "api/games", "POST", raw=b'{"seed": 1' + b"0" * 5000
+                             + b"}")
+    assert status == 400 and "not valid JSON" in answer["error"]
+
+
 def test_only_json_from_this_machine_is_answered(server):
     state = new_game(server, color="red", spn=DISPLACEMENT_SPN)
     # A form on another site may post text/plain without asking the browser's permission.
@@ -188,6 +212,114 @@ def test_only_json_from_this_machine_is_answered(server):
     status, _, _ = call(server + f"api/games/{state['id']}", headers={"Host": "evil.example"})
     assert status == 400
     assert call(server, headers={"Host": "localhost"})[0] == 200
+
+
+FOREIGN = [{"Origin": "http://evil.example"}, {"Origin": "null"},
+           {"Origin": "http://127.0.0.1:1"}, {"Origin": "https://localhost"},
+           {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},
+           {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}]
+
+
+@pytest.mark.parametrize("headers", FOREIGN)
+@pytest.mark.parametrize("raw", [None, b"", b"{}", b'{"color": "blue"}'])
+def test_other_origins_can_neither_create_nor_play_games(server, headers, raw):
+    before = len_store(server)
+    status, answer, _ = call(server + "api/games", "POST", raw=raw, headers=headers)
+    assert status == 403 and "refused" in answer["error"], (status, answer)
+    state = new_game(server, color="red", spn=DISPLACEMENT_SPN)
+    status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST",
+                             raw=b'{"move": "f1-f3"}' if raw else raw, headers=headers)
+    assert status == 403 and current(server, state)["moves"] == []
+    assert len_store(server) == before + 1  # only this test's own game
+
+
+def len_store(server) -> int:
+    """How many games the test server holds."""
+    return len(APPS[server].state.store)
+
+
+@pytest.mark.parametrize("raw, content_type", [
+    (None, "application/json"), (b"", "application/json"), (b"  \n", "application/json"),
+    (None, "text/plain"), (b"", "application/x-www-form-urlencoded"),
+    (b'{"color": "red"}', "text/plain"), (b"color=red", "application/x-www-form-urlencoded")])
+def test_a_new_game_needs_a_json_object_body(server, raw, content_type):
+    before = len_store(server)
+    status, answer, _ = call(server + "api/games", "POST", raw=raw,
+                             headers={"Content-Type": content_type})
+    assert status == 400 and ("JSON" in answer["error"] or "empty" in answer["error"])
+    assert len_store(server) == before
+
+
+def test_this_servers_own_origin_is_answered(server):
+    port = server.rsplit(":", 1)[1].strip("/")
+    for headers in ({"Origin": f"http://127.0.0.1:{port}", "Sec-Fetch-Site": "same-origin"},
+                    {"Origin": f"http://localhost:{port}", "Host": f"localhost:{port}"},
+                    {"Sec-Fetch-Site": "none"}):
+        status, answer, _ = call(server + "api/games", "POST", {"color": "red"}, headers=headers)
+        assert status == 201, (headers, answer)
+
+
+origins = st.one_of(st.none(), st.sampled_from(["null", "http://evil.example", "file://",
+                                                 "http://127.0.0.1", "http://127.0.0.1:80"]),
+                    st.text(max_size=30))
+sites = st.one_of(st.none(), st.sampled_from(["cross-site", "same-site", "same-origin", "none"]),
+                  st.text(max_size=12))
+raw_bodies = st.one_of(st.none(), st.just(b""), st.binary(max_size=40),
+                       new_game_bodies.map(lambda body: json.dumps(body).encode()))
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(origin=origins, site=sites, raw=raw_bodies,
+       content_type=st.sampled_from(["application/json", "text/plain", ""]))
+def test_fuzzed_origins_and_bodies_create_a_game_only_when_same_origin_json(
+        server, origin, site, raw, content_type):
+    headers = {"Content-Type": content_type}
+    if origin is not None:
+        headers["Origin"] = origin
+    if site is not None:
+        headers["Sec-Fetch-Site"] = site
+    printable = all(value.isprintable() and value.isascii() and value == value.strip()
+                    for value in headers.values())
+    if not printable:
+        return  # not sendable as a header
+    before = len_store(server)
+    status, answer, _ = call(server + "api/games", "POST", raw=raw, headers=headers)
+    foreign = (site is not None and site not in ("same-origin", "none")) or \
+        origin is not None
+    if foreign:  # no test origin is this server's own
+        assert status == 403, (headers, status, answer)
+    elif content_type != "application/json" or not (raw or b"").strip():
+        assert status == 400, (headers, raw, status, answer)
+    assert status in (201, 400, 403) and isinstance(answer, dict) and answer
+    assert len_store(server) == before + (status == 201)
+
+
+@pytest.mark.parametrize("host", ["", " ", "\t", "bad host", "x" * 300])
+def test_an_empty_or_blank_host_is_refused(host, capsys):
+    from satellites_env import cli
+
+    with pytest.raises(ValueError, match="--host"):
+        create_app("random", host=host)
+    assert cli.main(["serve", "--host", host, "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --host") and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("mcts:1000000000000", "at most 100,000 simulations"),
+    ("mcts:100001", "at most 100,000 simulations"),
+    ("mcts:" + "9" * 5000, "agent spec 'mcts:999"),
+    ("mcts:10**12", "agent spec 'mcts:10**12'"),
+])
+def test_an_opponent_over_its_ceiling_is_refused_before_serving(spec, message, capsys):
+    from satellites_env import cli
+
+    with pytest.raises(AgentSpecError, match=re.escape(message)):
+        create_app(spec)
+    assert cli.main(["serve", "--opponent", spec, "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and len(err) < 400 and message in err, err
 
 
 def test_pass_is_offered_only_when_it_is_the_only_move(server):
@@ -215,15 +347,50 @@ def test_games_are_separate_and_the_record_downloads(server):
     assert loaded.replay()[-1].to_spn() == after["spn"]
 
 
-def test_least_recently_used_games_are_dropped():
+def test_live_games_are_never_dropped_a_full_store_answers_503():
     with live_server("random", max_games=2) as url:
         first = new_game(url, color="red", seed=1)
         second = new_game(url, color="red", seed=2)
-        assert call(url + f"api/games/{first['id']}")[0] == 200  # now the most recent
-        new_game(url, color="red", seed=3)
-        assert call(url + f"api/games/{second['id']}")[0] == 404
-        status, answer, _ = call(url + f"api/games/{first['id']}")
-        assert status == 200 and answer["id"] == first["id"]
+        status, answer, headers = call(url + "api/games", "POST", {"color": "red"})
+        assert status == 503 and "2 games still being played" in answer["error"]
+        assert headers["retry-after"] == "60"
+        for state in (first, second):
+            status, answer, _ = call(url + f"api/games/{state['id']}")
+            assert status == 200 and answer["id"] == state["id"]
+
+
+def test_ended_and_idle_games_make_room_and_say_so_when_asked_for():
+    with live_server("random", max_games=2, max_moves=1) as url:
+        ended = new_game(url, color="blue", seed=1)  # red's one move ends it (R20)
+        assert ended["result"] is not None
+        live = new_game(url, color="red", seed=2)
+        third = new_game(url, color="red", seed=3)  # the ended game makes room
+        status, answer, _ = call(url + f"api/games/{ended['id']}")
+        assert status == 404 and "was dropped to make room" in answer["error"]
+        assert "it had ended" in answer["error"]
+        assert call(url + f"api/games/{live['id']}")[0] == 200
+        assert call(url + f"api/games/{third['id']}")[0] == 200
+        assert call(url + "api/games", "POST", {"color": "red"})[0] == 503
+    with live_server("random", max_games=1, idle_seconds=0.3) as url:
+        idle = new_game(url, color="red", seed=1)
+        assert call(url + "api/games", "POST", {"color": "red"})[0] == 503
+        time.sleep(0.4)
+        new_game(url, color="red", seed=2)
+        status, answer, _ = call(url + f"api/games/{idle['id']}")
+        assert status == 404 and "nobody had played it for" in answer["error"]
+        status, answer, _ = call(url + "api/games/0123456789abcdef")
+        assert status == 404 and "ended with the server" in answer["error"]
+
+
+def test_the_store_keeps_the_most_games_when_games_end():
+    store = GameStore("random", max_moves=1, max_games=3)
+    for seed in range(20):  # each game ends at once: room is always made
+        store.new("blue", seed, None)
+        assert len(store) <= 3
+    live = [store.new("red", seed, None) for seed in range(3)]
+    with pytest.raises(StoreFullError):
+        store.new("red", 99, None)
+    assert all(store.get(session.id) is session for session in live)
 
 
 def test_a_bad_opponent_is_refused_before_serving():

@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from satellites_env.core.engine import N_ACTIONS
+from satellites_env.files import open_output
 from satellites_env.observation import N_PLANES
 
 from .config import NORMS
@@ -45,14 +46,16 @@ class CheckpointError(ValueError):
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
-    """Write atomically: a crash mid-write leaves the previous checkpoint intact."""
+    """Write atomically: a crash mid-write leaves the previous checkpoint intact. A path that
+    is a folder, a special file or a symbolic link is refused (satellites_env.files)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": FORMAT, "version": VERSION, "planes": N_PLANES, "actions": N_ACTIONS,
                **payload}
-    temporary = path.with_name(path.name + ".tmp")
-    torch.save(payload, temporary)
-    os.replace(temporary, path)
+    with open_output(path, "checkpoint") as file:
+        torch.save(payload, file)
+        file.flush()
+        os.fsync(file.fileno())  # a checkpoint outlives a power cut, not only a crash
     return path
 
 

@@ -50,6 +50,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 
 from satellites_env.agents import Agent, make_agent
+from satellites_env.files import check_output, open_output, write_output
 from satellites_env.arena import (BASELINE_ELO, PairResult, elo_against, play_pairing_game,
                                   rate_with_interval, wilson_interval)
 
@@ -65,6 +66,10 @@ from .tensorboard import log_game
 PROGRESS_SECONDS = 30.0
 #: the seed of the evaluation games of the k-th player (10_000 + seed for the policy)
 EVAL_SEED = 10_000
+#: the files a run writes into its folder (beside run.lock and tensorboard/), each written
+#: atomically and never through a link or into a special file (satellites_env.files)
+OUTPUT_FILES = ("config.json", "config_changes.json", "checkpoint.pt", "final.pt",
+                "summary.json", "learning_curve.png")
 
 
 class RunError(ValueError):
@@ -216,6 +221,8 @@ class Trainer(PoolOwner, abc.ABC):
                  console: Console | None = None):
         self.config = config
         self.run_dir = Path(run_dir)
+        for name in OUTPUT_FILES:  # a link or special file in the folder: refused before work
+            check_output(self.run_dir / name, "run file")
         self.console = console or Console()
         self.counters = self.Counters()
         self.history: list[Evaluation] = []
@@ -530,10 +537,11 @@ class Trainer(PoolOwner, abc.ABC):
         config = self.config
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if not (self.run_dir / "config.json").exists():
-            (self.run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
+            write_output(self.run_dir / "config.json", json.dumps(config.to_dict(), indent=1),
+                         "run file")
         if self.config_changes:
-            (self.run_dir / "config_changes.json").write_text(
-                json.dumps(self.config_changes, indent=1))
+            write_output(self.run_dir / "config_changes.json",
+                         json.dumps(self.config_changes, indent=1), "run file")
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=self.progress)
@@ -694,7 +702,7 @@ class Trainer(PoolOwner, abc.ABC):
                                # replaced
                                "generators": vars(self._pool.stats) if self._pool else None},
                    "config": self.config.to_dict(), "config_changes": self.config_changes}
-        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+        write_output(self.run_dir / "summary.json", json.dumps(summary, indent=1), "run file")
 
     def plot(self) -> Path | None:
         return plot_learning_curve(self.history, self.config.eval.opponents,
@@ -762,6 +770,7 @@ def plot_learning_curve(history: list[Evaluation], opponents: list[str], path: s
     for axis in (elo_axis, rate_axis):
         axis.xaxis.set_major_formatter(thousands)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    with open_output(path, "learning curve") as file:
+        figure.savefig(file, dpi=110, format="png")
     plt.close(figure)
     return Path(path)

@@ -4,12 +4,22 @@ The lock is `fcntl.flock` on an open file, so the operating system drops it when
 ends, however it ends (no stale lock after a crash or a kill). Within one process the lock is
 re-entrant (the `satellites train` command holds it while it checks the folder, and
 `Trainer.run` takes it again). Where `fcntl` does not exist (Windows) there is no lock.
+
+The lock file is created exclusively (`O_CREAT | O_EXCL`) and opened with `O_NOFOLLOW`, so it
+is never a link: a symbolic link at `run.lock` (to any file, or dangling), a hard link to
+another file, a FIFO or a device there is a FileKindError naming it, and the file it points
+to is neither truncated nor written. A `run.lock` left by a process that ended (it holds a
+dead PID, and no process holds its flock) is taken over as it is.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
+
+from satellites_env.files import FileKindError, kind_of
 
 try:
     import fcntl
@@ -24,6 +34,38 @@ class RunLockedError(ValueError):
 
 
 _held: dict[str, list] = {}  # resolved lock path -> [file descriptor, depth]
+_FLAGS = (os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+          | getattr(os, "O_NONBLOCK", 0))
+
+
+def open_lock_file(path: Path) -> int:
+    """A descriptor of the regular file `path`, created if missing, never through a link."""
+    for _ in range(100):  # another process may remove or create it between the two opens
+        try:
+            descriptor = os.open(path, _FLAGS | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                descriptor = os.open(path, _FLAGS)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                if error.errno == errno.ELOOP and os.path.islink(path):
+                    raise FileKindError(f"run lock {str(path)!r} is a symbolic link (to "
+                                        f"{os.readlink(path)!r}); the lock is never opened "
+                                        f"through a link: remove it") from None
+                if error.errno == errno.EISDIR:
+                    raise FileKindError(f"run lock {str(path)!r} is a directory, not a lock "
+                                        f"file: remove it") from None
+                raise
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.close(descriptor)
+            what = kind_of(info.st_mode) if not stat.S_ISREG(info.st_mode) else \
+                f"a file with {info.st_nlink} names (hard links)"
+            raise FileKindError(f"run lock {str(path)!r} is {what}, not a lock file of its own: "
+                                f"remove it")
+        return descriptor
+    raise FileKindError(f"run lock {str(path)!r} keeps appearing and disappearing")
 
 
 class RunLock:
@@ -35,11 +77,11 @@ class RunLock:
 
     def acquire(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        key = str(self.path.resolve())
+        key = self._key()
         if key in _held:
             _held[key][1] += 1
             return
-        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        descriptor = open_lock_file(self.path)
         if fcntl is not None:
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -54,8 +96,11 @@ class RunLock:
         os.pwrite(descriptor, str(os.getpid()).encode(), 0)
         _held[key] = [descriptor, 1]
 
+    def _key(self) -> str:
+        return str(self.run_dir.resolve() / LOCK_NAME)  # the folder resolved, not the file
+
     def release(self) -> None:
-        key = str(self.path.resolve())
+        key = self._key()
         entry = _held.get(key)
         if entry is None:
             return
