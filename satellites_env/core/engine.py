@@ -37,7 +37,9 @@ from numba import njit
 
 from .batch import (BatchedEngine, apply_actions, final_rewards, legal_masks,
                     new_batch_scratch, reset_states, statuses, step_autoreset)
-from .board import BLUE, DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS, ORTHO, RED
+from .board import (BLUE, DEFAULT_MAX_MOVES, MAX_MOVES_LIMIT, N_ACTIONS, N_CELLS, ORTHO, RED,
+                    check_max_moves)
+from .checks import check_seed, quoted
 from .rules import (
     BLUE_SUM,
     CONNECTED,
@@ -74,14 +76,16 @@ def connections_allowed(board):
 
 
 def init(seed: int | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
-    """A new state from the R4 random set-up (from `rng`, or a generator seeded with `seed`)."""
-    return initial_state(rng if rng is not None else np.random.default_rng(seed))
+    """A new state from the R4 random set-up (from `rng`, or a generator seeded with `seed`:
+    None or an integer from 0 to 2**64 - 1)."""
+    return initial_state(rng if rng is not None else np.random.default_rng(check_seed(seed)))
 
 
 def legal_action_mask(state: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
-    """The exact (3217,) int8 mask of legal actions; all zeros when the game is over."""
+    """The exact (3217,) int8 mask of legal actions; all zeros when the game is over by the
+    rules or has played MAX_MOVES_LIMIT moves (the highest cap: the counter stops there)."""
     mask = np.zeros(N_ACTIONS, dtype=np.int8)
-    if game_status(state, np.iinfo(np.int32).max) == ONGOING:
+    if game_status(state, MAX_MOVES_LIMIT) == ONGOING:
         fill_legal_mask(state, mask, new_work() if work is None else work)
     return mask
 
@@ -90,9 +94,10 @@ def step(state: np.ndarray, action: int, work: np.ndarray | None = None) -> np.n
     """The state after `action` (a new array; `state` is unchanged). Raises IllegalActionError
     for an action that is not legal; hot loops use `apply_unchecked` in place instead."""
     work = new_work() if work is None else work
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
+            or not 0 <= action < N_ACTIONS or not legal_action_mask(state, work)[action]:
+        raise IllegalActionError(f"action {quoted(action)} is not legal in this state")
     action = int(action)
-    if not 0 <= action < N_ACTIONS or not legal_action_mask(state, work)[action]:
-        raise IllegalActionError(f"action {action} is not legal in this state")
     child = state.copy()
     apply_unchecked(child, action, work)
     return child
@@ -104,8 +109,9 @@ def current_player(state: np.ndarray) -> int:
 
 
 def status(state: np.ndarray, max_moves: int = DEFAULT_MAX_MOVES) -> int:
-    """ONGOING, TERMINATED (by R16, R18 or R19) or TRUNCATED (the move cap R20 only)."""
-    return int(game_status(state, max_moves))
+    """ONGOING, TERMINATED (by R16, R18 or R19) or TRUNCATED (the move cap R20 only);
+    `max_moves` is 1 .. MAX_MOVES_LIMIT (ValueError naming it otherwise)."""
+    return int(game_status(state, check_max_moves(max_moves)))
 
 
 def is_terminal(state: np.ndarray, max_moves: int = DEFAULT_MAX_MOVES) -> bool:
@@ -151,7 +157,7 @@ __all__ = [
     "CONNECTED", "connections_allowed", "count_connected", "current_player", "DRAW",
     "empty_state", "fill_legal_mask", "final_rewards", "game_status", "Group",
     "group_controller", "GROUP_OF", "GROUP_SIZE", "groups", "IllegalActionError", "init",
-    "is_connected", "is_terminal", "legal_action_mask", "legal_masks", "links",
+    "is_connected", "is_terminal", "legal_action_mask", "legal_masks", "links", "MAX_MOVES_LIMIT",
     "new_batch_scratch", "new_work", "NO_COLONY", "ONGOING", "RED", "RED_SUM", "reset_states",
     "rewards", "Score", "STATE_LEN", "status", "statuses", "step", "step_autoreset", "tally",
     "TERMINATED", "TRUNCATED", "verdict", "winner", "winner_code",

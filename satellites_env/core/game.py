@@ -17,6 +17,7 @@ from .board import (
     PASS_ACTION,
     PUSH_BASE,
     RAY,
+    check_max_moves,
     decode_move_action,
     decode_push_action,
     direction_between,
@@ -24,6 +25,7 @@ from .board import (
     push_action,
     Player,
 )
+from .checks import check_seed, quoted
 from .explain import explain_illegal
 from .notation import (
     SQUARE_NAMES,
@@ -85,8 +87,9 @@ class Game:
     @classmethod
     def new(cls, seed: int | None = None, rng: np.random.Generator | None = None,
             max_moves: int = DEFAULT_MAX_MOVES) -> "Game":
-        """A game from the R4 random set-up (from `rng`, or a generator seeded with `seed`)."""
-        rng = rng if rng is not None else np.random.default_rng(seed)
+        """A game from the R4 random set-up (from `rng`, or a generator seeded with `seed`:
+        None or an integer from 0 to 2**64 - 1)."""
+        rng = rng if rng is not None else np.random.default_rng(check_seed(seed))
         return cls(initial_state(rng), max_moves)
 
     @classmethod
@@ -278,10 +281,12 @@ class Game:
     def actions_of(self, text: str) -> list[int]:
         """The action ids of a move in notation, checked against this position."""
         if not isinstance(text, str):
-            raise NotationError(f"a move is a string in notation (e.g. 'c10-c7'), got {text!r}")
+            raise NotationError(f"a move is a string in notation (e.g. 'c10-c7'), got "
+                                f"{quoted(text)}")
         parsed = parse_move_text(text)
         if parsed is None:
             return [PASS_ACTION]
+        text = text.strip()  # a move in notation is short: the messages below quote it whole
         if self.pending_push is not None:
             raise IllegalActionError(
                 f"{text!r}: a displacement is waiting for its push from "
@@ -314,7 +319,7 @@ class Game:
         """Notation of one action in this position: `c10-c7`, `c10-f7` (first step of a
         displacement), `>f9` (a push) or `pass`."""
         if not 0 <= action < N_ACTIONS:
-            raise IllegalActionError(f"action {action} is out of range 0..{N_ACTIONS - 1}")
+            raise IllegalActionError(f"action {quoted(action)} is out of range 0..{N_ACTIONS - 1}")
         if action == PASS_ACTION:
             return "pass"
         if action >= PUSH_BASE:
@@ -350,10 +355,10 @@ class Game:
     def _check_action(self, action) -> int:
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             raise IllegalActionError(
-                f"action must be an integer in 0..{N_ACTIONS - 1}, got {action!r}")
+                f"action must be an integer in 0..{N_ACTIONS - 1}, got {quoted(action)}")
         action = int(action)
         if not 0 <= action < N_ACTIONS:
-            raise IllegalActionError(f"action {action} is out of range 0..{N_ACTIONS - 1}")
+            raise IllegalActionError(f"action {quoted(action)} is out of range 0..{N_ACTIONS - 1}")
         if self.is_over:
             raise IllegalActionError(f"the game is over; no action is legal (action {action})")
         if not self.legal_mask()[action]:
@@ -364,10 +369,3 @@ class Game:
         return (f"illegal action {action} ({self.describe(action)}): "
                 f"{explain_illegal(self.state, action)}")
 
-
-def check_max_moves(max_moves) -> int:
-    """`max_moves` as an int >= 1 (R20); ValueError naming it otherwise (bools are refused)."""
-    if isinstance(max_moves, (bool, np.bool_)) or not isinstance(max_moves, (int, np.integer)) \
-            or max_moves < 1:
-        raise ValueError(f"max_moves must be an integer >= 1, got {max_moves!r}")
-    return int(max_moves)

@@ -1,7 +1,9 @@
 """Text formats (RULES.md section 7): squares, SPN positions and move notation.
 
-Errors raise :class:`NotationError` (a ``ValueError``) naming what is wrong and what was
-expected.
+Errors raise :class:`NotationError` (a ``ValueError``) naming what is wrong (for an SPN, the
+field) and what was expected; a message quotes at most about 80 characters of the input. The
+SPN move counter is ASCII digits without leading zeros, at most ``MAX_MOVES_LIMIT``
+(1,000,000, the highest move cap: no game goes past it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from .board import (
     COPIES_PER_VALUE,
     END_CONNECTED,
     MAX_GROUP,
+    MAX_MOVES_LIMIT,
     MAX_VALUE,
     N_CELLS,
     ORTHO,
@@ -24,6 +27,7 @@ from .board import (
     SIZE,
     cell_of,
 )
+from .checks import quoted
 from .rules import count_connected
 from .scoring import groups_of
 from .state import GRACE, MOVES, NO_GRACE, PASSES, TO_MOVE, empty_state, is_pending
@@ -34,8 +38,8 @@ LETTER_OF_PIECE = {code: letter for letter, code in PIECE_LETTERS.items()}
 SQUARE_NAMES = tuple(f"{FILES[c % SIZE]}{SIZE - c // SIZE}" for c in range(N_CELLS))
 _SQUARE_RE = re.compile(r"([a-j])(10|[1-9])")  # used with fullmatch: no trailing newline
 _MOVE_RE = re.compile(r"([a-j](?:10|[1-9]))-([a-j](?:10|[1-9]))(?:>([a-j](?:10|[1-9])))?")
-_ASCII_DIGITS = re.compile(r"[0-9]+")
-MAX_SPN_MOVES = 2**31 - 1  # the move counter is an int32 in the state
+_MOVES_RE = re.compile(r"0|[1-9][0-9]*")  # ASCII digits, no leading zero: one way to write it
+MAX_SPN_MOVES = MAX_MOVES_LIMIT  # the highest <moves>: no game passes the highest move cap
 
 
 class NotationError(ValueError):
@@ -45,7 +49,7 @@ class NotationError(ValueError):
 def square_name(cell: int) -> str:
     """`c10` for row 0, col 2 (file a-j = col 0-9, rank 1-10 = row 9-0)."""
     if not 0 <= cell < N_CELLS:
-        raise NotationError(f"cell {cell} is off the board; expected 0..{N_CELLS - 1}")
+        raise NotationError(f"cell {quoted(cell)} is off the board; expected 0..{N_CELLS - 1}")
     return SQUARE_NAMES[cell]
 
 
@@ -55,7 +59,8 @@ def parse_square(text: str) -> int:
         raise NotationError(f"a square must be a string such as 'c10', got {type(text).__name__}")
     match = _SQUARE_RE.fullmatch(text)
     if not match:
-        raise NotationError(f"bad square {text!r}: expected a file a-j and a rank 1-10, e.g. 'c10'")
+        raise NotationError(f"bad square {quoted(text)}: expected a file a-j and a rank 1-10, "
+                            f"e.g. 'c10'")
     return cell_of(SIZE - int(match.group(2)), FILES.index(match.group(1)))
 
 
@@ -70,7 +75,8 @@ def parse_move_text(text: str) -> tuple[int, int, int | None] | None:
     match = _MOVE_RE.fullmatch(text)
     if not match:
         raise NotationError(
-            f"bad move {text!r}: expected 'c10-c7', 'c10-f7>f9' (displacement) or 'pass'")
+            f"bad move {quoted(text)}: expected 'c10-c7', 'c10-f7>f9' (displacement) or "
+            f"'pass'")
     source, target = parse_square(match.group(1)), parse_square(match.group(2))
     landing = parse_square(match.group(3)) if match.group(3) else None
     return source, target, landing
@@ -107,23 +113,25 @@ def parse_spn(text: str) -> np.ndarray:
     if len(fields) != 5:
         raise NotationError(
             f"SPN needs 5 space-separated fields '<rows> <to_move> <grace> <passes> <moves>', "
-            f"got {len(fields)} in {text!r}")
+            f"got {len(fields)} in {quoted(text)}")
     rows_text, to_move, grace, passes, moves = fields
     state = empty_state()
     _parse_rows(rows_text, state)
     if to_move not in ("r", "b"):
-        raise NotationError(f"SPN field 'to_move' is {to_move!r}; expected 'r' or 'b'")
+        raise NotationError(f"SPN field 'to_move' is {quoted(to_move)}; expected 'r' or 'b'")
     state[TO_MOVE] = RED if to_move == "r" else BLUE
     if grace not in ("-", "0", "1", "2", "3"):
-        raise NotationError(f"SPN field 'grace' is {grace!r}; expected '-' or 0-3")
+        raise NotationError(f"SPN field 'grace' is {quoted(grace)}; expected '-' or 0-3")
     state[GRACE] = NO_GRACE if grace == "-" else int(grace)
     if passes not in ("0", "1", "2"):
-        raise NotationError(f"SPN field 'passes' is {passes!r}; expected 0, 1 or 2")
+        raise NotationError(f"SPN field 'passes' is {quoted(passes)}; expected 0, 1 or 2")
     state[PASSES] = int(passes)
-    # ASCII digits only: str.isdigit() and int() also take '１２' or '²'.
-    if not _ASCII_DIGITS.fullmatch(moves) or int(moves) > MAX_SPN_MOVES:
+    # ASCII digits only: str.isdigit() and int() also take '１２' or '²'. The length is checked
+    # before int(), which refuses (with a plain ValueError) more than 4300 digits.
+    if len(moves) > len(str(MAX_SPN_MOVES)) or not _MOVES_RE.fullmatch(moves) \
+            or int(moves) > MAX_SPN_MOVES:
         raise NotationError(f"SPN field 'moves' must be a non-negative integer of ASCII digits "
-                            f"up to {MAX_SPN_MOVES}, got {moves!r}")
+                            f"without leading zeros, up to {MAX_SPN_MOVES}, got {quoted(moves)}")
     state[MOVES] = int(moves)
     _check_consistent(state)
     return state
@@ -137,7 +145,7 @@ def _parse_rows(rows_text: str, state: np.ndarray) -> None:
     for row, line in enumerate(rows):
         if len(line) != SIZE:
             raise NotationError(
-                f"SPN row {row + 1} (rank {SIZE - row}) {line!r} has {len(line)} characters; "
+                f"SPN row {row + 1} (rank {SIZE - row}) {quoted(line)} has {len(line)} characters; "
                 f"expected {SIZE}")
         for col, letter in enumerate(line):
             if letter == ".":

@@ -22,6 +22,7 @@ import numpy as np
 from .board import (
     BLUE,
     COPIES_PER_VALUE,
+    MAX_MOVES_LIMIT,
     MAX_PUSH,
     MAX_VALUE,
     N_CELLS,
@@ -98,7 +99,8 @@ def check_state_rows(states) -> None:
     (n, STATE_LEN) array of positions the kernels can read safely.
 
     Checked: cell codes in -4..4; three satellites of each value per colour (a pushed one
-    waiting off the board counted); to_move 0 or 1; grace -1..3; passes 0..2; moves >= 0; and,
+    waiting off the board counted); to_move 0 or 1; grace -1..3; passes 0..2; moves from 0 to
+    MAX_MOVES_LIMIT; and,
     between the two steps of a displacement, the mover's satellite on the target cell, the
     cell it came from empty, the waiting satellite the opponent's, and every push bit landing
     on an empty cell of the board. The kernels do not check bounds, so stored positions read
@@ -131,6 +133,7 @@ def _check_chunk(s: np.ndarray, first_row: int) -> None:
         ("grace outside -1..3", (s[:, GRACE] < NO_GRACE) | (s[:, GRACE] > 3)),
         ("passes outside 0..2", (s[:, PASSES] < 0) | (s[:, PASSES] > 2)),
         ("moves < 0", s[:, MOVES] < 0),
+        (f"moves > {MAX_MOVES_LIMIT} (MAX_MOVES_LIMIT)", s[:, MOVES] > MAX_MOVES_LIMIT),
         ("a pending displacement off the board", pending & ~on_board),
         ("pending fields set with no displacement pending",
          ~pending & ((piece != 0) | (pushes != 0) | (source != NO_PENDING))),

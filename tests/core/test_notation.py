@@ -234,7 +234,11 @@ def test_spn_wrong_value_counts():
     ("r - 0 １２", "field 'moves' .* got '１２'"),
     ("r - 0 ²", "field 'moves' .* got '²'"),
     ("r - 0 ٥", "field 'moves' .* got '٥'"),
-    ("r - 0 99999999999999999999", "field 'moves' .* up to 2147483647"),
+    ("r - 0 99999999999999999999", "field 'moves' .* up to 1000000"),
+    ("r - 0 1000001", "field 'moves' .* up to 1000000, got '1000001'"),
+    ("r - 0 " + "9" * 5000, r"field 'moves' .* up to 1000000, got '9{80}'\.\.\.$"),
+    ("r - 0 00", "field 'moves' .* without leading zeros"),
+    ("r - 0 07", "field 'moves' .* without leading zeros"),
 ])
 def test_spn_bad_fields(fields, match):
     with pytest.raises(NotationError, match=match):
