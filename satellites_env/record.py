@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES
+from .core.checks import quoted, quoted_path
 from .core.game import Game
 from .core.notation import NotationError, parse_move_text, parse_spn
 
@@ -42,15 +43,16 @@ class RecordError(ValueError):
 
 
 def _kind(value) -> str:
-    """`int 5`, `null`, `list`...: a JSON value's type (and a short value) for messages."""
+    """`int 5`, `null`, `list`...: a JSON value's type (and a bounded quote of it) for
+    messages."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return f"boolean {json.dumps(value)}"
     if isinstance(value, (int, float)):
-        return f"{type(value).__name__} {value!r}"
+        return f"{type(value).__name__} {quoted(value)}"
     if isinstance(value, str):
-        return f"string {value[:40]!r}"
+        return f"string {quoted(value)}"
     return {dict: "object", list: "list"}.get(type(value), type(value).__name__)
 
 
@@ -126,16 +128,17 @@ class GameRecord:
                        f"{{\"red\": \"greedy\", \"blue\": \"random\"}}, got {_kind(self.players)}")
         for color, spec in self.players.items():
             if color not in COLORS:
-                raise fail(f"field 'players' has the key {color!r}; expected 'red' or 'blue'")
+                raise fail(f"field 'players' has the key {quoted(color)}; expected 'red' or "
+                           f"'blue'")
             if not isinstance(spec, str):
                 raise fail(f"field 'players': {color!r} must be a string (an agent spec or "
                            f"'human'), got {_kind(spec)}")
         if not isinstance(self.result, dict):
             raise fail(f"field 'result' must be an object with {', '.join(RESULT_KEYS)}, "
                        f"got {_kind(self.result)}")
-        unknown = sorted(set(self.result) - set(RESULT_KEYS))
+        unknown = sorted(set(self.result) - set(RESULT_KEYS), key=str)
         if unknown:
-            raise fail(f"field 'result' has unknown keys {unknown}; expected some of "
+            raise fail(f"field 'result' has unknown keys {quoted(unknown)}; expected some of "
                        f"{list(RESULT_KEYS)}")
         if "winner" in self.result and self.result["winner"] not in WINNERS:
             raise fail(f"field 'result.winner' must be 'red', 'blue' or null (a draw or no "
@@ -160,12 +163,12 @@ class GameRecord:
             try:
                 game.play_move(move)
             except ValueError as error:
-                raise RecordError(f"{source}: move {number} {move!r} does not apply: "
+                raise RecordError(f"{source}: move {number} {quoted(move)} does not apply: "
                                   f"{error}") from None
             positions.append(game.clone())
         final_spn = self.result.get("final_spn")
         if final_spn is not None and final_spn != game.to_spn():
-            raise RecordError(f"{source}: field 'result.final_spn' {final_spn!r} is not the "
+            raise RecordError(f"{source}: field 'result.final_spn' {quoted(final_spn)} is not the "
                               f"position after the moves, {game.to_spn()!r}")
         if game.is_over and self.result.get("end") in ("terminated", "truncated"):
             score = game.score()
@@ -194,7 +197,7 @@ class GameRecord:
                               f"missing {missing}")
         unknown = sorted(set(data) - set(KEYS), key=str)
         if unknown:
-            raise RecordError(f"{source} has unknown keys {unknown}; expected some of "
+            raise RecordError(f"{source} has unknown keys {quoted(unknown)}; expected some of "
                               f"{list(KEYS)}")
         data = dict(data)
         if isinstance(data.get("result"), dict) and data["result"].get("winner") == "draw":
@@ -222,7 +225,7 @@ class GameRecord:
     @classmethod
     def load(cls, path: str | Path) -> "GameRecord":
         path = Path(path)
-        source = f"game record {str(path)!r}"
+        source = f"game record {quoted_path(path)}"
         if path.is_dir():
             raise RecordError(f"{source} is a directory, not a record file (a .json file)")
         if not path.exists():

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from satellites_env.agents.base import Agent, AgentSpecError, parse_int_argument
+from satellites_env.core.checks import quoted
 
 from .alphazero.agent import (PRETRAINED, AZAgent, PolicyAgent, check_temperature,
                               load_payload, resolve)
@@ -75,7 +76,7 @@ def az_agent(argument: str, seed: int | None = None) -> AZAgent:
     simulations = parse_int_argument(spec, "the number of simulations", sims, 32)
     if simulations > MAX_SIMULATIONS:
         raise AgentSpecError(f"agent spec {spec[:80]!r}: at most {MAX_SIMULATIONS} simulations, "
-                             f"got {simulations:,}")
+                             f"got {quoted(simulations)}")
     return AZAgent(path, simulations=simulations, seed=seed)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.checks import quoted
 from ..core.game import Game
 
 
@@ -63,10 +64,11 @@ def parse_int_argument(spec: str, name: str, argument: str | None, default: int)
     try:
         value = int(argument)
     except ValueError:
-        raise AgentSpecError(f"agent spec {spec!r}: {name} must be a positive integer, "
-                             f"got {argument!r}") from None
+        raise AgentSpecError(f"agent spec {quoted(spec)}: {name} must be a positive integer, "
+                             f"got {quoted(argument)}") from None
     if value < 1:
-        raise AgentSpecError(f"agent spec {spec!r}: {name} must be >= 1, got {value}")
+        raise AgentSpecError(f"agent spec {quoted(spec)}: {name} must be >= 1, "
+                             f"got {quoted(value)}")
     return value
 
 

@@ -19,6 +19,9 @@ import reprlib
 import numpy as np
 
 QUOTE_LIMIT = 80  # characters of an input quoted in an error message
+# characters of a file name quoted in an error message: enough for any path a user types, so
+# the message says which file; only a name the system refuses anyway is cut
+PATH_QUOTE_LIMIT = 1024
 MAX_SEED = 2**64 - 1  # the batched engine keys its streams with a uint64 seed
 _BIG_INT_BITS = 256  # longer integers are described by their size, not written out
 
@@ -45,6 +48,12 @@ def quoted(value, limit: int = QUOTE_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def quoted_path(path) -> str:
+    """A file name (a str or a Path) quoted for a message: whole up to PATH_QUOTE_LIMIT
+    characters, cut beyond (see :func:`quoted`)."""
+    return quoted(str(path), PATH_QUOTE_LIMIT)
+
+
 def check_int(name: str, value, low: int, high: int) -> int:
     """`value` as an int when it is an integer (an int or a numpy integer, not a bool) from
     `low` to `high`; otherwise ValueError naming `name` and the range."""
@@ -59,4 +68,5 @@ def check_seed(seed) -> int | None:
     return None if seed is None else check_int("seed", seed, 0, MAX_SEED)
 
 
-__all__ = ["MAX_SEED", "QUOTE_LIMIT", "check_int", "check_seed", "quoted"]
+__all__ = ["MAX_SEED", "PATH_QUOTE_LIMIT", "QUOTE_LIMIT", "check_int", "check_seed", "quoted",
+           "quoted_path"]

@@ -161,6 +161,35 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["game.json"]
 
 
+# =============================================================================== huge fields
+
+HUGE = "c" * 10**6
+
+
+@pytest.mark.parametrize("change", [
+    {"start_spn": HUGE}, {"start_spn": "9" * 10**5}, {"moves": [HUGE]},
+    {"moves": ["pass"] * 3 + [HUGE]}, {"max_moves": HUGE}, {"max_moves": 10**5000},
+    {"max_moves": -(10**400)}, {"players": {HUGE: "random"}}, {"players": {"red": 10**5000}},
+    {"result": {HUGE: 1}}, {"result": {"winner": HUGE}}, {"result": {"end": HUGE}},
+    {"result": {"reason": 10**5000}}, {"result": {"final_spn": HUGE}}, {HUGE: 1},
+    {"moves": [10**5000]},
+])
+def test_errors_quote_a_bounded_prefix_of_huge_fields(tmp_path, change):
+    """A 1 MB field (or a 5000-digit number) is quoted by a prefix, in one line."""
+    data = {**copy.deepcopy(REAL_DATA), **change}
+    with pytest.raises(RecordError) as error:
+        GameRecord.from_dict(data).replay()
+    message = str(error.value)
+    assert len(message) < 400 and "\n" not in message, message[:400]
+    try:
+        text = json.dumps(data)
+    except ValueError:  # Python writes no integer of over 4300 digits
+        return
+    with pytest.raises(RecordError) as error:  # the same through a file
+        load_text(tmp_path, text).replay()
+    assert len(str(error.value)) < 400 + len(str(tmp_path)), str(error.value)[:400]
+
+
 # =============================================================================== fuzz
 
 JSON = st.recursive(

@@ -14,7 +14,8 @@ from bad_arguments import NUMBERS, integer_in
 from satellites_env.core import Game, IllegalActionError, engine
 from satellites_env.core.batch import MAX_NUM_GAMES, BatchedEngine, new_batch_scratch
 from satellites_env.core.board import MAX_MOVES_LIMIT, PASS_ACTION, Player
-from satellites_env.core.checks import MAX_SEED, QUOTE_LIMIT, check_int, quoted
+from satellites_env.core.checks import (MAX_SEED, PATH_QUOTE_LIMIT, QUOTE_LIMIT, check_int,
+                                        quoted, quoted_path)
 from satellites_env.core.state import MOVES, check_state_rows
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True,
@@ -144,6 +145,13 @@ def test_quoted_is_bounded_and_one_line(value):
     assert len(text) <= QUOTE_LIMIT + 40 and "\n" not in text
     if isinstance(value, str) and len(value) <= QUOTE_LIMIT:
         assert text == repr(value)
+
+
+def test_paths_are_quoted_whole_up_to_the_path_limit():
+    path = "/tmp/" + "d/" * 400 + "game.json"  # 814 characters: quoted whole
+    assert quoted_path(path) == repr(path)
+    huge = "/tmp/" + "x" * 10**6
+    assert len(quoted_path(huge)) <= PATH_QUOTE_LIMIT + 10 and quoted_path(huge).endswith("...")
 
 
 def test_messages_quote_a_prefix_of_huge_inputs():
