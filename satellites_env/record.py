@@ -13,8 +13,20 @@ is one JSON object:
   game stopped before its end) and `final_spn` (the last position).
 
 `GameRecord.load` / `from_dict` check every field and raise :class:`RecordError` naming the
-field and what was expected; `replay()` raises it when a move does not apply or the result
-does not match the moves.
+field and what was expected (`load` also refuses a key given twice in one JSON object: JSON
+does not say which one counts). `replay()` raises it when a move does not apply or the stated
+result is not the one the moves give, naming the field:
+
+- a game the moves finish: `end` must be how it ended (`"terminated"` by the rules,
+  `"truncated"` at the move cap), `winner` the engine's winner (null for a draw) and `reason`
+  the engine's words for it (as :meth:`GameRecord.of` writes them);
+- a game the moves do not finish: `end` must be `"resigned"` (then `winner` is a color, not
+  null, and `reason` is `"<the other color> resigned"`) or `"ongoing"` (no winner, the reason
+  :data:`ONGOING_REASON`); a record without `end` is read as `"ongoing"`;
+- `final_spn` must be the position after the moves.
+
+A field left out of `result` is not checked (older records have none); which color resigned
+cannot be checked against the moves.
 """
 
 from __future__ import annotations
@@ -25,7 +37,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES
+from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, MAX_MOVES_LIMIT
 from .core.checks import quoted, quoted_path
 from .core.game import Game
 from .core.notation import NotationError, parse_move_text, parse_spn
@@ -33,13 +45,27 @@ from .core.notation import NotationError, parse_move_text, parse_spn
 COLORS = COLOR_NAMES  # ("red", "blue")
 WINNERS = ("red", "blue", None)  # None: a draw, or no result (a game stopped before its end)
 ENDS = ("terminated", "truncated", "resigned", "ongoing")
-MAX_MOVES_LIMIT = 2**31 - 1  # the move counter is an int32 in the state
+ONGOING_REASON = "stopped before the end: no result"  # the reason of an unfinished game
 KEYS = ("start_spn", "moves", "max_moves", "players", "result")
 RESULT_KEYS = ("winner", "reason", "end", "final_spn")
 
 
 class RecordError(ValueError):
     """A game record file that is missing, malformed or does not replay."""
+
+
+class _DuplicateKey(Exception):
+    """A key given twice in one JSON object (raised while parsing, turned into RecordError)."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's dict, refusing a key that comes twice (json keeps the last silently)."""
+    data = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(key)
+        data[key] = value
+    return data
 
 
 def _kind(value) -> str:
@@ -89,8 +115,8 @@ class GameRecord:
             result = {"winner": winner, "reason": f"{resigned} resigned", "end": "resigned",
                       "final_spn": final_spn}
         else:
-            result = {"winner": None, "reason": "stopped before the end: no result",
-                      "end": "ongoing", "final_spn": final_spn}
+            result = {"winner": None, "reason": ONGOING_REASON, "end": "ongoing",
+                      "final_spn": final_spn}
         return cls(start_spn, list(game.history), game.max_moves, dict(players or {}), result)
 
     # ------------------------------------------------------------------ checks
@@ -170,14 +196,46 @@ class GameRecord:
         if final_spn is not None and final_spn != game.to_spn():
             raise RecordError(f"{source}: field 'result.final_spn' {quoted(final_spn)} is not the "
                               f"position after the moves, {game.to_spn()!r}")
-        if game.is_over and self.result.get("end") in ("terminated", "truncated"):
-            score = game.score()
-            winner = score.winner_name
-            if "winner" in self.result and self.result["winner"] != winner:
-                raise RecordError(f"{source}: field 'result.winner' is "
-                                  f"{_kind(self.result['winner'])} but the moves end with "
-                                  f"{winner or 'a draw'} ({score.reason})")
+        self._check_result(game, source)
         return positions
+
+    def _check_result(self, game: Game, source: str) -> None:
+        """Refuse a stated result that the moves do not give (the rules in the module
+        docstring), naming the field."""
+        result = self.result
+
+        def lie(key: str, truth: str) -> RecordError:
+            return RecordError(f"{source}: field 'result.{key}' is {_kind(result[key])} but "
+                               f"{truth}")
+
+        if game.is_over:
+            score = game.score()
+            end = "truncated" if game.truncated else "terminated"
+            truth = f"the moves end the game: {end}, {score.reason}"
+            if "end" in result and result["end"] != end:
+                raise lie("end", truth)
+            if "winner" in result and result["winner"] != score.winner_name:
+                won = f"{score.winner_name} wins" if score.winner_name else "a draw"
+                raise lie("winner", f"{truth}: {won}")
+            if result.get("reason") is not None and result["reason"] != score.reason:
+                raise lie("reason", truth)
+            return
+        truth = f"the game is not over after the moves ({len(self.moves)} moves)"
+        end = result.get("end", "ongoing")
+        if end in ("terminated", "truncated"):
+            raise lie("end", truth)
+        if end == "resigned":
+            winners = [result["winner"]] if "winner" in result else list(COLORS)
+            if None in winners:
+                raise lie("winner", "a resigned game is won by the color that did not resign")
+            reasons = [f"{COLORS[1 - COLORS.index(winner)]} resigned" for winner in winners]
+            if result.get("reason") is not None and result["reason"] not in reasons:
+                raise lie("reason", f"the game was resigned: {' or '.join(map(repr, reasons))}")
+            return
+        if result.get("winner") is not None:
+            raise lie("winner", f"{truth} and the record does not say that anyone resigned")
+        if result.get("reason") is not None and result["reason"] != ONGOING_REASON:
+            raise lie("reason", f"{truth} and nobody resigned: {ONGOING_REASON!r}")
 
     # ------------------------------------------------------------------ files
 
@@ -243,7 +301,10 @@ class GameRecord:
             raise ValueError(f"{name} is not a JSON number")
 
         try:
-            data = json.loads(text, parse_constant=no_constants)
+            data = json.loads(text, parse_constant=no_constants, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as error:
+            raise RecordError(f"{source}: the key {quoted(error.args[0])} is given twice in one "
+                              f"JSON object (which one counts is not defined)") from None
         except (ValueError, RecursionError) as error:
             detail = "nested too deeply" if isinstance(error, RecursionError) else error
             raise RecordError(f"{source} is not valid JSON: {detail}") from None
