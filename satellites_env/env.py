@@ -43,10 +43,11 @@ from .core.engine import IllegalActionError
 from .core.state import initial_state
 from .observation import Observer
 from .render import RENDER_MODES, EnvRenderer
+from .render.raster import MAX_FRAME_SIZE, MIN_FRAME_SIZE
 
 AGENTS = ("player_0", "player_1")  # red, blue
 _AGENT_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
-MIN_SCREEN_SIZE, MAX_SCREEN_SIZE = 64, 4096  # frame sizes in pixels (as the CLI's --frame-size)
+MIN_SCREEN_SIZE, MAX_SCREEN_SIZE = MIN_FRAME_SIZE, MAX_FRAME_SIZE  # pixels, as render_rgb's
 
 
 class ResetNeededError(gymnasium.error.ResetNeeded, ValueError):

@@ -99,7 +99,12 @@ class GameRecord:
 
         A finished game gets its winner (`"red"`, `"blue"`, or None for a draw); a game
         stopped before its end has `end` `"resigned"` (`resigned` is the color that gave
-        up; the other one wins) or `"ongoing"` (no winner)."""
+        up; the other one wins) or `"ongoing"` (no winner). `players` is None or a dict
+        {"red": spec, "blue": spec} (ValueError naming it otherwise)."""
+        if players is not None and not (isinstance(players, dict) and all(
+                color in COLORS and isinstance(spec, str) for color, spec in players.items())):
+            raise ValueError(f"players must be a dict such as {{'red': 'greedy', 'blue': "
+                             f"'random'}} or None, got {quoted(players)}")
         final_spn = game.to_spn() if game.pending_push is None else None
         if game.is_over:
             score = game.score()
@@ -110,7 +115,7 @@ class GameRecord:
                         "final_spn": final_spn})
         if resigned is not None:
             if resigned not in COLORS:
-                raise ValueError(f"resigned must be 'red' or 'blue', got {resigned!r}")
+                raise ValueError(f"resigned must be 'red' or 'blue', got {quoted(resigned)}")
             winner = COLORS[1 - COLORS.index(resigned)]
             result = {"winner": winner, "reason": f"{resigned} resigned", "end": "resigned",
                       "final_spn": final_spn}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.checks import quoted
+from ..core.checks import check_seed, quoted
 from ..core.game import Game
 
 
@@ -26,10 +26,12 @@ class Agent(ABC):
     source: Path | None = None
 
     def __init__(self, seed: int | None = None):
-        self.rng = np.random.default_rng(seed)
+        """`seed`: None or an integer from 0 to 2**64 - 1 (ValueError naming it otherwise)."""
+        self.rng = np.random.default_rng(check_seed(seed))
 
     def reset(self, seed: int | None = None) -> None:
-        """Start a new game; reseed when `seed` is given."""
+        """Start a new game; reseed when `seed` is given (as in the constructor)."""
+        seed = check_seed(seed)
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 

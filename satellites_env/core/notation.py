@@ -60,7 +60,8 @@ from .board import (
 from .checks import quoted
 from .rules import count_connected, fill_legal_mask, new_scratch
 from .scoring import groups_of
-from .state import GRACE, MOVES, NO_GRACE, PASSES, TO_MOVE, empty_state, is_pending
+from .state import (GRACE, MOVES, NO_GRACE, PASSES, TO_MOVE, empty_state, is_pending,
+                    state_array)
 
 FILES = "abcdefghij"
 PIECE_LETTERS = {"A": 1, "B": 2, "C": 3, "D": 4, "a": -1, "b": -2, "c": -3, "d": -4}
@@ -81,8 +82,10 @@ class NotationError(ValueError):
 
 def square_name(cell: int) -> str:
     """`c10` for row 0, col 2 (file a-j = col 0-9, rank 1-10 = row 9-0)."""
-    if not 0 <= cell < N_CELLS:
-        raise NotationError(f"cell {quoted(cell)} is off the board; expected 0..{N_CELLS - 1}")
+    if isinstance(cell, (bool, np.bool_)) or not isinstance(cell, (int, np.integer)) \
+            or not 0 <= cell < N_CELLS:
+        raise NotationError(f"cell {quoted(cell)} is off the board; expected an integer "
+                            f"0..{N_CELLS - 1}")
     return SQUARE_NAMES[cell]
 
 
@@ -126,6 +129,7 @@ def move_text(source: int, target: int, landing: int | None = None) -> str:
 
 def to_spn(state: np.ndarray) -> str:
     """The SPN string of a position (between moves only)."""
+    state = state_array(state)
     if is_pending(state):
         raise NotationError("a position is written only between moves, not in the middle "
                             "of a displacement; play the push first")

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bad_arguments import NUMBERS, is_seed
 from satellites_env.agents import AgentSpecError, GreedyAgent, MCTSAgent, RandomAgent, make_agent
 from satellites_env.agents.heuristic import final_result, heuristic_value
 from satellites_env.core import Game
@@ -95,6 +96,20 @@ def test_fuzz_specs_raise_a_bounded_spec_error(head, tail):
         assert type(error).__name__ in ("AgentSpecError", "CheckpointError"), repr(error)[:300]
         message = str(error)
         assert len(message) < 1500 and "\n" not in message, message[:500]  # a path: 1024
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(NUMBERS, st.sampled_from(["random", "greedy", "mcts:2"]))
+def test_fuzz_agent_seeds(seed, spec):
+    """make_agent(spec, seed) and agent.reset(seed): None or 0 .. 2**64 - 1, else a
+    ValueError naming the seed (not numpy's TypeError)."""
+    if is_seed(seed):
+        make_agent(spec, seed=seed).reset(seed=seed)
+        return
+    for call in (lambda: make_agent(spec, seed=seed), lambda: make_agent(spec).reset(seed)):
+        with pytest.raises(ValueError, match="^seed must be an integer from 0 to"):
+            call()
 
 
 def test_final_result_kernel_agrees_with_scoring():

@@ -225,6 +225,16 @@ def test_a_key_given_twice_is_refused(tmp_path, text, key):
         load_text(tmp_path, text)
 
 
+def test_of_checks_its_players_and_resigned():
+    game = unfinished_game()
+    for bad in ([("red", "x")], {"green": "x"}, {"red": 3}, "red", 10**5000):
+        with pytest.raises(ValueError, match="^players must be a dict") as error:
+            GameRecord.of(START, game, bad)
+        assert len(str(error.value)) < 200
+    with pytest.raises(ValueError, match="^resigned must be 'red' or 'blue', got 'zzz"):
+        GameRecord.of(START, game, resigned="z" * 10**6)
+
+
 def test_old_draw_winner_reads_as_null():
     data = copy.deepcopy(REAL_DATA)
     data["result"] = {"winner": "draw"}

@@ -9,14 +9,16 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from bad_arguments import NUMBERS, integer_in
-from satellites_env.core import Game, IllegalActionError, engine
+from satellites_env.core import (Game, IllegalActionError, NotationError, engine, score,
+                                 square_name, to_spn)
 from satellites_env.core.batch import MAX_NUM_GAMES, BatchedEngine, new_batch_scratch
-from satellites_env.core.board import MAX_MOVES_LIMIT, PASS_ACTION, Player
+from satellites_env.core.board import MAX_MOVES_LIMIT, N_ACTIONS, N_CELLS, PASS_ACTION, Player
 from satellites_env.core.checks import (MAX_SEED, PATH_QUOTE_LIMIT, QUOTE_LIMIT, check_int,
                                         quoted, quoted_path)
-from satellites_env.core.state import MOVES, check_state_rows
+from satellites_env.core.state import STATE_LEN, MOVES, check_state_rows
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -163,3 +165,103 @@ def test_messages_quote_a_prefix_of_huge_inputs():
         with pytest.raises(ValueError) as error:
             call()
         assert len(str(error.value)) < 300, str(error.value)[:300]
+
+
+# --------------------------------------------------------------------------- states, boards
+
+
+def is_state_array(value, length: int = STATE_LEN) -> bool:
+    return isinstance(value, np.ndarray) and value.shape == (length,) \
+        and np.issubdtype(value.dtype, np.integer)
+
+
+def state_problem(value) -> str | None:
+    """The spec of a position the kernels can read: the (tested) row checker's verdict."""
+    if not is_state_array(value):
+        return "shape"
+    try:
+        check_state_rows(value[None])
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+@st.composite
+def mutated_states(draw):
+    """A real position with one to three entries overwritten (most break a check)."""
+    state = Game.new(seed=draw(st.integers(0, 50))).state.copy()
+    for _ in range(draw(st.integers(1, 3))):
+        index = draw(st.integers(0, STATE_LEN - 1))
+        state[index] = draw(st.one_of(st.integers(-6, 6), st.sampled_from(
+            [MAX_MOVES_LIMIT, MAX_MOVES_LIMIT + 1, 2**31 - 1, -(2**31), 1 << 20])))
+    return state.astype(draw(st.sampled_from([np.int32, np.int64, np.int16])))
+
+
+NOT_STATES = st.one_of(
+    NUMBERS, hnp.arrays(st.sampled_from([np.int32, np.float64, np.bool_, np.uint8]),
+                        st.sampled_from([(STATE_LEN,), (STATE_LEN - 1,), (N_CELLS,), (1, STATE_LEN),
+                                         (0,), ()]), elements=st.integers(0, 1)),
+    st.just(list(range(STATE_LEN))), st.just(np.zeros(STATE_LEN, dtype=object)))
+
+
+def refused_naming(call, name: str, error_type=ValueError) -> None:
+    with pytest.raises(error_type) as error:
+        call()
+    message = str(error.value)
+    assert message.startswith(name), message
+    assert len(message) < 300 and "\n" not in message, message
+
+
+@FUZZ
+@given(st.one_of(NOT_STATES, mutated_states()))
+def test_fuzz_states_everywhere(value):
+    """Game(state) takes exactly the positions check_state_rows accepts (any integer dtype,
+    kept as int32); the engine's Python functions and to_spn refuse anything that is not an
+    integer array of shape (STATE_LEN,), naming the state, before a kernel sees it."""
+    problem = state_problem(value)
+    if problem is None:
+        game = Game(value)
+        assert game.state.dtype == np.int32 and np.array_equal(game.state, value)
+    else:
+        refused_naming(lambda: Game(value), "state")
+    if not is_state_array(value):
+        for call in (engine.legal_action_mask, lambda v: engine.step(v, 0), engine.status,
+                     engine.current_player, engine.rewards, engine.is_terminal, to_spn):
+            refused_naming(lambda: call(value), "state must be an integer array")
+
+
+@FUZZ
+@given(st.one_of(NUMBERS, hnp.arrays(st.sampled_from([np.int8, np.float32]),
+                                     st.sampled_from([(N_CELLS,), (N_CELLS + 1,), (STATE_LEN,)]),
+                                     elements=st.integers(-4, 4))))
+def test_fuzz_boards_everywhere(value):
+    calls = (engine.winner, engine.links, engine.groups, score)
+    if is_state_array(value, N_CELLS):
+        for call in calls:
+            call(value)  # values -4..4: any board of them is scored
+    else:
+        for call in calls:
+            refused_naming(lambda: call(value), "board must be an integer array")
+
+
+@FUZZ
+@given(NUMBERS)
+def test_fuzz_cells_actions_and_generators(value):
+    """square_name, Game.describe / is_displacement and the set-up's rng: the documented
+    error naming the argument, for any value that is not one."""
+    game = Game.new(seed=0)
+    if integer_in(value, 0, N_CELLS - 1):
+        assert len(square_name(value)) in (2, 3)
+    else:
+        refused_naming(lambda: square_name(value), "cell", NotationError)
+    if integer_in(value, 0, N_ACTIONS - 1):
+        game.describe(value)
+        game.is_displacement(value)
+    else:
+        for call in (game.describe, game.is_displacement):
+            refused_naming(lambda: call(value), "action", IllegalActionError)
+    for call in (lambda: Game.new(rng=value), lambda: engine.init(rng=value)):
+        if value is None:
+            call()
+        else:
+            refused_naming(call, "rng must be a numpy Generator")
