@@ -216,3 +216,27 @@ def test_huge_fields_are_quoted_not_echoed(text, field, value):
         parse_spn(" ".join(fields))
     except NotationError as error:
         assert len(str(error)) < 400, str(error)[:400]
+
+
+HUGE_TEXT = st.sampled_from(["c10-c7" * 100_000, "c" + "1" * 10**5 + "-c7", "pass" + " " * 10**5,
+                             "a" * 10**6, "9" * 5000, "c10-c7>" + "f" * 10**5, "１" * 10**5])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(HUGE_TEXT, st.builds(lambda a, b: a + b, HUGE_TEXT, st.text(max_size=5))),
+       st.sampled_from(VALID))
+def test_huge_moves_and_squares_are_quoted_not_echoed(text, spn):
+    """Moves and squares of 100 KB and more: NotationError (or IllegalActionError in a
+    position), one line, a bounded prefix of the input."""
+    game = Game.from_spn(spn)
+    for call in (lambda: parse_move_text(text), lambda: parse_square(text),
+                 lambda: game.play_move(text), lambda: game.actions_of(text)):
+        try:
+            call()
+        except ValueError as error:
+            assert type(error).__name__ in ("NotationError", "IllegalActionError"), error
+            message = str(error)
+            assert len(message) < 400 and "\n" not in message, message[:400]
+        else:
+            assert text.strip() == "pass"

@@ -421,7 +421,10 @@ def _parses(spn) -> bool:
 RESET_SPNS = _resettable_spns()
 # SPN inputs the parser refuses: the valid positions reset may take are RESET_SPNS alone, so
 # that the spec below knows which resets succeed
-BAD_SPNS = st.one_of(SPN_INPUTS, NUMBERS).filter(lambda spn: not _parses(spn))
+BAD_SPNS = st.one_of(SPN_INPUTS, NUMBERS, st.sampled_from(
+    ["x" * 10**6, VALID_SPNS[0].rsplit(" ", 1)[0] + " " + "9" * 5000,
+     VALID_SPNS[0].rsplit(" ", 1)[0] + " 1000001", "/".join(["." * 10**5] * 10)]),
+).filter(lambda spn: not _parses(spn))
 SEEDS = st.one_of(st.none(), st.integers(0, 2**64 - 1), NUMBERS)
 OPTIONS = st.one_of(
     st.none(), st.just({}), st.builds(lambda spn: {"spn": spn}, st.sampled_from(RESET_SPNS)),
