@@ -5,16 +5,22 @@ action ends the game with -1 for the offender, the call order is enforced) in on
 `ClassicWrapper`, instead of PettingZoo's three (same behaviour, without three levels of
 attribute forwarding on every `last()` and `step()`).
 
-Errors (all of the project's own types):
+Errors (all ValueErrors; one rule for this env, the Gymnasium env and the vector env):
 
 * `IllegalActionError` (a ValueError): an action that is not an integer in 0..3216 (bools,
   floats, strings, None for an agent that is not done, arrays other than one integer), an
   illegal action on the raw env, or a non-None action for an agent that is done. Nothing
   changes when it is raised.
-* `ResetNeededError` (a `gymnasium.error.ResetNeeded`): `step`, `observe`, `last` or `render`
-  before `reset()`; on the raw env also `step` once both agents have stepped out of a
-  finished game (the wrapped env warns and ignores it, as PettingZoo's wrapper does).
-* `NotationError` (a ValueError): `reset(options={"spn": ...})` with a malformed SPN.
+* `ResetNeededError` (a ValueError and a `gymnasium.error.ResetNeeded`): `step`, `observe`,
+  `last` or `render` before `reset()`; on the raw env also `step` once both agents have
+  stepped out of a finished game (the wrapped env warns and ignores it, as PettingZoo's
+  wrapper does).
+* `NotationError` (a ValueError): `reset(options={"spn": ...})` with a malformed or
+  unreachable SPN.
+* ValueError naming the argument: a bad constructor argument (`render_mode`, `max_moves`
+  outside 1..MAX_MOVES_LIMIT, `screen_size` outside 64..4096, wrong types included), a `seed`
+  that is not None or an integer from 0 to 2**64 - 1, `options` that are not a dict.
+  Nothing changes when it is raised. Messages quote at most about 80 characters of the input.
 """
 
 from __future__ import annotations
@@ -30,19 +36,36 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
-from .core.game import Game, check_max_moves
+from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS, check_max_moves
+from .core.checks import check_int, check_seed, quoted
+from .core.game import Game
 from .core.engine import IllegalActionError
 from .core.state import initial_state
 from .observation import Observer
 from .render import RENDER_MODES, EnvRenderer
+from .render.raster import MAX_FRAME_SIZE, MIN_FRAME_SIZE
 
 AGENTS = ("player_0", "player_1")  # red, blue
 _AGENT_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
+MIN_SCREEN_SIZE, MAX_SCREEN_SIZE = MIN_FRAME_SIZE, MAX_FRAME_SIZE  # pixels, as render_rgb's
 
 
-class ResetNeededError(gymnasium.error.ResetNeeded, RuntimeError):
-    """The env was used before `reset()`, or after its episode ended (call `reset()`)."""
+class ResetNeededError(gymnasium.error.ResetNeeded, ValueError):
+    """The env was used before `reset()`, or after its episode ended (call `reset()`). A
+    ValueError, like every error the envs raise, and Gymnasium's ResetNeeded."""
+
+
+def check_render_mode(render_mode, modes) -> str | None:
+    """`render_mode` if it is None or one of `modes`; ValueError naming it otherwise."""
+    if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
+        return render_mode
+    raise ValueError(f"render_mode must be one of {list(modes)} or None, got "
+                     f"{quoted(render_mode)}")
+
+
+def check_screen_size(screen_size) -> int:
+    """`screen_size` as an int from 64 to 4096 pixels; ValueError naming it otherwise."""
+    return check_int("screen_size", screen_size, MIN_SCREEN_SIZE, MAX_SCREEN_SIZE)
 
 
 def as_action(action) -> int:
@@ -68,20 +91,17 @@ def spn_option(options) -> str | None:
     if not isinstance(options, Mapping):
         raise ValueError(f"reset options must be a dict such as {{'spn': '<SPN>'}} or None, got "
                          f"{_describe(options)}")
-    unknown = sorted(str(key) for key in options if key != "spn")
+    unknown = [key for key in options if key != "spn"]
     if unknown:
-        gymnasium.logger.warn(f"ignoring unknown reset option(s) {unknown}; "
+        gymnasium.logger.warn(f"ignoring unknown reset option(s) {quoted(unknown)}; "
                               f"the only option is 'spn'")
     return options.get("spn")
 
 
 def _describe(value) -> str:
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape} and dtype {value.dtype}"
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
+        return quoted(value)
+    return f"{quoted(value)} ({type(value).__name__})"
 
 
 def env(**kwargs) -> AECEnv:
@@ -110,12 +130,9 @@ class raw_env(AECEnv, EzPickle):
                  screen_size: int = 640):
         EzPickle.__init__(self, render_mode, max_moves, screen_size)
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode {render_mode!r} is not one of "
-                             f"{self.metadata['render_modes']} or None")
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.max_moves = check_max_moves(max_moves)
-        self.render_mode = render_mode
-        self.screen_size = screen_size
+        self.screen_size = screen_size = check_screen_size(screen_size)
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
         self.observer = Observer(self.max_moves)
@@ -135,6 +152,7 @@ class raw_env(AECEnv, EzPickle):
     # ------------------------------------------------------------------ episode
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed = check_seed(seed)
         spn = spn_option(options)
         if spn is not None:
             game = Game.from_spn(spn, self.max_moves)  # NotationError before anything changes
@@ -161,9 +179,9 @@ class raw_env(AECEnv, EzPickle):
         game = self.game
         if game is None:
             raise ResetNeededError("call reset() before observe()")
-        player = _AGENT_INDEX.get(agent)
+        player = _AGENT_INDEX.get(agent) if isinstance(agent, str) else None
         if player is None:
-            raise ValueError(f"agent must be one of {list(AGENTS)}, got {agent!r}")
+            raise ValueError(f"agent must be one of {list(AGENTS)}, got {quoted(agent)}")
         return self.observer.observe(game, player, agent == self.agent_selection)
 
     def last(self, observe: bool = True):
@@ -293,7 +311,8 @@ class ClassicWrapper(OrderEnforcingWrapper):
 
     def __init__(self, env: raw_env):
         if not isinstance(env, raw_env):
-            raise TypeError(f"ClassicWrapper wraps a satellites raw_env, got {type(env).__name__}")
+            raise ValueError(f"env must be a satellites raw_env (ClassicWrapper wraps one), got "
+                             f"{type(env).__name__}")
         super().__init__(env)
 
     def _raw(self, name: str) -> raw_env:
@@ -376,5 +395,6 @@ class ClassicWrapper(OrderEnforcingWrapper):
         return self.env.state()
 
 
-__all__ = ["AGENTS", "ClassicWrapper", "IllegalActionError", "ResetNeededError", "as_action",
-           "env", "raw_env", "spn_option"]
+__all__ = ["AGENTS", "ClassicWrapper", "IllegalActionError", "MAX_SCREEN_SIZE", "MIN_SCREEN_SIZE",
+           "ResetNeededError", "as_action", "check_render_mode", "check_screen_size", "env",
+           "raw_env", "spn_option"]

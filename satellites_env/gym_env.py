@@ -23,9 +23,13 @@ grace moves) are played before the learner sees the next observation.
   ``IllegalActionError`` in both modes and changes nothing. Gymnasium's ``check_env`` steps
   with unmasked random actions, which the default mode turns into lost episodes.
 - ``step`` before ``reset`` or after the episode ended raises
-  :class:`~satellites_env.env.ResetNeededError` (a ``gymnasium.error.ResetNeeded``); a
-  position given to ``reset`` that is over before the learner can act raises
-  :class:`GameOverError` (a ValueError), a malformed SPN ``NotationError`` (a ValueError).
+  :class:`~satellites_env.env.ResetNeededError` (a ValueError and a
+  ``gymnasium.error.ResetNeeded``); a position given to ``reset`` that is over before the
+  learner can act raises :class:`GameOverError` (a ValueError), a malformed SPN
+  ``NotationError`` (a ValueError).
+- Bad arguments raise a ValueError naming the argument, by the same rule as ``satellites_v0``
+  (:mod:`satellites_env.env`): the constructor's (``opponent``: ``AgentSpecError``), and
+  ``reset``'s ``seed`` (None or an integer from 0 to 2**64 - 1) and ``options`` (a dict).
 
 Registered as ``satellites/Satellites-v0`` when :mod:`satellites_env` is imported::
 
@@ -42,11 +46,13 @@ import numpy as np
 from gymnasium import spaces
 
 from .agents import Agent, AgentSpecError, make_agent
-from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS
-from .core.game import Game, check_max_moves
+from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS, check_max_moves
+from .core.checks import check_seed, quoted
+from .core.game import Game
 from .core.engine import IllegalActionError
 from .core.state import initial_state
-from .env import ResetNeededError, as_action, spn_option
+from .env import (ResetNeededError, as_action, check_render_mode, check_screen_size,
+                  spn_option)
 from .observation import Observer
 from .render import RENDER_MODES, EnvRenderer
 
@@ -84,17 +90,17 @@ class SatellitesGymEnv(gymnasium.Env):
                  max_moves: int = DEFAULT_MAX_MOVES, render_mode: str | None = None,
                  illegal_action: str = "terminate", screen_size: int = 640):
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode {render_mode!r} is not one of "
-                             f"{self.metadata['render_modes']} or None")
-        if agent_color not in (*COLORS, "random"):
-            raise ValueError(f"agent_color must be 'red', 'blue' or 'random', got {agent_color!r}")
+        render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        if not isinstance(agent_color, str) or agent_color not in (*COLORS, "random"):
+            raise ValueError(f"agent_color must be 'red', 'blue' or 'random', got "
+                             f"{quoted(agent_color)}")
         self.max_moves = check_max_moves(max_moves)
-        if illegal_action == "lose":  # the name before "terminate"
+        if isinstance(illegal_action, str) and illegal_action == "lose":  # before "terminate"
             illegal_action = "terminate"
-        if illegal_action not in ILLEGAL_ACTION_MODES:
+        if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', got "
-                             f"{illegal_action!r}")
+                             f"{quoted(illegal_action)}")
+        screen_size = check_screen_size(screen_size)
         self.render_mode = render_mode
         self.agent_color = agent_color
         self.illegal_action = illegal_action
@@ -126,20 +132,19 @@ class SatellitesGymEnv(gymnasium.Env):
     # ------------------------------------------------------------------ episode
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = check_seed(seed)  # ValueError naming it, before anything changes
         spn = spn_option(options)  # ValueError for options that are not a mapping
+        start = None if spn is None else Game.from_spn(spn, self.max_moves)  # likewise
+        if start is not None and start.is_over:  # refused before the generator is reseeded
+            raise GameOverError(f"reset: the position is already over ({start.score().reason}); "
+                                f"there is nothing for the learner to play")
         super().reset(seed=seed)
         # Draw in a fixed order so that a seed gives the same set-up as satellites_v0's reset
         # (set-up first), whatever agent_color is.
         state = initial_state(self.np_random)
         drawn_color = int(self.np_random.integers(2))
         opponent_seed = int(self.np_random.integers(2**63 - 1))
-        if spn is not None:
-            state = Game.from_spn(spn, self.max_moves).state  # NotationError: nothing changed
-        game = Game(state, self.max_moves)
-        if game.is_over:
-            raise GameOverError(f"reset: the position is already over ({game.score().reason}); "
-                                f"there is nothing for the learner to play")
-        self.game = game
+        self.game = Game(state, self.max_moves) if start is None else start
         if self.agent_color == "random":
             self.player = drawn_color
         else:
@@ -207,7 +212,8 @@ class SatellitesGymEnv(gymnasium.Env):
                 game.play(action)
             except IllegalActionError as error:
                 raise IllegalActionError(
-                    f"the opponent {self.opponent!r} played an illegal action: {error}") from None
+                    f"the opponent {quoted(self.opponent)} played an illegal action: "
+                    f"{error}") from None
             actions.append(action)
         return actions
 

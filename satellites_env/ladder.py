@@ -44,6 +44,7 @@ import numpy as np
 from .agents import Agent, make_agent
 from .arena import init_worker, play_pairing_game
 from .core.board import DEFAULT_MAX_MOVES
+from .core.checks import quoted
 from .rating import Ratings, against_known, fit
 from .record import GameRecord
 
@@ -104,10 +105,6 @@ def pair_seed(ladder_seed: int, key_a: str, key_b: str) -> int:
 
 def _now() -> str:
     return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-
-
-def _shown(text: str, most: int = 80) -> str:
-    return repr(text if len(text) <= most else text[:most - 3] + "...")
 
 
 _agents: dict[str, Agent] = {}  # this process's agents, one per spec (workers build their own)
@@ -212,7 +209,7 @@ class Ladder:
         name = spec if name is None else name
         if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME or any(
                 not c.isprintable() for c in name):
-            raise LadderError(f"agent name {_shown(str(name))} must be 1 to {MAX_NAME} printable "
+            raise LadderError(f"agent name {quoted(str(name))} must be 1 to {MAX_NAME} printable "
                               f"characters")
         with self._transaction():
             row = self.db.execute("SELECT id, name, spec, key, roster FROM agents WHERE key = ?",
@@ -225,7 +222,7 @@ class Ladder:
                 return self.entry(row[0])
             taken = self.db.execute("SELECT key FROM agents WHERE name = ?", (name,)).fetchone()
             if taken is not None:
-                raise LadderError(f"the name {_shown(name)} is taken by another agent; give "
+                raise LadderError(f"the name {quoted(name)} is taken by another agent; give "
                                   f"--name")
             self.db.execute("INSERT INTO agents (key, name, spec, roster, added) VALUES "
                             "(?, ?, ?, ?, ?)", (key, name, spec, int(roster), _now()))
@@ -239,7 +236,7 @@ class Ladder:
     def entry_named(self, name: str) -> Entry:
         row = self.db.execute("SELECT id FROM agents WHERE name = ?", (name,)).fetchone()
         if row is None:
-            raise LadderError(f"the ladder has no agent named {_shown(name)}")
+            raise LadderError(f"the ladder has no agent named {quoted(name)}")
         return self.entry(row[0])
 
     def agents(self, roster_only: bool = True) -> list[Entry]:
@@ -442,7 +439,7 @@ class Ladder:
         fixed = self.ratings(roster)
         entry = self.add(spec, name=name, roster=False)
         if entry.roster:
-            raise LadderError(f"{_shown(entry.name)} is on the ladder already: `ladder show`")
+            raise LadderError(f"{quoted(entry.name)} is on the ladder already: `ladder show`")
         first = max(2, 2 * (games // (3 * 2 * len(roster))))  # even: both colours
         target = {r.id: first for r in roster}
         self._play_against(entry, roster, target, workers, ray_address, progress)

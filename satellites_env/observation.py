@@ -15,9 +15,8 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS
+from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS, check_max_moves
 from .core.engine import new_work
-from .core.game import check_max_moves
 # The layout and its kernels live in core (the batched engine observes with them); they are
 # re-exported here, where the envs and the training code import them.
 from .core.planes import (  # noqa: F401

@@ -14,8 +14,20 @@ is one JSON object:
 
 `GameRecord.load` / `from_dict` check every field and raise :class:`RecordError` naming the
 field and what was expected (`load` reads a regular file of at most `MAX_RECORD_BYTES`,
-64 MiB, and refuses a FIFO or a device without opening it); `replay()` raises it when a move
-does not apply or the result does not match the moves.
+64 MiB, refuses a FIFO or a device without opening it, and refuses a key given twice in one
+JSON object: JSON does not say which one counts). `replay()` raises it when a move does not
+apply or the stated result is not the one the moves give, naming the field:
+
+- a game the moves finish: `end` must be how it ended (`"terminated"` by the rules,
+  `"truncated"` at the move cap), `winner` the engine's winner (null for a draw) and `reason`
+  the engine's words for it (as :meth:`GameRecord.of` writes them);
+- a game the moves do not finish: `end` must be `"resigned"` (then `winner` is a color, not
+  null, and `reason` is `"<the other color> resigned"`) or `"ongoing"` (no winner, the reason
+  :data:`ONGOING_REASON`); a record without `end` is read as `"ongoing"`;
+- `final_spn` must be the position after the moves.
+
+A field left out of `result` is not checked (older records have none); which color resigned
+cannot be checked against the moves.
 """
 
 from __future__ import annotations
@@ -24,7 +36,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES
+from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, MAX_MOVES_LIMIT
+from .core.checks import quoted, quoted_path
 from .core.game import Game
 from .core.notation import NotationError, parse_move_text, parse_spn
 from .files import FileKindError, read_input, write_output
@@ -32,10 +45,10 @@ from .files import FileKindError, read_input, write_output
 COLORS = COLOR_NAMES  # ("red", "blue")
 WINNERS = ("red", "blue", None)  # None: a draw, or no result (a game stopped before its end)
 ENDS = ("terminated", "truncated", "resigned", "ongoing")
-MAX_MOVES_LIMIT = 2**31 - 1  # the move counter is an int32 in the state
 #: the largest record file read: 64 MiB, four times a record of a game of 1,000,000 moves
 #: (the command line's largest --max-moves)
 MAX_RECORD_BYTES = 64 * 1024 * 1024
+ONGOING_REASON = "stopped before the end: no result"  # the reason of an unfinished game
 KEYS = ("start_spn", "moves", "max_moves", "players", "result")
 RESULT_KEYS = ("winner", "reason", "end", "final_spn")
 
@@ -44,16 +57,31 @@ class RecordError(ValueError):
     """A game record file that is missing, malformed or does not replay."""
 
 
+class _DuplicateKey(Exception):
+    """A key given twice in one JSON object (raised while parsing, turned into RecordError)."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's dict, refusing a key that comes twice (json keeps the last silently)."""
+    data = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(key)
+        data[key] = value
+    return data
+
+
 def _kind(value) -> str:
-    """`int 5`, `null`, `list`...: a JSON value's type (and a short value) for messages."""
+    """`int 5`, `null`, `list`...: a JSON value's type (and a bounded quote of it) for
+    messages."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return f"boolean {json.dumps(value)}"
     if isinstance(value, (int, float)):
-        return f"{type(value).__name__} {value!r}"
+        return f"{type(value).__name__} {quoted(value)}"
     if isinstance(value, str):
-        return f"string {value[:40]!r}"
+        return f"string {quoted(value)}"
     return {dict: "object", list: "list"}.get(type(value), type(value).__name__)
 
 
@@ -74,7 +102,12 @@ class GameRecord:
 
         A finished game gets its winner (`"red"`, `"blue"`, or None for a draw); a game
         stopped before its end has `end` `"resigned"` (`resigned` is the color that gave
-        up; the other one wins) or `"ongoing"` (no winner)."""
+        up; the other one wins) or `"ongoing"` (no winner). `players` is None or a dict
+        {"red": spec, "blue": spec} (ValueError naming it otherwise)."""
+        if players is not None and not (isinstance(players, dict) and all(
+                color in COLORS and isinstance(spec, str) for color, spec in players.items())):
+            raise ValueError(f"players must be a dict such as {{'red': 'greedy', 'blue': "
+                             f"'random'}} or None, got {quoted(players)}")
         final_spn = game.to_spn() if game.pending_push is None else None
         if game.is_over:
             score = game.score()
@@ -85,13 +118,13 @@ class GameRecord:
                         "final_spn": final_spn})
         if resigned is not None:
             if resigned not in COLORS:
-                raise ValueError(f"resigned must be 'red' or 'blue', got {resigned!r}")
+                raise ValueError(f"resigned must be 'red' or 'blue', got {quoted(resigned)}")
             winner = COLORS[1 - COLORS.index(resigned)]
             result = {"winner": winner, "reason": f"{resigned} resigned", "end": "resigned",
                       "final_spn": final_spn}
         else:
-            result = {"winner": None, "reason": "stopped before the end: no result",
-                      "end": "ongoing", "final_spn": final_spn}
+            result = {"winner": None, "reason": ONGOING_REASON, "end": "ongoing",
+                      "final_spn": final_spn}
         return cls(start_spn, list(game.history), game.max_moves, dict(players or {}), result)
 
     # ------------------------------------------------------------------ checks
@@ -129,16 +162,17 @@ class GameRecord:
                        f"{{\"red\": \"greedy\", \"blue\": \"random\"}}, got {_kind(self.players)}")
         for color, spec in self.players.items():
             if color not in COLORS:
-                raise fail(f"field 'players' has the key {color!r}; expected 'red' or 'blue'")
+                raise fail(f"field 'players' has the key {quoted(color)}; expected 'red' or "
+                           f"'blue'")
             if not isinstance(spec, str):
                 raise fail(f"field 'players': {color!r} must be a string (an agent spec or "
                            f"'human'), got {_kind(spec)}")
         if not isinstance(self.result, dict):
             raise fail(f"field 'result' must be an object with {', '.join(RESULT_KEYS)}, "
                        f"got {_kind(self.result)}")
-        unknown = sorted(set(self.result) - set(RESULT_KEYS))
+        unknown = sorted(set(self.result) - set(RESULT_KEYS), key=str)
         if unknown:
-            raise fail(f"field 'result' has unknown keys {unknown}; expected some of "
+            raise fail(f"field 'result' has unknown keys {quoted(unknown)}; expected some of "
                        f"{list(RESULT_KEYS)}")
         if "winner" in self.result and self.result["winner"] not in WINNERS:
             raise fail(f"field 'result.winner' must be 'red', 'blue' or null (a draw or no "
@@ -163,21 +197,53 @@ class GameRecord:
             try:
                 game.play_move(move)
             except ValueError as error:
-                raise RecordError(f"{source}: move {number} {move!r} does not apply: "
+                raise RecordError(f"{source}: move {number} {quoted(move)} does not apply: "
                                   f"{error}") from None
             positions.append(game.clone())
         final_spn = self.result.get("final_spn")
         if final_spn is not None and final_spn != game.to_spn():
-            raise RecordError(f"{source}: field 'result.final_spn' {final_spn!r} is not the "
+            raise RecordError(f"{source}: field 'result.final_spn' {quoted(final_spn)} is not the "
                               f"position after the moves, {game.to_spn()!r}")
-        if game.is_over and self.result.get("end") in ("terminated", "truncated"):
-            score = game.score()
-            winner = score.winner_name
-            if "winner" in self.result and self.result["winner"] != winner:
-                raise RecordError(f"{source}: field 'result.winner' is "
-                                  f"{_kind(self.result['winner'])} but the moves end with "
-                                  f"{winner or 'a draw'} ({score.reason})")
+        self._check_result(game, source)
         return positions
+
+    def _check_result(self, game: Game, source: str) -> None:
+        """Refuse a stated result that the moves do not give (the rules in the module
+        docstring), naming the field."""
+        result = self.result
+
+        def lie(key: str, truth: str) -> RecordError:
+            return RecordError(f"{source}: field 'result.{key}' is {_kind(result[key])} but "
+                               f"{truth}")
+
+        if game.is_over:
+            score = game.score()
+            end = "truncated" if game.truncated else "terminated"
+            truth = f"the moves end the game: {end}, {score.reason}"
+            if "end" in result and result["end"] != end:
+                raise lie("end", truth)
+            if "winner" in result and result["winner"] != score.winner_name:
+                won = f"{score.winner_name} wins" if score.winner_name else "a draw"
+                raise lie("winner", f"{truth}: {won}")
+            if result.get("reason") is not None and result["reason"] != score.reason:
+                raise lie("reason", truth)
+            return
+        truth = f"the game is not over after the moves ({len(self.moves)} moves)"
+        end = result.get("end", "ongoing")
+        if end in ("terminated", "truncated"):
+            raise lie("end", truth)
+        if end == "resigned":
+            winners = [result["winner"]] if "winner" in result else list(COLORS)
+            if None in winners:
+                raise lie("winner", "a resigned game is won by the color that did not resign")
+            reasons = [f"{COLORS[1 - COLORS.index(winner)]} resigned" for winner in winners]
+            if result.get("reason") is not None and result["reason"] not in reasons:
+                raise lie("reason", f"the game was resigned: {' or '.join(map(repr, reasons))}")
+            return
+        if result.get("winner") is not None:
+            raise lie("winner", f"{truth} and the record does not say that anyone resigned")
+        if result.get("reason") is not None and result["reason"] != ONGOING_REASON:
+            raise lie("reason", f"{truth} and nobody resigned: {ONGOING_REASON!r}")
 
     # ------------------------------------------------------------------ files
 
@@ -197,7 +263,7 @@ class GameRecord:
                               f"missing {missing}")
         unknown = sorted(set(data) - set(KEYS), key=str)
         if unknown:
-            raise RecordError(f"{source} has unknown keys {unknown}; expected some of "
+            raise RecordError(f"{source} has unknown keys {quoted(unknown)}; expected some of "
                               f"{list(KEYS)}")
         data = dict(data)
         if isinstance(data.get("result"), dict) and data["result"].get("winner") == "draw":
@@ -220,7 +286,7 @@ class GameRecord:
         a FIFO or a device is refused before it is opened, and a longer file before more
         than the limit is read."""
         path = Path(path)
-        source = f"game record {str(path)!r}"
+        source = f"game record {quoted_path(path)}"
         if path.is_dir():
             raise RecordError(f"{source} is a directory, not a record file (a .json file)")
         if not path.exists():
@@ -240,7 +306,10 @@ class GameRecord:
             raise ValueError(f"{name} is not a JSON number")
 
         try:
-            data = json.loads(text, parse_constant=no_constants)
+            data = json.loads(text, parse_constant=no_constants, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as error:
+            raise RecordError(f"{source}: the key {quoted(error.args[0])} is given twice in one "
+                              f"JSON object (which one counts is not defined)") from None
         except (ValueError, RecursionError) as error:
             detail = "nested too deeply" if isinstance(error, RecursionError) else error
             raise RecordError(f"{source} is not valid JSON: {detail}") from None

@@ -24,7 +24,12 @@ Seeding: ``reset(seed=s)`` makes every game reproducible: game i's e-th episode 
 function of (s, i, e) (see :mod:`satellites_env.core.batch`).
 
 An illegal action raises :class:`~satellites_env.core.engine.IllegalActionError` naming the
-game; every action is checked before any game moves, so no game changes.
+game; every action is checked before any game moves, so no game changes. ``step`` before
+``reset`` raises :class:`~satellites_env.env.ResetNeededError`. Bad arguments raise a
+ValueError naming the argument, by the same rule as the other envs: ``num_envs`` (1 ..
+``MAX_NUM_GAMES``, 131072), ``max_moves`` (1 .. ``MAX_MOVES_LIMIT``), ``num_chunks``,
+``copy`` (a bool), ``reset``'s ``seed`` (None or 0 .. 2**64 - 1) and ``options`` (None or a
+dict; the vector env takes no ``"spn"``: load positions with ``env.engine.load``).
 
 >>> env = SatellitesVectorEnv(4)
 >>> obs, infos = env.reset(seed=0)
@@ -45,13 +50,14 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .core.batch import BatchedEngine
-from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS
+from .core.batch import MAX_NUM_GAMES, BatchedEngine
+from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS, check_max_moves
+from .core.checks import check_int, check_seed, quoted
 from .core.engine import IllegalActionError
-from .core.game import check_max_moves
 from .core.notation import to_spn
 from .core.planes import OBSERVATION_SHAPE, observe_states
 from .core.state import TO_MOVE
+from .env import ResetNeededError, spn_option
 from .observation import observation_space
 
 __all__ = ["IllegalActionError", "SatellitesVectorEnv", "observe_states"]
@@ -68,29 +74,40 @@ class SatellitesVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int, max_moves: int = DEFAULT_MAX_MOVES, copy: bool = True,
                  num_chunks: int | None = None):
-        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) \
-                or num_envs < 1:
-            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
-        self.num_envs = int(num_envs)
+        self.num_envs = check_int("num_envs", num_envs, 1, MAX_NUM_GAMES)
         self.max_moves = check_max_moves(max_moves)
+        if not isinstance(copy, (bool, np.bool_)):
+            raise ValueError(f"copy must be True or False, got {quoted(copy)}")
         self.copy = bool(copy)
         self.render_mode = None
-        self.engine = BatchedEngine(self.num_envs, self.max_moves, seed=0, num_chunks=num_chunks)
+        try:
+            self.engine = BatchedEngine(self.num_envs, self.max_moves, seed=0,
+                                        num_chunks=num_chunks)
+            self._planes = np.zeros((self.num_envs, *OBSERVATION_SHAPE), dtype=np.float32)
+        except MemoryError:
+            raise ValueError(f"num_envs={self.num_envs}: not enough memory for the batch") \
+                from None
+        except ValueError as error:  # the engine's names its num_games: here num_envs
+            raise ValueError(str(error).replace("num_games", "num_envs")) from None
         self.single_observation_space = observation_space()  # the envs' one definition
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.single_action_space = spaces.Discrete(N_ACTIONS)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._planes = np.zeros((self.num_envs, *OBSERVATION_SHAPE), dtype=np.float32)
         self._started = False
 
     # ------------------------------------------------------------------ Gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Start every game afresh (from `seed`: reproducible; None: a fresh random seed)."""
-        if seed is not None and not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"seed must be an int or None (one seed for the batch), got {seed!r}")
-        super().reset(seed=None if seed is None else int(seed))
+        """Start every game afresh (from `seed`, one for the batch: reproducible; None: a fresh
+        random seed). `options` may be None or a dict; none is used (unknown keys warn, as in
+        the other envs), and "spn" is refused: every game starts from the R4 set-up."""
+        seed = check_seed(seed)
+        if spn_option(options) is not None:
+            raise ValueError("options: SatellitesVectorEnv.reset takes no 'spn' (every game "
+                             "starts from the R4 set-up); load a position into game i with "
+                             "env.engine.load(i, parse_spn(spn))")
+        super().reset(seed=seed)
         self.engine.reset(seed)
         self._started = True
         return self._observations(), {"current_player": self._current_player()}
@@ -99,7 +116,7 @@ class SatellitesVectorEnv(VectorEnv):
                                      dict[str, Any]]:
         """One action per game (for its player to move); finished games restart at once."""
         if not self._started:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeededError("call reset() before step()")
         engine = self.engine
         rewards, terminated, truncated = engine.step(actions)  # checks every action first
         infos: dict[str, Any] = {"current_player": self._current_player()}
@@ -126,9 +143,7 @@ class SatellitesVectorEnv(VectorEnv):
 
     def to_spn(self, i: int) -> str:
         """Game i's current position in SPN (RULES.md section 7)."""
-        if not 0 <= i < self.num_envs:
-            raise IndexError(f"game index {i} is out of range 0..{self.num_envs - 1}")
-        return to_spn(self.engine.states[i])
+        return to_spn(self.engine.states[check_int("i", i, 0, self.num_envs - 1)])
 
     @property
     def states(self) -> np.ndarray:

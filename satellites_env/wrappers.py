@@ -21,6 +21,7 @@ from gymnasium import spaces
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from .core.board import N_ACTIONS
+from .core.checks import quoted
 from .observation import OBSERVATION_SHAPE
 
 OBSERVATIONS, ACTION_MASK = "observations", "action_mask"
@@ -47,6 +48,8 @@ class MaskedDictObservation(BaseWrapper):
     module docstring); actions, rewards, the illegal-action rule and infos are unchanged."""
 
     def __init__(self, env, flatten: bool = False):
+        if not isinstance(flatten, (bool, np.bool_)):
+            raise ValueError(f"flatten must be True or False, got {quoted(flatten)}")
         super().__init__(env)
         self.flatten = bool(flatten)
         self._space = masked_dict_space(self.flatten)

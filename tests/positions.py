@@ -189,12 +189,15 @@ def place_fillers(board: list[str], region=None, margin: int = 2) -> list[str]:
 
 
 def spn(picture: str | Iterable[str] | None = None, *, pieces: Mapping[str, str] | None = None,
-        to_move: str = "r", grace: str | int = "-", passes: int = 0, moves: int = 0,
+        to_move: str = "r", grace: str | int = "-", passes: int = 0, moves: int | None = None,
         fill: bool = True, region=None, margin: int = 2) -> str:
     """An SPN string from a picture and/or `pieces`, completed with fillers when `fill`.
 
     With ``fill=False`` the picture must already hold all 24 satellites (the engine's
     parser checks the counts). The result is not validated here: ``Game.from_spn`` does that.
+    `moves` defaults to the fewest completed moves the parser accepts for this board and these
+    counters (``notation.fewest_moves``: the connections, the grace moves, the passes and
+    whose turn it is bound it from below).
     """
     board = parse_picture(picture) if picture is not None else ["."] * (SIZE * SIZE)
     for name, letter in (pieces or {}).items():
@@ -204,7 +207,23 @@ def spn(picture: str | Iterable[str] | None = None, *, pieces: Mapping[str, str]
     if fill:
         board = place_fillers(board, region, margin)
     rows_text = "/".join("".join(board[r * SIZE:(r + 1) * SIZE]) for r in range(SIZE))
+    if moves is None:
+        moves = fewest_moves_of(board, to_move, grace, passes)
     return f"{rows_text} {to_move} {grace} {passes} {moves}"
+
+
+def fewest_moves_of(board: list[str], to_move: str, grace: str | int, passes: int) -> int:
+    """The fewest completed moves the engine's SPN parser accepts for this position."""
+    from satellites_env.core.notation import PIECE_LETTERS, fewest_moves
+    from satellites_env.core.state import GRACE, PASSES, TO_MOVE, empty_state
+
+    state = empty_state()
+    for index, letter in enumerate(board):
+        state[index] = PIECE_LETTERS.get(letter, 0)
+    state[TO_MOVE] = "rb".index(to_move) if to_move in ("r", "b") else 0
+    state[GRACE] = -1 if grace == "-" else int(grace)
+    state[PASSES] = int(passes)
+    return fewest_moves(state)
 
 
 def show_board(board: list[str]) -> str:

@@ -44,7 +44,9 @@ from .board import (
     PUSH_BASE,
     SATELLITES_PER_PLAYER,
     SIZE,
+    check_max_moves,
 )
+from .checks import check_int, check_seed
 from .rules import (
     N_SCRATCH_ROWS,
     ONGOING,
@@ -60,6 +62,7 @@ from .planes import N_PLANES, observe_states
 from .scoring import DRAW, winner_code
 from .state import (
     GRACE, NO_GRACE, NO_PENDING, PENDING_FROM, PENDING_TARGET, STATE_LEN, TO_MOVE,
+    check_state_rows,
 )
 
 # numba's default threading layer on Linux is OpenMP, whose idle threads spin between parallel
@@ -74,10 +77,15 @@ WAIT_POLICY_SET_HERE = "OMP_WAIT_POLICY" not in os.environ
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __all__ = [
-    "BatchedEngine", "apply_actions", "final_rewards", "legal_masks", "new_batch_scratch",
-    "random_legal_actions", "random_legal_actions_of", "reset_states", "setup_state", "statuses",
-    "step_autoreset",
+    "BatchedEngine", "MAX_NUM_GAMES", "apply_actions", "final_rewards", "legal_masks",
+    "new_batch_scratch", "random_legal_actions", "random_legal_actions_of", "reset_states",
+    "setup_state", "statuses", "step_autoreset",
 ]
+
+# The most games one BatchedEngine (or SatellitesVectorEnv) holds: about 4 KB of engine
+# buffers per game, 13 KB with a vector env's observations, so 1.7 GB at the ceiling; a batch
+# that does not fit in memory is a ValueError naming its size, not a MemoryError.
+MAX_NUM_GAMES = 2**17
 
 _HALF_EDGE = SATELLITES_PER_PLAYER // 2  # 6 satellites per edge (R4)
 _FIRST_ALONG = 2  # R4: the 6 central cells of an edge are 2..7
@@ -157,8 +165,7 @@ def new_batch_scratch(num_chunks: int | None = None) -> np.ndarray:
     so it stays valid after ``numba.set_num_threads``."""
     if num_chunks is None:
         num_chunks = 4 * numba.config.NUMBA_NUM_THREADS
-    if num_chunks < 1:
-        raise ValueError(f"num_chunks must be >= 1, got {num_chunks}")
+    num_chunks = check_int("num_chunks", num_chunks, 1, MAX_NUM_GAMES)
     return np.zeros((num_chunks, N_SCRATCH_ROWS, N_CELLS), dtype=np.int32)
 
 
@@ -383,34 +390,35 @@ class BatchedEngine:
 
     def __init__(self, num_games: int, max_moves: int = DEFAULT_MAX_MOVES,
                  seed: int | None = None, num_chunks: int | None = None):
-        if num_games < 1:
-            raise ValueError(f"num_games must be >= 1, got {num_games}")
-        if max_moves < 1:
-            raise ValueError(f"max_moves must be >= 1, got {max_moves}")
-        n = int(num_games)
+        n = check_int("num_games", num_games, 1, MAX_NUM_GAMES)
         self.num_games = n
-        self.max_moves = int(max_moves)
-        self.states = np.zeros((n, STATE_LEN), dtype=np.int32)
-        self.final_states = np.zeros((n, STATE_LEN), dtype=np.int32)
-        self.episodes = np.zeros(n, dtype=np.int64)
-        self.masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
-        self.counts = np.zeros(n, dtype=np.int32)
-        self.rewards = np.zeros((n, 2), dtype=np.float32)
-        self.terminated = np.zeros(n, dtype=np.bool_)
-        self.truncated = np.zeros(n, dtype=np.bool_)
-        self.scratch = new_batch_scratch(None if num_chunks is None else min(num_chunks, n))
-        self._rows = np.arange(n)
+        self.max_moves = check_max_moves(max_moves)
+        if num_chunks is not None:
+            num_chunks = min(check_int("num_chunks", num_chunks, 1, MAX_NUM_GAMES), n)
+        seed = check_seed(seed)
+        try:
+            self.states = np.zeros((n, STATE_LEN), dtype=np.int32)
+            self.final_states = np.zeros((n, STATE_LEN), dtype=np.int32)
+            self.episodes = np.zeros(n, dtype=np.int64)
+            self.masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
+            self.counts = np.zeros(n, dtype=np.int32)
+            self.rewards = np.zeros((n, 2), dtype=np.float32)
+            self.terminated = np.zeros(n, dtype=np.bool_)
+            self.truncated = np.zeros(n, dtype=np.bool_)
+            self.scratch = new_batch_scratch(num_chunks)
+            self._rows = np.arange(n)
+        except MemoryError:
+            raise ValueError(f"num_games={n}: not enough memory for the batch") from None
         self.seed = 0
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
         """Start every game afresh: game i plays episode 0 of the batch seeded with `seed`
-        (a fresh random seed when None; it is kept in ``.seed``)."""
+        (0 .. 2**64 - 1, or None for a fresh random seed; it is kept in ``.seed``)."""
+        seed = check_seed(seed)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
-        if not 0 <= int(seed) < 2 ** 64:
-            raise ValueError(f"seed must be in 0 .. 2**64 - 1, got {seed}")
-        self.seed = int(seed)
+        self.seed = seed
         self.episodes[:] = 0
         reset_states(self.states, np.uint64(self.seed), self.episodes)
         legal_masks(self.states, self.max_moves, self.masks, self.counts, self.scratch)
@@ -422,9 +430,12 @@ class BatchedEngine:
         """Put the position `state` (e.g. from ``notation.parse_spn``) into game i, for
         search roots and tests; it must not be over. Auto-reset then continues from
         game i's current episode number."""
-        state = np.asarray(state, dtype=np.int32)
+        i = check_int("i", i, 0, self.num_games - 1)
+        state = np.asarray(state)
         if state.shape != (STATE_LEN,):
             raise ValueError(f"a state has shape ({STATE_LEN},), got {state.shape}")
+        check_state_rows(state[None])  # the kernels read it without bounds checks
+        state = state.astype(np.int32)
         if game_status(state, self.max_moves) != ONGOING:
             raise ValueError("the position is over (terminated or at the move cap)")
         self.states[i] = state
@@ -442,7 +453,10 @@ class BatchedEngine:
     def check_actions(self, actions: np.ndarray) -> np.ndarray:
         """`actions` as an (N,) int64 array; raise IllegalActionError naming the first game
         whose action is out of range or not legal (no game is changed)."""
-        actions = np.asarray(actions)
+        try:
+            actions = np.asarray(actions)
+        except (ValueError, TypeError, OverflowError):  # ragged lists and the like
+            actions = np.asarray(None)
         if actions.shape != (self.num_games,) or not np.issubdtype(actions.dtype, np.integer):
             raise IllegalActionError(
                 f"actions must be an integer array of shape ({self.num_games},), got "

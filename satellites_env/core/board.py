@@ -10,6 +10,8 @@ from enum import IntEnum
 
 import numpy as np
 
+from .checks import check_int, quoted
+
 SIZE = 10
 N_CELLS = SIZE * SIZE
 MAX_VALUE = 4
@@ -20,6 +22,17 @@ COLONY_MIN = 3  # R10
 END_CONNECTED = 23  # R16
 GRACE_MOVES = 3  # R18
 DEFAULT_MAX_MOVES = 400  # R20
+# The highest move cap (R20) anything accepts: Game, the envs, the engine, the batched engine,
+# SPN's <moves> field and the CLI. The state keeps its move counter in an int32, and a game
+# stops at its cap, so no counter can pass this value (or wrap around at 2**31).
+MAX_MOVES_LIMIT = 1_000_000
+
+
+def check_max_moves(max_moves) -> int:
+    """`max_moves` (the move cap, R20) as an int from 1 to MAX_MOVES_LIMIT; ValueError naming
+    it and the range otherwise (bools, floats and strings are refused)."""
+    return check_int("max_moves", max_moves, 1, MAX_MOVES_LIMIT)
+
 
 RED, BLUE = 0, 1  # plain ints for the kernels; `Player` is the friendly type
 COLOR_NAMES = ("red", "blue")
@@ -57,7 +70,7 @@ class Player(IntEnum):
             return cls(COLOR_NAMES.index(value.lower()))
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value in (0, 1):
             return cls(int(value))
-        raise ValueError(f"a player is 0/1 or 'red'/'blue', got {value!r}")
+        raise ValueError(f"a player is 0/1 or 'red'/'blue', got {quoted(value)}")
 
     def __str__(self) -> str:
         return self.color

@@ -11,7 +11,11 @@ checked, friendly object over one state.
 Two levels:
 
 * Python functions (`init`, `step`, `legal_action_mask`, `status`, `is_terminal`, `rewards`,
-  `winner`, `groups`) that allocate what they return, for tools and tests;
+  `winner`, `groups`) that allocate what they return, for tools and tests. They check their
+  arguments' types and shapes (a state is an integer array of shape (STATE_LEN,), a board of
+  shape (N_CELLS,): ValueError naming it), not a state's values: a state from `init`, `step`
+  or `parse_spn` is valid, one from elsewhere goes through `Game(state)` or
+  `state.check_state_rows` first;
 * the batched forms (:mod:`.batch`): `BatchedEngine` and its parallel kernels
   (`reset_states`, `legal_masks`, `apply_actions`, `statuses`, `final_rewards`,
   `step_autoreset`) over N games in one `(N, STATE_LEN)` array;
@@ -37,7 +41,9 @@ from numba import njit
 
 from .batch import (BatchedEngine, apply_actions, final_rewards, legal_masks,
                     new_batch_scratch, reset_states, statuses, step_autoreset)
-from .board import BLUE, DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS, ORTHO, RED
+from .board import (BLUE, DEFAULT_MAX_MOVES, MAX_MOVES_LIMIT, N_ACTIONS, N_CELLS, ORTHO, RED,
+                    check_max_moves)
+from .checks import check_seed, quoted
 from .rules import (
     BLUE_SUM,
     CONNECTED,
@@ -58,7 +64,8 @@ from .rules import (
 from .rules import new_scratch as new_work
 from .scoring import (DRAW, NO_COLONY, Group, Score, analyse_groups,
                       group_controller, groups_of, tally, verdict, winner_code)
-from .state import STATE_LEN, TO_MOVE, empty_state, initial_state
+from .state import (STATE_LEN, TO_MOVE, board_array, check_rng, empty_state, initial_state,
+                    state_array)
 
 
 @njit(cache=True)
@@ -74,14 +81,18 @@ def connections_allowed(board):
 
 
 def init(seed: int | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
-    """A new state from the R4 random set-up (from `rng`, or a generator seeded with `seed`)."""
-    return initial_state(rng if rng is not None else np.random.default_rng(seed))
+    """A new state from the R4 random set-up (from `rng`, or a generator seeded with `seed`:
+    None or an integer from 0 to 2**64 - 1)."""
+    return initial_state(check_rng(rng) if rng is not None
+                         else np.random.default_rng(check_seed(seed)))
 
 
 def legal_action_mask(state: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
-    """The exact (3217,) int8 mask of legal actions; all zeros when the game is over."""
+    """The exact (3217,) int8 mask of legal actions; all zeros when the game is over by the
+    rules or has played MAX_MOVES_LIMIT moves (the highest cap: the counter stops there)."""
+    state = state_array(state)
     mask = np.zeros(N_ACTIONS, dtype=np.int8)
-    if game_status(state, np.iinfo(np.int32).max) == ONGOING:
+    if game_status(state, MAX_MOVES_LIMIT) == ONGOING:
         fill_legal_mask(state, mask, new_work() if work is None else work)
     return mask
 
@@ -89,10 +100,12 @@ def legal_action_mask(state: np.ndarray, work: np.ndarray | None = None) -> np.n
 def step(state: np.ndarray, action: int, work: np.ndarray | None = None) -> np.ndarray:
     """The state after `action` (a new array; `state` is unchanged). Raises IllegalActionError
     for an action that is not legal; hot loops use `apply_unchecked` in place instead."""
+    state = state_array(state)
     work = new_work() if work is None else work
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
+            or not 0 <= action < N_ACTIONS or not legal_action_mask(state, work)[action]:
+        raise IllegalActionError(f"action {quoted(action)} is not legal in this state")
     action = int(action)
-    if not 0 <= action < N_ACTIONS or not legal_action_mask(state, work)[action]:
-        raise IllegalActionError(f"action {action} is not legal in this state")
     child = state.copy()
     apply_unchecked(child, action, work)
     return child
@@ -100,12 +113,13 @@ def step(state: np.ndarray, action: int, work: np.ndarray | None = None) -> np.n
 
 def current_player(state: np.ndarray) -> int:
     """0 (red) or 1 (blue): who acts next."""
-    return int(state[TO_MOVE])
+    return int(state_array(state)[TO_MOVE])
 
 
 def status(state: np.ndarray, max_moves: int = DEFAULT_MAX_MOVES) -> int:
-    """ONGOING, TERMINATED (by R16, R18 or R19) or TRUNCATED (the move cap R20 only)."""
-    return int(game_status(state, max_moves))
+    """ONGOING, TERMINATED (by R16, R18 or R19) or TRUNCATED (the move cap R20 only);
+    `max_moves` is 1 .. MAX_MOVES_LIMIT (ValueError naming it otherwise)."""
+    return int(game_status(state_array(state), check_max_moves(max_moves)))
 
 
 def is_terminal(state: np.ndarray, max_moves: int = DEFAULT_MAX_MOVES) -> bool:
@@ -115,7 +129,7 @@ def is_terminal(state: np.ndarray, max_moves: int = DEFAULT_MAX_MOVES) -> bool:
 
 def winner(board: np.ndarray) -> int | None:
     """RED, BLUE or None (draw) by R21-R23 on `board`."""
-    code = int(winner_code(board, new_work()))
+    code = int(winner_code(board_array(board), new_work()))
     return None if code == DRAW else code
 
 
@@ -132,6 +146,7 @@ def rewards(state: np.ndarray, max_moves: int = DEFAULT_MAX_MOVES) -> np.ndarray
 
 def links(board: np.ndarray) -> list[tuple[int, int]]:
     """Every connection (R8) as a pair of cells (west/north cell first), in cell order."""
+    board = board_array(board)
     pairs = []
     for cell in range(N_CELLS):
         piece = board[cell]
@@ -143,7 +158,7 @@ def links(board: np.ndarray) -> list[tuple[int, int]]:
 
 def groups(board: np.ndarray) -> tuple[Group, ...]:
     """All groups (pairs and colonies) with their cells and value sums (R10, R21)."""
-    return groups_of(board)
+    return groups_of(board_array(board))
 
 
 __all__ = [
@@ -151,7 +166,7 @@ __all__ = [
     "CONNECTED", "connections_allowed", "count_connected", "current_player", "DRAW",
     "empty_state", "fill_legal_mask", "final_rewards", "game_status", "Group",
     "group_controller", "GROUP_OF", "GROUP_SIZE", "groups", "IllegalActionError", "init",
-    "is_connected", "is_terminal", "legal_action_mask", "legal_masks", "links",
+    "is_connected", "is_terminal", "legal_action_mask", "legal_masks", "links", "MAX_MOVES_LIMIT",
     "new_batch_scratch", "new_work", "NO_COLONY", "ONGOING", "RED", "RED_SUM", "reset_states",
     "rewards", "Score", "STATE_LEN", "status", "statuses", "step", "step_autoreset", "tally",
     "TERMINATED", "TRUNCATED", "verdict", "winner", "winner_code",

@@ -17,6 +17,7 @@ from .board import (
     PASS_ACTION,
     PUSH_BASE,
     RAY,
+    check_max_moves,
     decode_move_action,
     decode_push_action,
     direction_between,
@@ -24,6 +25,7 @@ from .board import (
     push_action,
     Player,
 )
+from .checks import check_seed, quoted
 from .explain import explain_illegal
 from .notation import (
     SQUARE_NAMES,
@@ -57,9 +59,22 @@ from .state import (
     PENDING_PIECE,
     PENDING_TARGET,
     TO_MOVE,
+    check_rng,
+    check_state,
     initial_state,
     is_pending,
 )
+
+
+def _action_id(action) -> int:
+    """`action` as an int when it is an integer (not a bool) in 0..N_ACTIONS - 1; otherwise
+    IllegalActionError, the one error of every method that takes an action id."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise IllegalActionError(
+            f"action must be an integer in 0..{N_ACTIONS - 1}, got {quoted(action)}")
+    if not 0 <= action < N_ACTIONS:
+        raise IllegalActionError(f"action {quoted(action)} is out of range 0..{N_ACTIONS - 1}")
+    return int(action)
 
 
 class Game:
@@ -71,7 +86,9 @@ class Game:
     """
 
     def __init__(self, state: np.ndarray, max_moves: int = DEFAULT_MAX_MOVES):
-        self.state = state
+        """A game over `state` (an int32 array, kept, not copied; ValueError naming the state
+        and its first problem when it is not a position the kernels can read)."""
+        self.state = check_state(state)
         self.max_moves = check_max_moves(max_moves)
         self.history: list[str] = []  # completed moves in notation
         self.actions: list[int] = []  # every action id played (a displacement is two)
@@ -85,8 +102,9 @@ class Game:
     @classmethod
     def new(cls, seed: int | None = None, rng: np.random.Generator | None = None,
             max_moves: int = DEFAULT_MAX_MOVES) -> "Game":
-        """A game from the R4 random set-up (from `rng`, or a generator seeded with `seed`)."""
-        rng = rng if rng is not None else np.random.default_rng(seed)
+        """A game from the R4 random set-up (from `rng`, or a generator seeded with `seed`:
+        None or an integer from 0 to 2**64 - 1)."""
+        rng = check_rng(rng) if rng is not None else np.random.default_rng(check_seed(seed))
         return cls(initial_state(rng), max_moves)
 
     @classmethod
@@ -278,10 +296,12 @@ class Game:
     def actions_of(self, text: str) -> list[int]:
         """The action ids of a move in notation, checked against this position."""
         if not isinstance(text, str):
-            raise NotationError(f"a move is a string in notation (e.g. 'c10-c7'), got {text!r}")
+            raise NotationError(f"a move is a string in notation (e.g. 'c10-c7'), got "
+                                f"{quoted(text)}")
         parsed = parse_move_text(text)
         if parsed is None:
             return [PASS_ACTION]
+        text = text.strip()  # a move in notation is short: the messages below quote it whole
         if self.pending_push is not None:
             raise IllegalActionError(
                 f"{text!r}: a displacement is waiting for its push from "
@@ -313,8 +333,7 @@ class Game:
     def describe(self, action: int) -> str:
         """Notation of one action in this position: `c10-c7`, `c10-f7` (first step of a
         displacement), `>f9` (a push) or `pass`."""
-        if not 0 <= action < N_ACTIONS:
-            raise IllegalActionError(f"action {action} is out of range 0..{N_ACTIONS - 1}")
+        action = _action_id(action)
         if action == PASS_ACTION:
             return "pass"
         if action >= PUSH_BASE:
@@ -334,7 +353,7 @@ class Game:
 
     def is_displacement(self, action: int) -> bool:
         """True when move action `action` lands on an opponent's satellite (R15)."""
-        if not 0 <= int(action) < N_MOVE_ACTIONS:
+        if not 0 <= _action_id(action) < N_MOVE_ACTIONS:
             return False
         source, direction, k = decode_move_action(action)
         target = int(RAY[source, direction, k - 1])
@@ -348,12 +367,7 @@ class Game:
         return child.describe(int(child.legal_actions()[0]))[1:]
 
     def _check_action(self, action) -> int:
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise IllegalActionError(
-                f"action must be an integer in 0..{N_ACTIONS - 1}, got {action!r}")
-        action = int(action)
-        if not 0 <= action < N_ACTIONS:
-            raise IllegalActionError(f"action {action} is out of range 0..{N_ACTIONS - 1}")
+        action = _action_id(action)
         if self.is_over:
             raise IllegalActionError(f"the game is over; no action is legal (action {action})")
         if not self.legal_mask()[action]:
@@ -364,10 +378,3 @@ class Game:
         return (f"illegal action {action} ({self.describe(action)}): "
                 f"{explain_illegal(self.state, action)}")
 
-
-def check_max_moves(max_moves) -> int:
-    """`max_moves` as an int >= 1 (R20); ValueError naming it otherwise (bools are refused)."""
-    if isinstance(max_moves, (bool, np.bool_)) or not isinstance(max_moves, (int, np.integer)) \
-            or max_moves < 1:
-        raise ValueError(f"max_moves must be an integer >= 1, got {max_moves!r}")
-    return int(max_moves)

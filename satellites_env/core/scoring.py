@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from .board import BLUE, COLOR_NAMES, COLONY_MIN, MAX_GROUP, N_CELLS, RED
+from .state import board_array
 from .rules import (BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM, STACK, analyse,
                     new_scratch)
 
@@ -185,6 +186,7 @@ def groups_of(board: np.ndarray, work: np.ndarray | None = None) -> tuple[Group,
 
 def score(board: np.ndarray) -> Score:
     """Score a board: colonies controlled (R21), winner (R22), tie-break (R23)."""
+    board = board_array(board)
     work = new_scratch()
     groups = groups_of(board, work)
     red, blue, red_low, blue_low = (int(x) for x in tally(work, len(groups)))

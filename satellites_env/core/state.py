@@ -22,6 +22,7 @@ import numpy as np
 from .board import (
     BLUE,
     COPIES_PER_VALUE,
+    MAX_MOVES_LIMIT,
     MAX_PUSH,
     MAX_VALUE,
     N_CELLS,
@@ -31,6 +32,7 @@ from .board import (
     SIZE,
     cell_of,
 )
+from .checks import quoted
 
 TO_MOVE = N_CELLS
 GRACE = N_CELLS + 1
@@ -98,7 +100,8 @@ def check_state_rows(states) -> None:
     (n, STATE_LEN) array of positions the kernels can read safely.
 
     Checked: cell codes in -4..4; three satellites of each value per colour (a pushed one
-    waiting off the board counted); to_move 0 or 1; grace -1..3; passes 0..2; moves >= 0; and,
+    waiting off the board counted); to_move 0 or 1; grace -1..3; passes 0..2; moves from 0 to
+    MAX_MOVES_LIMIT; and,
     between the two steps of a displacement, the mover's satellite on the target cell, the
     cell it came from empty, the waiting satellite the opponent's, and every push bit landing
     on an empty cell of the board. The kernels do not check bounds, so stored positions read
@@ -110,13 +113,57 @@ def check_state_rows(states) -> None:
                          f"{getattr(states, 'dtype', type(states).__name__)} "
                          f"{getattr(states, 'shape', '')}")
     for start in range(0, len(states), _CHECK_CHUNK):  # bounded temporaries
-        _check_chunk(states[start:start + _CHECK_CHUNK].astype(np.int64), start)
+        problem = _first_problem(states[start:start + _CHECK_CHUNK].astype(np.int64))
+        if problem is not None:
+            row, what = problem
+            raise ValueError(f"state row {start + row}: {what}")
+
+
+def state_array(state) -> np.ndarray:
+    """`state` itself when it is an integer array of shape (STATE_LEN,), else ValueError
+    naming it. The cheap check of the engine's Python functions: a non-array, a wrong shape
+    or a float array never reaches a kernel (the values are checked by :func:`check_state`)."""
+    if isinstance(state, np.ndarray) and state.shape == (STATE_LEN,) \
+            and np.issubdtype(state.dtype, np.integer):
+        return state
+    raise ValueError(f"state must be an integer array of shape ({STATE_LEN},) (from "
+                     f"engine.init, parse_spn or engine.step), got {quoted(state)}")
+
+
+def board_array(board) -> np.ndarray:
+    """`board` itself when it is an integer array of shape (N_CELLS,), else ValueError naming
+    it (the board functions' cheap check, as :func:`state_array`)."""
+    if isinstance(board, np.ndarray) and board.shape == (N_CELLS,) \
+            and np.issubdtype(board.dtype, np.integer):
+        return board
+    raise ValueError(f"board must be an integer array of shape ({N_CELLS},) (a state's first "
+                     f"{N_CELLS} cells), got {quoted(board)}")
+
+
+def check_rng(rng) -> np.random.Generator:
+    """`rng` when it is a numpy Generator (np.random.default_rng), else ValueError naming it."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    raise ValueError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got "
+                     f"{quoted(rng)}")
+
+
+def check_state(state) -> np.ndarray:
+    """`state` as an int32 (STATE_LEN,) array the kernels can read safely (the checks of
+    :func:`check_state_rows`; the same array when it is int32 already); ValueError naming
+    the state and its first problem otherwise."""
+    state = state_array(state)
+    problem = _first_problem(state[None].astype(np.int64))
+    if problem is not None:
+        raise ValueError(f"state: {problem[1]}")
+    return state if state.dtype == np.int32 else state.astype(np.int32)
 
 
 _CHECK_CHUNK = 32_768
 
 
-def _check_chunk(s: np.ndarray, first_row: int) -> None:
+def _first_problem(s: np.ndarray) -> tuple[int, str] | None:
+    """(row, what) of the first row of `s` (int64 states) that breaks a check, or None."""
     board = s[:, :N_CELLS]
     target, piece, pushes, source = (s[:, PENDING_TARGET], s[:, PENDING_PIECE],
                                      s[:, PENDING_PUSHES], s[:, PENDING_FROM])
@@ -131,6 +178,7 @@ def _check_chunk(s: np.ndarray, first_row: int) -> None:
         ("grace outside -1..3", (s[:, GRACE] < NO_GRACE) | (s[:, GRACE] > 3)),
         ("passes outside 0..2", (s[:, PASSES] < 0) | (s[:, PASSES] > 2)),
         ("moves < 0", s[:, MOVES] < 0),
+        (f"moves > {MAX_MOVES_LIMIT} (MAX_MOVES_LIMIT)", s[:, MOVES] > MAX_MOVES_LIMIT),
         ("a pending displacement off the board", pending & ~on_board),
         ("pending fields set with no displacement pending",
          ~pending & ((piece != 0) | (pushes != 0) | (source != NO_PENDING))),
@@ -154,5 +202,5 @@ def _check_chunk(s: np.ndarray, first_row: int) -> None:
                              count != COPIES_PER_VALUE))
     for what, bad in problems:
         if bad.any():
-            row = first_row + int(np.flatnonzero(bad)[0])
-            raise ValueError(f"state row {row}: {what}")
+            return int(np.flatnonzero(bad)[0]), what
+    return None

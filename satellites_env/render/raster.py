@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from satellites_env.core.board import COLOR_NAMES, N_CELLS, RED, SIZE, row_col
+from satellites_env.core.checks import check_int
 from satellites_env.core.game import Game
 from satellites_env.core.notation import FILES, square_name
 
@@ -22,7 +23,11 @@ from .palette import (BACKGROUND, BLUE_DISC, COLONY_TINT_ALPHA, COORD, GOLD, GOL
                       controller_color, crown_polygon, disc_colors, highlight_color,
                       outline_rects)
 
-__all__ = ["render_rgb"]
+__all__ = ["MAX_FRAME_SIZE", "MIN_FRAME_SIZE", "render_rgb"]
+
+# Frame sizes in pixels (the envs' screen_size, the CLI's --frame-size): below 64 the text is
+# unreadable; 4096 is drawn at twice the size first, a 256 MB surface.
+MIN_FRAME_SIZE, MAX_FRAME_SIZE = 64, 4096
 
 _SUPERSAMPLE = 2
 
@@ -114,11 +119,10 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
     outlined and tinted by controller (grey when tied; gold and a crown when crowned), pairs
     drawn lightly, the last move, whose turn, the move number, the grace counter, a pending
     displacement (the waiting satellite and its legal landing cells in orange) and, at the
-    end, the result. `last_move`: default the game's last move; `""` for none.
+    end, the result. `last_move`: default the game's last move; `""` for none. `size`: 64 ..
+    4096 pixels (ValueError naming it otherwise).
     """
-    size = int(size)
-    if size < 64:
-        raise ValueError(f"size must be at least 64 pixels, got {size}")
+    size = check_int("size", size, MIN_FRAME_SIZE, MAX_FRAME_SIZE)
     pygame = pygame_module()
     f = board_facts(game, last_move)
     s = _SUPERSAMPLE

@@ -27,6 +27,7 @@ from functools import lru_cache
 from html import escape
 
 from satellites_env.core.board import COLOR_NAMES, N_CELLS, RED, SIZE, row_col
+from satellites_env.core.checks import check_int
 from satellites_env.core.game import Game
 from satellites_env.core.notation import FILES, square_name
 
@@ -37,7 +38,7 @@ from .palette import (BACKGROUND, BLUE_DISC, COLONY_TINT_ALPHA, COORD, GOLD, GOL
                       controller_color, crown_polygon, disc_colors, highlight_color,
                       outline_rects)
 
-__all__ = ["SVG_HEIGHT", "SVG_WIDTH", "render_svg", "svg_frame", "svg_layer"]
+__all__ = ["MAX_SVG_WIDTH", "SVG_HEIGHT", "SVG_WIDTH", "render_svg", "svg_frame", "svg_layer"]
 
 # Layout in viewBox units.
 CELL = 60
@@ -337,6 +338,11 @@ def svg_layer(game: Game, last_move: str | None = None) -> str:
             f'{_pending_ghost(f)}{_header(game, f)}{_footer(game, f)}</g>')
 
 
+# The widest drawing render_svg makes, in pixels: far beyond any screen, and small enough
+# that the height computed from it is an exact float.
+MAX_SVG_WIDTH = 100_000
+
+
 def svg_document(layer: str, *, width: int | None = None, interactive: bool = False,
                  attributes: str = "") -> str:
     """A standalone ``<svg>`` of a layer from :func:`svg_layer` over the frame; `width` sets
@@ -353,8 +359,8 @@ def render_svg(game: Game, last_move: str | None = None, *, width: int | None = 
                interactive: bool = False) -> str:
     """The position as a standalone SVG document (a string), e.g. to save as ``board.svg``
     or show in a notebook with ``IPython.display.SVG``. `last_move` as in :func:`svg_layer`;
-    `width` in pixels (default: scales to its container); `interactive` adds click targets."""
-    if width is not None and (isinstance(width, bool) or not isinstance(width, int)
-                              or width < 1):
-        raise ValueError(f"width must be a positive integer number of pixels, got {width!r}")
+    `width` in pixels, 1 .. MAX_SVG_WIDTH (default: scales to its container; ValueError
+    naming it otherwise); `interactive` adds click targets."""
+    if width is not None:
+        width = check_int("width", width, 1, MAX_SVG_WIDTH)
     return svg_document(svg_layer(game, last_move), width=width, interactive=interactive)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from bad_arguments import NUMBERS, is_seed
 from satellites_env.agents import AgentSpecError, GreedyAgent, MCTSAgent, RandomAgent, make_agent
 from satellites_env.agents.heuristic import final_result, heuristic_value
 from satellites_env.core import Game
@@ -70,6 +73,43 @@ def test_make_agent_specs_and_errors():
         with pytest.raises(AgentSpecError if "checkpoint" not in bad else ValueError,
                            match=message):
             make_agent(bad)
+
+
+SPEC_TAILS = st.one_of(
+    st.text(max_size=12), st.integers(-(10**6), 10**12).map(str),
+    st.sampled_from(["0", "100000", "100001", "4096", "4097", "9" * 4301, "9" * 10**5,
+                     "-" + "9" * 5000, "x" * 10**6, "/tmp/" + "y" * 5000, "a/" * 3000,
+                     ":sample=" + "9" * 5000, "pretrained:" + "9" * 5000, "\x00", "\n"]))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["mcts:", "az:", "az:pretrained:", "checkpoint:", "rllib:", "random:",
+                        "greedy:", "", "zz:", "mcts:1:"]), SPEC_TAILS)
+def test_fuzz_specs_raise_a_bounded_spec_error(head, tail):
+    """Any spec, huge ones included: an agent or a one-line error of a documented type (all
+    ValueErrors) that quotes a bounded prefix of the spec."""
+    spec = head + tail
+    try:
+        make_agent(spec, seed=0)
+    except ValueError as error:
+        assert type(error).__name__ in ("AgentSpecError", "CheckpointError"), repr(error)[:300]
+        message = str(error)
+        assert len(message) < 1500 and "\n" not in message, message[:500]  # a path: 1024
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(NUMBERS, st.sampled_from(["random", "greedy", "mcts:2"]))
+def test_fuzz_agent_seeds(seed, spec):
+    """make_agent(spec, seed) and agent.reset(seed): None or 0 .. 2**64 - 1, else a
+    ValueError naming the seed (not numpy's TypeError)."""
+    if is_seed(seed):
+        make_agent(spec, seed=seed).reset(seed=seed)
+        return
+    for call in (lambda: make_agent(spec, seed=seed), lambda: make_agent(spec).reset(seed)):
+        with pytest.raises(ValueError, match="^seed must be an integer from 0 to"):
+            call()
 
 
 def test_final_result_kernel_agrees_with_scoring():

@@ -29,11 +29,15 @@ N, NE, E, SE, S, SW, W, NW = range(8)
 START = Game.new(seed=0).to_spn()
 
 # A position with a displacement available: red e9-c9 onto the unconnected blue a.
-DISPLACE = spn(DISPLACE_PICTURE, region=DISPLACE_REGION)
+DISPLACE = spn(DISPLACE_PICTURE, region=DISPLACE_REGION, moves=10)
 
 # Red done (12 connected), blue stuck in grace (see test_rules.GRACE_STUCK_PICTURE).
 RED_DONE_ROWS = ("adAc..cAda/bD......Db/B........C/........../........../........../"
                  "........../C........./bD.....AcC/adB.....B.")
+
+# 22 connected; each side has one unconnected 1 boxed into a corner: both must pass (R19).
+BOTH_STUCK_ROWS = ("AB......ba/Cc......Dd/........../..AaBbCc../........../..aAbBcC../"
+                   "........../..DdDd..../........../..........")
 
 
 def random_positions(n_games: int = 12, max_plies: int = 120, seed: int = 1):
@@ -93,8 +97,10 @@ def test_spn_of_the_setup():
 @pytest.mark.parametrize("text", [
     START,
     DISPLACE,
-    DISPLACE.replace(" r - 0 0", " b - 1 57"),
+    f"{BOTH_STUCK_ROWS} b - 1 51",
+    f"{BOTH_STUCK_ROWS} r - 2 52",
     f"{RED_DONE_ROWS} b 3 0 40",
+    f"{RED_DONE_ROWS} b 2 1 41",
     f"{RED_DONE_ROWS} b 0 2 44",
 ])
 def test_spn_round_trip_hand_built(text):
@@ -234,7 +240,11 @@ def test_spn_wrong_value_counts():
     ("r - 0 １２", "field 'moves' .* got '１２'"),
     ("r - 0 ²", "field 'moves' .* got '²'"),
     ("r - 0 ٥", "field 'moves' .* got '٥'"),
-    ("r - 0 99999999999999999999", "field 'moves' .* up to 2147483647"),
+    ("r - 0 99999999999999999999", "field 'moves' .* up to 1000000"),
+    ("r - 0 1000001", "field 'moves' .* up to 1000000, got '1000001'"),
+    ("r - 0 " + "9" * 5000, r"field 'moves' .* up to 1000000, got '9{80}'\.\.\.$"),
+    ("r - 0 00", "field 'moves' .* without leading zeros"),
+    ("r - 0 07", "field 'moves' .* without leading zeros"),
 ])
 def test_spn_bad_fields(fields, match):
     with pytest.raises(NotationError, match=match):
@@ -255,6 +265,81 @@ def test_spn_done_player_needs_grace():
     with pytest.raises(NotationError, match=r"red has all 12 satellites connected, so grace "
                                             r"must be a number 0-3 \(R17\)"):
         parse_spn(f"{RED_DONE_ROWS} b - 0 40")
+
+
+# Red done with three blue satellites (each touching four red ones): 2 moves at least.
+STARS_ROWS = ("........../..A...A.../.DaB.DbB../..C...C.../........../..A......./.DcB....../"
+              "..C......./........../.aabbccddd")
+
+# Four crowned colonies (24 connected): 12 satellites at least moved, so 6 moves at least.
+ALL_CONNECTED_ROWS = "/".join(["AbC.DaB...", "aBc.bCd...", "..........", "CdA.BcD...",
+                               "dAb.aDc..."] + [".........."] * 5)
+
+
+@pytest.mark.parametrize("text, match", [
+    # Two passes at move 0; passes count moves.
+    (f"{START.rsplit(' ', 3)[0]} - 2 0", "field 'passes' is 2 but 'moves' is 0"),
+    (f"{BOTH_STUCK_ROWS} r - 2 1", "field 'passes' is 2 but 'moves' is 1"),
+    # 24 connected at move 0: the connections need moves.
+    (f"{ALL_CONNECTED_ROWS} r - 0 0", "field 'moves' is 0 but this position needs at least 6: "
+                                      "its connections need at least 12 satellites"),
+    (f"{ALL_CONNECTED_ROWS} r - 0 4", "field 'moves' is 4 but .* at least 6"),
+    # One side fully connected at move 0 (and the grace moves made need moves too).
+    (f"{RED_DONE_ROWS} b 3 0 0", "field 'moves' is 0 but this position needs at least"),
+    (f"{STARS_ROWS} b 0 0 4", "field 'moves' is 4 but this position needs at least 5: 3 "
+                              "grace moves were made, after at least 2 moves that connected all "
+                              "12 satellites of red"),
+    (f"{STARS_ROWS} b 2 0 2", "field 'moves' is 2 but this position needs at least 3"),
+    # R5: with no grace the players alternate from red.
+    (START.replace(" r - 0 0", " b - 0 0"), "field 'to_move' is 'b' but .* after 0 moves red"),
+    (f"{BOTH_STUCK_ROWS} r - 0 51", "field 'to_move' is 'r' .* after 51 moves blue is to move"),
+    # R19: a pass only without a legal move, only in a game that goes on, and in grace it
+    # uses a grace move.
+    (START.replace(" r - 0 0", " b - 1 1"), "field 'passes' is 1 but red has a legal move"),
+    (START.replace(" r - 0 0", " r - 2 2"), "field 'passes' is 2 but blue has a legal move"),
+    (f"{RED_DONE_ROWS} b 3 1 41", "field 'passes' is 1 with grace 3: .* at most 3"),
+    (f"{RED_DONE_ROWS} b 2 2 42", "field 'passes' is 2 with grace 2"),
+    (f"{ALL_CONNECTED_ROWS} b - 1 7", "field 'passes' is 1 but 24 satellites are connected: "
+                                      "R16 ended the game"),
+])
+def test_spn_unreachable_positions_are_refused(text, match):
+    """Counters no game by the rules can reach name the field that is wrong (module docstring
+    of satellites_env.core.notation lists the checks)."""
+    with pytest.raises(NotationError, match=match):
+        parse_spn(text)
+
+
+def test_spn_grace_3_with_23_connected_is_refused():
+    """R16 comes before R17: the move that completes a side and reaches 23 starts no grace."""
+    game = Game.from_spn(f"{ALL_CONNECTED_ROWS} r - 0 6")
+    assert game.terminated and game.grace is None
+    rows = ALL_CONNECTED_ROWS
+    with pytest.raises(NotationError, match="field 'grace' is 3 .* R16 ended the game at that "
+                                            "move, so grace must be '-'"):
+        parse_spn(f"{rows} b 3 0 8")
+    assert parse_spn(f"{rows} b 2 0 8") is not None  # a grace move reached 23: over, grace 2
+
+
+def test_fewest_moves_is_the_least_accepted():
+    """fewest_moves(state) parses, and one or two fewer moves do not, for every position of
+    random games (whatever their counters) and the hand-built ones."""
+    from satellites_env.core.notation import fewest_moves
+    from satellites_env.core.state import MOVES
+
+    texts = [g.to_spn() for g in random_positions(n_games=4)] + [
+        f"{BOTH_STUCK_ROWS} b - 1 51", f"{BOTH_STUCK_ROWS} r - 2 52", f"{RED_DONE_ROWS} b 0 2 44",
+        f"{ALL_CONNECTED_ROWS} r - 0 6", f"{STARS_ROWS} b 3 0 2", f"{STARS_ROWS} b 0 0 5",
+        DISPLACE]
+    for text in texts:
+        state = parse_spn(text)
+        least = fewest_moves(state)
+        assert least <= state[MOVES]
+        fields = text.split()
+        assert to_spn(parse_spn(" ".join(fields[:4] + [str(least)]))) is not None
+        for fewer in (least - 1, least - 2):
+            if fewer >= 0:
+                with pytest.raises(NotationError):
+                    parse_spn(" ".join(fields[:4] + [str(fewer)]))
 
 
 def test_spn_touching_twins_rejected():

@@ -1,6 +1,7 @@
 """Fuzzing the text formats (RULES.md section 7): whatever the input, `parse_spn`,
 `parse_square` and `parse_move_text` either answer or raise `NotationError`, never another
-exception; what `parse_spn` accepts writes back to the same SPN."""
+exception; what `parse_spn` accepts writes back to the same SPN, its counters are ones a game
+can reach, and every position a game reaches is accepted."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from satellites_env.core import Game, NotationError, parse_spn, to_spn
-from satellites_env.core.notation import parse_move_text, parse_square
+from satellites_env.core.board import MAX_MOVES_LIMIT
+from satellites_env.core.notation import fewest_moves, parse_move_text, parse_square
+from satellites_env.core.state import GRACE, MOVES, PASSES, TO_MOVE
 
 FUZZ = settings(max_examples=400, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -138,3 +141,102 @@ def test_play_move_text_in_a_position(text, move):
     except ValueError as error:
         assert type(error).__name__ in ("NotationError", "IllegalActionError")
         assert game.to_spn() == before and not game.history
+
+
+# --------------------------------------------------------------------------- counters
+
+
+MOVES_FIELD = st.one_of(
+    st.integers(0, 400).map(str),
+    st.sampled_from([MAX_MOVES_LIMIT - 1, MAX_MOVES_LIMIT, MAX_MOVES_LIMIT + 1, 2**31 - 1,
+                     2**31, 2**63, 10**12]).map(str),
+    st.sampled_from(["9" * 4301, "1" * 10_000, "00", "01", "-0", "1e6", "1_000"]),
+    st.text(alphabet="0123456789", max_size=9))
+
+
+@FUZZ
+@given(st.sampled_from(VALID), st.sampled_from(["r", "b"]), st.sampled_from(list("-0123")),
+       st.sampled_from(["0", "1", "2"]), MOVES_FIELD)
+def test_counters_are_checked_against_the_board(text, to_move, grace, passes, moves):
+    """Any counters on a reachable board: accepted only when a game can reach them (the
+    checks of satellites_env.core.notation); a refusal names the field, in one short line."""
+    spn = " ".join([text.split()[0], to_move, grace, passes, moves])
+    try:
+        state = parse_spn(spn)
+    except NotationError as error:
+        message = str(error)
+        assert len(message) < 400 and "\n" not in message, message[:400]
+        assert "SPN field" in message or "grace" in message, message
+        return
+    assert to_spn(state) == spn
+    moves_made, passes_made = int(state[MOVES]), int(state[PASSES])
+    assert passes_made <= moves_made <= MAX_MOVES_LIMIT
+    assert moves_made >= fewest_moves(state)
+    if state[GRACE] == -1:
+        assert moves_made % 2 == state[TO_MOVE]
+    else:
+        assert int(state[GRACE]) + passes_made <= 3
+
+
+def _reachable_positions(seed: int, bias: float):
+    """Every position between moves of a game played from `seed` (random moves, preferring
+    connecting moves with probability `bias`, so that games reach their end by the rules)."""
+    rng = np.random.default_rng(seed)
+    game = Game.new(seed=seed, max_moves=300)
+    while True:
+        if game.pending_push is None:
+            yield game
+        if game.is_over:
+            return
+        legal = game.legal_actions()
+        if rng.random() < bias:
+            touching = [a for a in legal if game.is_displacement(a)]
+            legal = touching or legal
+        game.play(int(rng.choice(legal)))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.integers(0, 2**31 - 1), st.sampled_from([0.0, 0.5, 0.9]))
+def test_every_reachable_position_parses(seed, bias):
+    """What the rules reach, the parser accepts: every position of a game, written and read
+    back, is the same state (grace and the end included)."""
+    for game in _reachable_positions(seed, bias):
+        text = game.to_spn()
+        assert np.array_equal(parse_spn(text), game.state), text
+        assert fewest_moves(game.state) <= game.moves
+
+
+@FUZZ
+@given(st.sampled_from(VALID), st.integers(0, 4),
+       st.sampled_from(["x" * 100_000, "9" * 100_000, "/" * 50_000, " " * 10, "é" * 1000]))
+def test_huge_fields_are_quoted_not_echoed(text, field, value):
+    fields = text.split()
+    fields[field] = value
+    try:
+        parse_spn(" ".join(fields))
+    except NotationError as error:
+        assert len(str(error)) < 400, str(error)[:400]
+
+
+HUGE_TEXT = st.sampled_from(["c10-c7" * 100_000, "c" + "1" * 10**5 + "-c7", "pass" + " " * 10**5,
+                             "a" * 10**6, "9" * 5000, "c10-c7>" + "f" * 10**5, "１" * 10**5])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(HUGE_TEXT, st.builds(lambda a, b: a + b, HUGE_TEXT, st.text(max_size=5))),
+       st.sampled_from(VALID))
+def test_huge_moves_and_squares_are_quoted_not_echoed(text, spn):
+    """Moves and squares of 100 KB and more: NotationError (or IllegalActionError in a
+    position), one line, a bounded prefix of the input."""
+    game = Game.from_spn(spn)
+    for call in (lambda: parse_move_text(text), lambda: parse_square(text),
+                 lambda: game.play_move(text), lambda: game.actions_of(text)):
+        try:
+            call()
+        except ValueError as error:
+            assert type(error).__name__ in ("NotationError", "IllegalActionError"), error
+            message = str(error)
+            assert len(message) < 400 and "\n" not in message, message[:400]
+        else:
+            assert text.strip() == "pass"

@@ -36,6 +36,7 @@ from satellites_env.core import (
 )
 
 import reference_rules as ref
+from positions import fewest_moves_of
 from reference_rules import RefGame, connected_cells, groups, parse_spn
 
 HYPO = settings(max_examples=25, deadline=None,
@@ -286,7 +287,19 @@ def synthetic_spn(rng: random.Random) -> str:
         to_move, grace = rng.randint(0, 1), "-"
     passes = rng.choice([0, 0, 0, 1])
     moves = rng.randint(0, 300)
-    return f"{ref.board_to_rows(board)} {'rb'[to_move]} {grace} {passes} {moves}"
+    # Counters a game can reach (the engine's parse_spn checks them): at least the fewest
+    # moves these connections need, red to move after an even count while nobody is done,
+    # and a pass only by a player with no legal move (else no pass).
+    board_rows = ref.board_to_rows(board)
+    for passes in dict.fromkeys([passes, 0]):
+        least = fewest_moves_of(list(board_rows.replace("/", "")), "rb"[to_move], grace, passes)
+        spn = f"{board_rows} {'rb'[to_move]} {grace} {passes} {least + 2 * (moves // 2)}"
+        try:
+            Game.from_spn(spn)
+        except NotationError:
+            continue
+        return spn
+    raise AssertionError(f"no consistent counters for {spn}")
 
 
 @HYPO
@@ -488,7 +501,7 @@ def test_r15_displacement_pushes():
 def test_r13_no_touching_twins_whoever_moves():
     # Red C e6 + blue c f6 connected; red D on d6 is unconnected next to its connected C.
     # Blue a on d4 moving N to d5 would connect D: two connected red twins (R13), illegal.
-    spn = full_material(rows("", "", "", "", "...DCc....", "", "...a......")) + " b - 0 10"
+    spn = full_material(rows("", "", "", "", "...DCc....", "", "...a......")) + " b - 0 11"
     legal = targeted(spn)
     assert mv("d4", "N", 1) not in legal
     assert mv("d4", "W", 1) in legal

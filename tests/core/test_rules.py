@@ -626,7 +626,7 @@ def test_r15_displacement_exact_push_set():
       NE1 d10, NW1 b10, W2 a9 (over b9), SW2 a7 (over b8): unconnected, legal.
       E2 e9: X's source counts as empty; the a connects to e8 (a pair; R7 does not apply to
         a push, nor does the a's value 1 limit it to 1 cell): legal."""
-    game = make(DISPLACE_PICTURE, region=DISPLACE_REGION)
+    game = make(DISPLACE_PICTURE, region=DISPLACE_REGION, moves=10)
     assert [g.size for g in game.score().groups] == [5]
     expected_landings = {"d10", "e9", "a7", "a9", "b10"}
     assert moves_from(game, "e9") & {m for m in game.legal_moves() if ">" in m} == {
@@ -635,7 +635,7 @@ def test_r15_displacement_exact_push_set():
     assert is_legal(game, move)
     game.play(move)
     assert game.pending_push == cell("c9")
-    assert game.to_move == RED and game.moves == 0 and game.history == []
+    assert game.to_move == RED and game.moves == 10 and game.history == []
     assert set(game.legal_actions()) == {push_action(NE, 1), push_action(E, 2),
                                         push_action(SW, 2), push_action(W, 2),
                                         push_action(NW, 1)}
@@ -651,7 +651,7 @@ def test_r15_displacement_exact_push_set():
     game.play(push_action(E, 2))
     assert game.pending_push is None
     assert game.history == ["e9-c9>e9"]
-    assert tail(game) == ["b", "-", "0", "1"]
+    assert tail(game) == ["b", "-", "0", "11"]
     assert [r[:7] for r in board_rows(game)[:4]] == [
         ".......", "..B.a..", "bAc.A..", "..Cd..."]
     assert sorted(g.size for g in game.score().groups) == [2, 6]
@@ -659,12 +659,12 @@ def test_r15_displacement_exact_push_set():
 
 def test_r15_displacement_in_one_notation_move():
     """R15 / section 7: 'e9-c9>a7' plays the move and the push (passing over b8)."""
-    game = make(DISPLACE_PICTURE, region=DISPLACE_REGION)
+    game = make(DISPLACE_PICTURE, region=DISPLACE_REGION, moves=10)
     assert game.actions_of("e9-c9>a7") == [act("e9", W, 2), push_action(SW, 2)]
     game.play_move("e9-c9>a7")
     rows_ = board_rows(game)
     assert rows_[1][2] == "B" and rows_[3][0] == "a" and rows_[1][4] == "."
-    assert tail(game) == ["b", "-", "0", "1"]
+    assert tail(game) == ["b", "-", "0", "11"]
 
 
 # D2: pair e5 A / f5 b; blue a on d6 diagonal to e5; red B on b6 reaches d6 with k = 2.
@@ -884,14 +884,14 @@ def test_r17_other_players_move_completes_a_player_then_mover_continues():
         ..DdD..... 2
         d......c.. 1
     """
-    game = make(picture, fill=False, to_move="b", moves=50)
+    game = make(picture, fill=False, to_move="b", moves=51)
     assert game.connected_counts == (11, 9)
     game.play_move("h1-h4")
     assert game.connected_counts == (12, 10)
-    assert tail(game) == ["b", "3", "0", "51"] and game.to_move == BLUE
+    assert tail(game) == ["b", "3", "0", "52"] and game.to_move == BLUE
     assert all(game.board[c] < 0 for c in sources(game))
     game.play_move("j10-j9")
-    assert tail(game) == ["b", "2", "0", "52"]
+    assert tail(game) == ["b", "2", "0", "53"]
 
 
 def test_r16_applies_during_grace():
@@ -999,7 +999,7 @@ def test_r20_cap_is_a_truncation():
     assert not game.legal_mask().any()
     with pytest.raises(IllegalActionError, match="over"):
         game.play(PASS_ACTION)
-    at_cap = Game.from_spn(spn(picture, fill=False, moves=11), max_moves=11)
+    at_cap = Game.from_spn(spn(picture, fill=False, to_move="b", moves=11), max_moves=11)
     assert at_cap.truncated
 
 
@@ -1010,8 +1010,8 @@ def test_r20_final_move_by_the_rules_at_the_cap_is_a_termination():
                               moves=10), max_moves=11)
     grace.play(PASS_ACTION)
     assert grace.terminated and not grace.truncated
-    passes = Game.from_spn(spn(STUCK_PICTURE, fill=False, to_move="b", passes=1, moves=10),
-                           max_moves=11)
+    passes = Game.from_spn(spn(STUCK_PICTURE, fill=False, to_move="b", passes=1, moves=11),
+                           max_moves=12)
     passes.play(PASS_ACTION)
     assert passes.terminated and not passes.truncated
     end = Game.from_spn(spn(R16_PICTURE, fill=False, moves=10), max_moves=11)

@@ -335,9 +335,12 @@ def test_truncation_at_max_moves():
 def test_finished_position_cannot_be_reset_into():
     game = find_game(lambda g: g.is_over)
     env = SatellitesGymEnv()
+    env.reset(seed=3)
+    before = env.game.to_spn(), env.np_random.bit_generator.state
     with pytest.raises(GameOverError, match="already over"):
         env.reset(options={"spn": game.to_spn()})
     assert issubclass(GameOverError, ValueError)
+    assert (env.game.to_spn(), env.np_random.bit_generator.state) == before  # nothing changed
 
 
 # --------------------------------------------------------------------------- illegal actions

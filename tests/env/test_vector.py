@@ -12,6 +12,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from satellites_env.core import Game, IllegalActionError
 from satellites_env.core.board import N_ACTIONS, N_CELLS, PASS_ACTION, PUSH_BASE
 from satellites_env.core.engine import new_work
+from satellites_env.env import ResetNeededError
 from satellites_env.observation import N_PLANES, fill_observation
 from satellites_env.vector import SatellitesVectorEnv
 
@@ -31,15 +32,16 @@ def test_spaces_and_metadata():
     assert env.single_observation_space["observation"].shape == (10, 10, N_PLANES)
     assert env.observation_space["observation"].shape == (3, 10, 10, N_PLANES)
     assert env.observation_space["action_mask"].shape == (3, N_ACTIONS)
-    with pytest.raises(RuntimeError, match="reset"):
+    with pytest.raises(ResetNeededError, match="reset"):  # a ValueError, as documented
         env.step(np.zeros(3, dtype=np.int64))
     obs, infos = env.reset(seed=1)
     assert env.observation_space.contains(obs)
     assert obs["observation"].dtype == np.float32 and obs["action_mask"].dtype == np.int8
     assert infos["current_player"].tolist() == [0, 0, 0]
     assert env.to_spn(2) == Game(env.states[2].copy()).to_spn()
-    with pytest.raises(IndexError):
-        env.to_spn(3)
+    for bad in (3, -1, 2.0, "0"):
+        with pytest.raises(ValueError, match="^i must be an integer from 0 to 2"):
+            env.to_spn(bad)
     assert "num_envs=3" in repr(env)
     env.close()
     assert env.closed
@@ -119,7 +121,7 @@ def test_seeding_and_copy_modes():
     assert (first == SatellitesVectorEnv(5).reset(seed=9)[0]["observation"]).all()
     unseeded = [SatellitesVectorEnv(5).reset()[0]["observation"] for _ in range(2)]
     assert not (unseeded[0] == unseeded[1]).all()  # no seed: a fresh random one each time
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="^seed must be an integer from 0 to"):
         a.reset(seed=[1, 2, 3, 4, 5])
 
 

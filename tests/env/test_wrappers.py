@@ -4,6 +4,7 @@ rules as `satellites_v0` underneath (fuzzed over random games, illegal actions i
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,3 +41,9 @@ def test_fuzz_wrapped_games_match_the_plain_env(seed, flatten, picks, illegal_at
         plain.step(action)
     assert wrapped.agents == plain.agents
     assert wrapped.infos == plain.infos and wrapped.rewards == plain.rewards
+
+
+def test_flatten_must_be_a_bool():
+    for bad in ("yes", 1, None, np.array([True, False])):
+        with pytest.raises(ValueError, match="^flatten must be True or False"):
+            MaskedDictObservation(satellites_v0.env(), flatten=bad)

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 from PIL import Image
+
+from bad_arguments import NUMBERS, integer_in
 
 from satellites_env.core import Game, parse_square, square_name
 from satellites_env.core.board import (
@@ -20,6 +23,7 @@ from satellites_env.core.board import (
     move_action,
 )
 from satellites_env.core import engine
+from satellites_env.render.raster import MAX_FRAME_SIZE, MIN_FRAME_SIZE
 from satellites_env.render import (
     PUSH_COLOR,
     HumanWindow,
@@ -229,9 +233,20 @@ def test_rgb_smoke_over_a_whole_game():
     assert render_rgb(game, size=128).shape == (128, 128, 3)
 
 
-def test_rgb_rejects_tiny_size():
-    with pytest.raises(ValueError):
-        render_rgb(Game.new(seed=0), size=10)
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(NUMBERS)
+def test_rgb_sizes_near_and_beyond_the_ceilings(size):
+    """64 .. 4096 pixels; anything else (10, 4097, 1e300, 2.5, "640") is a ValueError naming
+    size, before any surface is allocated (valid sizes above 128 are drawn at 128 here)."""
+    game = Game.new(seed=0)
+    if integer_in(size, MIN_FRAME_SIZE, MAX_FRAME_SIZE):
+        small = min(int(size), 128)
+        assert render_rgb(game, size=small).shape == (small, small, 3)
+        return
+    with pytest.raises(ValueError, match="^size must be an integer from 64 to 4096") as error:
+        render_rgb(game, size=size)
+    assert len(str(error.value)) < 200
 
 
 # --------------------------------------------------------------------------- window, files

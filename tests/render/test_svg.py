@@ -13,6 +13,7 @@ from satellites_env import satellites_v0
 from satellites_env.core import Game, engine, square_name
 from satellites_env.gym_env import SatellitesGymEnv
 from satellites_env.render import render_svg, svg_frame, svg_layer
+from satellites_env.render.svg import MAX_SVG_WIDTH
 
 from play_helpers import engine_pieces
 from test_render import DISPLACEMENT_SPN, FINAL_SPN, GRACE_SPN, displacement_game, push_cells
@@ -96,9 +97,11 @@ def test_frame_and_layer_make_the_document():
     assert sorted(hits) == sorted(square_name(c) for c in range(100))
     sized = parse(render_svg(game, width=400))
     assert sized.get("width") == "400" and int(sized.get("height")) > 400
-    for bad in (0, -3, 2.5, True, "400"):
-        with pytest.raises(ValueError, match="width"):
+    assert parse(render_svg(game, width=MAX_SVG_WIDTH)).get("width") == str(MAX_SVG_WIDTH)
+    for bad in (0, -3, 2.5, True, "400", MAX_SVG_WIDTH + 1, 10**400, 10**5000, "9" * 10**6):
+        with pytest.raises(ValueError, match="^width must be an integer from 1 to") as error:
             render_svg(game, width=bad)
+        assert len(str(error.value)) < 200
 
 
 def test_svg_render_mode_of_both_envs():

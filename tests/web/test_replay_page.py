@@ -57,6 +57,27 @@ def test_replay_of_a_bad_record_is_a_record_error():
         replay_html(broken)
 
 
+@pytest.mark.parametrize("lie, field", [
+    ({"winner": "flip"}, "winner"), ({"end": "ongoing", "winner": None}, "end"),
+    ({"reason": "blue resigned"}, "reason"), ({"end": "flip"}, "end"),
+])
+def test_a_page_is_never_made_of_a_record_whose_result_lies(tmp_path, lie, field):
+    """The page shows the engine's result; a record stating another one is refused, naming
+    the field, and no file is written."""
+    record = sample_record()
+    assert record.result["end"] in ("terminated", "truncated")
+    result = {**record.result, **lie}
+    flips = {"winner": {"red": "blue", "blue": "red", None: "red"},
+             "end": {"terminated": "truncated", "truncated": "terminated"}}
+    for key, value in lie.items():
+        if value == "flip":
+            result[key] = flips[key][record.result[key]]
+    lying = GameRecord(record.start_spn, record.moves, record.max_moves, record.players, result)
+    with pytest.raises(RecordError, match=f"field 'result.{field}'"):
+        write_replay(lying, tmp_path / "game.html")
+    assert not (tmp_path / "game.html").exists()
+
+
 @settings(max_examples=30, deadline=None)
 @given(red=st.text(max_size=40), blue=st.text(max_size=40))
 def test_player_names_cannot_break_out_of_the_page(red, blue):

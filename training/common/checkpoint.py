@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from satellites_env.core.checks import quoted_path
 from satellites_env.core.engine import N_ACTIONS
 from satellites_env.files import open_output
 from satellites_env.observation import N_PLANES
@@ -66,7 +67,14 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     anything to unpickle is refused before any of it runs.
     """
     path = Path(path)
-    name = repr(str(path))
+    name = quoted_path(path)
+    try:
+        path.stat()
+    except FileNotFoundError:
+        pass  # said below, after the directory check
+    except (OSError, ValueError) as error:  # a name too long, a loop of links, a NUL byte
+        detail = getattr(error, "strerror", None) or error
+        raise CheckpointError(f"checkpoint {name} cannot be read: {detail}") from None
     if path.is_dir():
         raise CheckpointError(f"checkpoint {name} is a directory, not a checkpoint file")
     if not path.exists():

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from satellites_env.agents.base import Agent, AgentSpecError
+from satellites_env.core.checks import quoted, quoted_path
 from satellites_env.core.game import Game
 from satellites_env.observation import Observer
 from satellites_env.wrappers import ACTION_MASK, OBSERVATIONS, masked_dict
@@ -33,27 +34,34 @@ class RLlibAgent(Agent):
         from training.alphazero.agent import default_threads
 
         path = Path(path)
-        if not path.is_dir():
-            raise AgentSpecError(f"agent spec 'rllib:{path}': {str(path)!r} is not a folder "
+        spec = quoted(f"rllib:{path}")
+        try:
+            is_dir = path.is_dir()
+        except (OSError, ValueError) as error:  # a name too long, a loop of links, a NUL
+            detail = getattr(error, "strerror", None) or error
+            raise AgentSpecError(f"agent spec {spec}: cannot read the folder: {detail}") \
+                from None
+        if not is_dir:
+            raise AgentSpecError(f"agent spec {spec}: {quoted_path(path)} is not a folder "
                                  f"saved by RLModule.save_to_path")
         try:
             from ray.rllib.core.rl_module.rl_module import RLModule
         except ImportError as error:
-            raise AgentSpecError(f"agent spec 'rllib:{path}' needs RLlib: install the 'rllib' "
+            raise AgentSpecError(f"agent spec {spec} needs RLlib: install the 'rllib' "
                                  f"extra (pip install 'satellites[rllib]'); import failed: "
                                  f"{error}") from None
         try:
             self.module = RLModule.from_checkpoint(str(path.absolute()))
         except Exception as error:  # noqa: BLE001 - RLlib raises many kinds for a bad folder
-            raise AgentSpecError(f"agent spec 'rllib:{path}': cannot load an RLModule from "
-                                 f"{str(path)!r}: {type(error).__name__}: "
+            raise AgentSpecError(f"agent spec {spec}: cannot load an RLModule from "
+                                 f"{quoted_path(path)}: {type(error).__name__}: "
                                  f"{str(error)[:200]}") from None
         space = getattr(self.module, "observation_space", None)
         try:
             shape = space[OBSERVATIONS].shape
             space[ACTION_MASK]
         except (KeyError, TypeError, IndexError):
-            raise AgentSpecError(f"agent spec 'rllib:{path}': the module does not observe "
+            raise AgentSpecError(f"agent spec {spec}: the module does not observe "
                                  f"{{'{OBSERVATIONS}', '{ACTION_MASK}'}} (observation space "
                                  f"{space})") from None
         self.flatten = len(shape) == 1
