@@ -21,11 +21,14 @@ import errno
 import json
 import math
 import os
+import signal
 import stat
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -385,9 +388,15 @@ INDEX = "index.html"
 def write_records(result: TournamentResult, folder: Path, progress=None) -> None:
     """Every game record and its HTML replay, `tournament.json` (the results, and which
     record and replay is which game) and `index.html` (every game, linked to its replay).
-    `progress(done, total)` is called after each game's files."""
-    from .web import index_html, write_replay
+    `progress(done, total)` is called after each game's replay."""
+    write_replays(result, folder, save_records(result, folder), progress)
 
+
+def save_records(result: TournamentResult, folder: Path) -> dict:
+    """The fast half of :func:`write_records`: each game's record and `tournament.json`,
+    marked unfinished until :func:`write_replays` has written the pages. A folder whose
+    writing stopped here is continued by the same command, not refused as a foreign
+    non-empty folder. Returns the manifest."""
     folder.mkdir(parents=True, exist_ok=True)
     manifest = result.as_dict()
     for game in manifest["games"]:
@@ -395,19 +404,44 @@ def write_records(result: TournamentResult, folder: Path, progress=None) -> None
         if result.records[k] is not None:
             game["record"] = record_name(k)
             game["replay"] = replay_name(k)
-    # Marked unfinished until the last file is written: a folder whose writing was stopped
-    # is continued by the same command, not refused as a foreign non-empty folder.
     write_output(folder / MANIFEST, json.dumps({**manifest, "complete": False}, indent=1)
                  + "\n", "--records manifest")
+    for k, record in enumerate(result.records):
+        if record is not None:
+            record.save(folder / record_name(k))
+    return manifest
+
+
+def write_replays(result: TournamentResult, folder: Path, manifest: dict,
+                  progress=None) -> None:
+    """The slow half of :func:`write_records`: each game's HTML replay, then `index.html`
+    and the manifest as `manifest` says (finished when the tournament is)."""
+    from .web import index_html, write_replay
+
     written = [(k, record) for k, record in enumerate(result.records) if record is not None]
-    for k, record in written:  # the records first (fast): the replays can be made again
-        record.save(folder / record_name(k))
     for done, (k, record) in enumerate(written, start=1):
         write_replay(record, folder / replay_name(k), f"game {k}")
         if progress:
             progress(done, len(written))
     write_output(folder / MANIFEST, json.dumps(manifest, indent=1) + "\n", "--records manifest")
     write_output(folder / INDEX, index_html(manifest), "--records index")
+
+
+@contextmanager
+def _ctrl_c_held():
+    """Hold Ctrl-C while a short step shows and saves results, so that no finished game is
+    lost between the last game and its file; a Ctrl-C that came is raised at the end."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | None,
@@ -449,18 +483,26 @@ def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | 
     except TournamentInterrupted as stop:
         _keep_interrupted(stop.result, out, records, title)
         raise KeyboardInterrupt from None
-    console.print(results_table(result, title))
-    console.print(elo_table(result))
-    problems = _write_results(result, out, records)
+    try:
+        with _ctrl_c_held():
+            console.print(results_table(result, title))
+            console.print(elo_table(result))
+            problems, manifest = _save_results(result, out, records)
+    except KeyboardInterrupt:
+        say("interrupted after the last game; every result is saved" + (
+            f", and the same command writes the replay pages in {records}/" if records else ""))
+        raise
+    problems += _write_pages(result, records, manifest)
     if problems:
         raise CliError("; ".join(problems))
     return result
 
 
-def _write_results(result: TournamentResult, out: Path | None,
-                   records: Path | None) -> list[str]:
-    """Write `out` and `records` (each falling back to a fresh place); the problems."""
-    problems = []
+def _save_results(result: TournamentResult, out: Path | None,
+                  records: Path | None) -> tuple[list[str], dict | None]:
+    """Write `out` and the records folder's records (each falling back to a fresh place):
+    the problems, and the manifest when the replay pages are still to be written."""
+    problems, manifest = [], None
     if out:
         try:
             write_or_fallback(lambda path: write_output(
@@ -469,33 +511,52 @@ def _write_results(result: TournamentResult, out: Path | None,
         except CliError as error:
             problems.append(str(error))
     if records:
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn())
-        written = sum(record is not None for record in result.records)
         try:
-            with Progress(*columns, console=console, transient=True) as progress:
-                task = progress.add_task("replays", total=written)
-                write_records(result, records, lambda done, total: progress.update(
-                    task, completed=done))
-            say(f"wrote {written} game records with their replays, {MANIFEST} "
-                f"and {INDEX} to {records}/")
+            manifest = save_records(result, records)
         except OSError as error:
             problems.append(_records_fallback(result, records, error))
-    return problems
+    return problems, manifest
+
+
+def _write_pages(result: TournamentResult, records: Path | None,
+                 manifest: dict | None) -> list[str]:
+    """The replay pages, the index and the finished manifest of a saved records folder (Ctrl-C
+    here loses nothing: the same command writes them); the problems."""
+    if records is None or manifest is None:
+        return []
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    written = sum(record is not None for record in result.records)
+    try:
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task("replays", total=written)
+            write_replays(result, records, manifest, lambda done, total: progress.update(
+                task, completed=done))
+    except KeyboardInterrupt:
+        say(f"interrupted while writing the replay pages: the records are saved in {records}/, "
+            f"and the same command writes the pages")
+        raise
+    except OSError as error:
+        return [_records_fallback(result, records, error)]
+    say(f"wrote {written} game records with their replays, {MANIFEST} and {INDEX} to "
+        f"{records}/")
+    return []
 
 
 def _keep_interrupted(result: TournamentResult, out: Path | None, records: Path | None,
                       title: str) -> None:
     """Ctrl-C: show and write the games finished, and say how to continue."""
     played, total = len(result.finished), len(result.records)
-    if played:
-        console.print(results_table(result, f"{title}: interrupted, {played} of {total} "
-                                            f"games"))
-    if not (out or records):
-        say(f"interrupted after {played} of {total} games; nothing kept (give --out or "
-            f"--records to keep the finished games and continue later)")
-        return
-    problems = _write_results(result, out, records)
+    with _ctrl_c_held():  # a second Ctrl-C must not lose what the first one kept
+        if played:
+            console.print(results_table(result, f"{title}: interrupted, {played} of {total} "
+                                                f"games"))
+        if not (out or records):
+            say(f"interrupted after {played} of {total} games; nothing kept (give --out or "
+                f"--records to keep the finished games and continue later)")
+            return
+        problems, manifest = _save_results(result, out, records)
+    problems += _write_pages(result, records, manifest)
     for problem in problems:
         errors.print(f"[red]error:[/red] {escape(problem)}")
     say(f"interrupted after {played} of {total} games: the same command continues the "

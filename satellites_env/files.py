@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from .core.checks import quoted_path
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -39,11 +41,6 @@ _BINARY = getattr(os, "O_BINARY", 0)
 class FileKindError(OSError):
     """A path that is not a regular file where one is needed (a folder, a FIFO, a device, a
     socket, or a symbolic link given as an output), or an input over its size limit."""
-
-
-def _shown(path: Path) -> str:
-    text = str(path)
-    return repr(text if len(text) <= 200 else text[:197] + "...")
 
 
 def kind_of(mode: int) -> str:
@@ -71,11 +68,11 @@ def check_output(path: str | Path, what: str = "output file") -> os.stat_result 
         except OSError:
             target = "?"
         state = "" if path.exists() else "dangling "
-        raise FileKindError(f"{what} {_shown(path)} is a {state}symbolic link (to "
-                            f"{_shown(Path(target))}); outputs are never written through a "
+        raise FileKindError(f"{what} {quoted_path(path)} is a {state}symbolic link (to "
+                            f"{quoted_path(Path(target))}); outputs are never written through a "
                             f"link: give the target path itself")
     if not stat.S_ISREG(info.st_mode):
-        raise FileKindError(f"{what} {_shown(path)} is {kind_of(info.st_mode)}, not a regular "
+        raise FileKindError(f"{what} {quoted_path(path)} is {kind_of(info.st_mode)}, not a regular "
                             f"file; give a file path")
     return info
 
@@ -120,11 +117,11 @@ def read_input(path: str | Path, limit: int, what: str = "input file") -> bytes:
     path = Path(path)
     info = os.stat(path)
     if not stat.S_ISREG(info.st_mode):
-        raise FileKindError(f"{what} {_shown(path)} is {kind_of(info.st_mode)}, not a regular "
+        raise FileKindError(f"{what} {quoted_path(path)} is {kind_of(info.st_mode)}, not a regular "
                             f"file")
 
     def too_large() -> FileKindError:
-        return FileKindError(f"{what} {_shown(path)} is larger than {limit:,} bytes, the most "
+        return FileKindError(f"{what} {quoted_path(path)} is larger than {limit:,} bytes, the most "
                              f"this reads")
 
     if info.st_size > limit:
@@ -134,7 +131,8 @@ def read_input(path: str | Path, limit: int, what: str = "input file") -> bytes:
     with os.fdopen(descriptor, "rb") as file:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
-            raise FileKindError(f"{what} {_shown(path)} is {kind_of(mode)}, not a regular file")
+            raise FileKindError(f"{what} {quoted_path(path)} is {kind_of(mode)}, "
+                                f"not a regular file")
         data = file.read(limit + 1)
     if len(data) > limit:
         raise too_large()

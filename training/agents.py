@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from satellites_env.agents.base import Agent, AgentSpecError, parse_int_argument
+from satellites_env.core.checks import quoted
 
 from .alphazero.agent import (PRETRAINED, AZAgent, PolicyAgent, check_temperature,
                               load_payload, resolve)
@@ -55,7 +56,7 @@ def checkpoint_agent(argument: str, seed: int | None = None,
     `checkpoint:PATH:sample=T` (sampled at temperature T)."""
     path, sample, temperature = split_spec_argument(argument)
     if not path:
-        raise AgentSpecError(f"agent spec {('checkpoint:' + argument)[:80]!r}: expected "
+        raise AgentSpecError(f"agent spec {quoted('checkpoint:' + argument)}: expected "
                              f"'checkpoint:PATH[:sample|:sample=T]'")
     where = resolve(path)
     agent = PolicyAgent(network_from_checkpoint(load_payload(where), where), sample=sample,
@@ -65,17 +66,24 @@ def checkpoint_agent(argument: str, seed: int | None = None,
     return agent
 
 
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; False for a name the system refuses (too long, a NUL)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def az_agent(argument: str, seed: int | None = None) -> AZAgent:
     """`az:PATH[:SIMS]`: the network's Gumbel search with SIMS simulations (default 32)."""
     head, sep, tail = argument.rpartition(":")
     path, sims = (head, tail) if tail.isdigit() else (argument, "")
     spec = f"az:{argument}"
-    if sep and not tail.isdigit() and resolve(head).is_file() \
-            and not Path(argument).exists():
+    if sep and not tail.isdigit() and _is_file(resolve(head)) and not _is_file(Path(argument)):
         # `az:PATH:10**12`, `az:PATH:-5`: a bad SIMS, not a missing file named PATH:SIMS
         parse_int_argument(spec, "the number of simulations", tail, 32, most=MAX_SIMULATIONS)
     if not path:
-        raise AgentSpecError(f"agent spec {spec[:80]!r}: expected 'az:PATH[:SIMS]'")
+        raise AgentSpecError(f"agent spec {quoted(spec)}: expected 'az:PATH[:SIMS]'")
     simulations = parse_int_argument(spec, "the number of simulations", sims, 32,
                                      most=MAX_SIMULATIONS)
     return AZAgent(path, simulations=simulations, seed=seed)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib.metadata import entry_points
 
+from ..core.checks import quoted
 from .base import Agent, AgentSpecError, parse_int_argument
 from .greedy import GreedyAgent
 from .mcts import MCTSAgent
@@ -39,7 +40,7 @@ _registered: dict[str, Factory] = {}
 def register_agent(name: str, factory: Factory) -> None:
     """Make `NAME:ARGUMENT` specs build `factory(ARGUMENT, seed)` (an Agent)."""
     if not name.isidentifier() or name in ("random", "greedy", "mcts"):
-        raise ValueError(f"agent name {name!r} must be a new identifier")
+        raise ValueError(f"agent name {quoted(name)} must be a new identifier")
     _registered[name] = factory
 
 
@@ -56,17 +57,13 @@ def _factory(name: str, spec: str) -> Factory | None:
             factory = point.load()
         except ImportError as error:
             raise AgentSpecError(
-                f"agent spec {_shown(spec)} needs {point.value.split('.')[0]!r}, which does not "
+                f"agent spec {quoted(spec)} needs {point.value.split('.')[0]!r}, which does not "
                 f"import here (for checkpoint:, az: and rllib: install the 'train' extra, "
                 f"pip install 'satellites[train]'; rllib: also the 'rllib' extra): "
                 f"{error}") from error
         _registered[name] = factory
         return factory
     return None
-
-
-def _shown(spec: str) -> str:
-    return repr(spec if len(spec) <= 80 else spec[:77] + "...")
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
@@ -86,7 +83,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if factory is None:
         known = ", ".join(["random", "greedy", "mcts:N"]
                           + [f"{n}:..." for n in registered_names()])
-        raise AgentSpecError(f"unknown agent spec {_shown(spec)}; expected one of: {known}")
+        raise AgentSpecError(f"unknown agent spec {quoted(spec)}; expected one of: {known}")
     return factory(argument, seed)
 
 

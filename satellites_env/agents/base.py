@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.checks import check_seed, quoted
 from ..core.game import Game
 
 
@@ -25,10 +26,12 @@ class Agent(ABC):
     source: Path | None = None
 
     def __init__(self, seed: int | None = None):
-        self.rng = np.random.default_rng(seed)
+        """`seed`: None or an integer from 0 to 2**64 - 1 (ValueError naming it otherwise)."""
+        self.rng = np.random.default_rng(check_seed(seed))
 
     def reset(self, seed: int | None = None) -> None:
-        """Start a new game; reseed when `seed` is given."""
+        """Start a new game; reseed when `seed` is given (as in the constructor)."""
+        seed = check_seed(seed)
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
@@ -57,11 +60,6 @@ class AgentSpecError(ValueError):
     """An agent spec that names no known agent or has a bad argument."""
 
 
-def shown_spec(spec: str, most: int = 80) -> str:
-    """A spec quoted for a message, cut to `most` characters (a spec may be any length)."""
-    return repr(spec if len(spec) <= most else spec[:most - 3] + "...")
-
-
 def parse_int_argument(spec: str, name: str, argument: str | None, default: int,
                        most: int | None = None) -> int:
     """The integer argument of a spec (`mcts:N`): ASCII digits only, from 1 to `most` (the
@@ -71,18 +69,18 @@ def parse_int_argument(spec: str, name: str, argument: str | None, default: int,
         return default
     limit = f" up to {most:,}" if most is not None else ""
     if not (argument.isascii() and argument.isdigit()):
-        raise AgentSpecError(f"agent spec {shown_spec(spec)}: {name} must be a positive integer"
-                             f"{limit} (ASCII digits), got {shown_spec(argument, 30)}")
+        raise AgentSpecError(f"agent spec {quoted(spec)}: {name} must be a positive integer"
+                             f"{limit} (ASCII digits), got {quoted(argument, 30)}")
     digits = argument.lstrip("0") or "0"
     ceiling = most if most is not None else 10**18
     if len(digits) > len(str(ceiling)) or int(digits) > ceiling:
         shown = digits if len(digits) <= 30 else f"{digits[:12]}... ({len(digits)} digits)"
-        raise AgentSpecError(f"agent spec {shown_spec(spec)}: at most {ceiling:,} "
+        raise AgentSpecError(f"agent spec {quoted(spec)}: at most {ceiling:,} "
                              f"{name.split()[-1]} (a ceiling this agent can honour), got "
                              f"{shown}")
     value = int(digits)
     if value < 1:
-        raise AgentSpecError(f"agent spec {shown_spec(spec)}: {name} must be >= 1, got {value}")
+        raise AgentSpecError(f"agent spec {quoted(spec)}: {name} must be >= 1, got {value}")
     return value
 
 

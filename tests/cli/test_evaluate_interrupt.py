@@ -72,13 +72,14 @@ def interrupt_after(argv: list[str], games: int, jitter: float, cwd: Path):
         time.sleep(jitter)
         counted = seen["done"]
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=120)
+        process.wait(timeout=120)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    thread.join(10)
-    return process.returncode, counted, seen["text"].decode(errors="replace") + err.decode()
+    thread.join(10)  # the watcher alone reads stdout, to its end: nothing printed is missed
+    err = process.stderr.read().decode(errors="replace")
+    return process.returncode, counted, seen["text"].decode(errors="replace") + err
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -94,6 +95,16 @@ def test_ctrl_c_keeps_every_finished_game_and_the_rerun_continues(workers, draw,
     status, counted, output = interrupt_after(argv, target, jitter, tmp_path)
     if status == 0:  # the last games ended within the jitter: a finished run is fine too
         assert json.loads(out.read_text()) == expected
+        return
+    if json.loads(out.read_text())["complete"]:
+        # Workers report games in batches: the signal came after the last game, while the
+        # replay pages were written. Every result stands, and the same command finishes.
+        assert status == 130 and json.loads(out.read_text()) == expected, output
+        assert records_of(records) == expected_records
+        assert cli.main(["evaluate", *ARGS, "--out", str(out), "--records", str(records)]) == 0
+        assert json.loads((records / "tournament.json").read_text())["complete"] is True
+        assert all((records / name.replace(".json", ".html")).is_file()
+                   for name in expected_records)
         return
     assert status == 130, output
     assert "interrupted after" in output and "Traceback" not in output, output
@@ -287,3 +298,48 @@ def test_fuzzed_unfinished_results_continue_or_are_one_error_line(reference, tmp
     else:
         written = json.loads(out.read_text())
         assert written["complete"] is True and len(written["games"]) == TOTAL
+
+
+def test_ctrl_c_at_a_random_point_of_a_200_game_evaluation_keeps_every_finished_game(tmp_path):
+    """The issue's case as stated: 200 games, SIGINT at a seeded random point; what is kept is
+    exactly the uninterrupted run's games, and the same command completes it."""
+    argv = ["--agents", "random", "mcts:1", "--games", "200", "--max-moves", "80",
+            "--seed", "11", "--workers", "2"]
+    assert cli.main(["evaluate", *argv, "--out", str(tmp_path / "full.json")]) == 0
+    expected = json.loads((tmp_path / "full.json").read_text())
+    target = random.Random(200).randint(10, 180)
+    out = tmp_path / "out.json"
+    status, counted, output = interrupt_after([*argv, "--out", str(out)], target,
+                                              random.Random(201).uniform(0, 0.05), tmp_path)
+    assert status == 130, output
+    kept = json.loads(out.read_text())
+    assert kept["complete"] is False and counted <= len(kept["games"]) < 200
+    by_game = {(g["pair"], g["game"]): g for g in expected["games"]}
+    assert all(by_game[(g["pair"], g["game"])] == g for g in kept["games"])
+    assert cli.main(["evaluate", *argv, "--out", str(out)]) == 0
+    assert json.loads(out.read_text()) == expected
+
+
+def test_ctrl_c_between_the_last_game_and_its_files_loses_nothing(reference, tmp_path,
+                                                                  monkeypatch, capsys):
+    """A Ctrl-C while the tables are shown, after the last game, waits for the results to be
+    written; the same command then writes the replay pages without playing a game."""
+    expected, expected_records = reference
+    out, records = tmp_path / "out.json", tmp_path / "rec"
+    real_table = cli.results_table
+
+    def table_then_ctrl_c(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real_table(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "results_table", table_then_ctrl_c)
+    assert cli.main(["evaluate", *ARGS, "--out", str(out), "--records", str(records)]) == 130
+    assert "every result is saved" in capsys.readouterr().out
+    assert json.loads(out.read_text()) == expected
+    assert records_of(records) == expected_records
+    assert not list(records.glob("*.html"))
+    monkeypatch.setattr(cli, "results_table", real_table)
+    monkeypatch.setattr(arena, "run_job", lambda *a, **k: pytest.fail("a game was played"))
+    assert cli.main(["evaluate", *ARGS, "--out", str(out), "--records", str(records)]) == 0
+    assert json.loads((records / "tournament.json").read_text())["complete"] is True
+    assert (records / "index.html").is_file() and len(list(records.glob("game_*.html"))) == 24
