@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from satellites_env.core.checks import quoted_path
+from satellites_env.core.checks import quoted, quoted_path
 from satellites_env.core.engine import N_ACTIONS
 from satellites_env.files import open_output
 from satellites_env.observation import N_PLANES
@@ -101,7 +101,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
                               f"format={FORMAT!r} entry)")
     version = payload.get("version")
     if type(version) is not int or version not in READABLE:
-        raise CheckpointError(f"checkpoint {name} has format version {_clip(repr(version))}; "
+        raise CheckpointError(f"checkpoint {name} has format version {quoted(version)}; "
                               f"this code reads versions {', '.join(map(str, READABLE))}")
     if not (_equal(payload.get("planes"), N_PLANES) and _equal(payload.get("actions"), N_ACTIONS)):
         raise CheckpointError(
@@ -115,10 +115,6 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     return payload
 
 
-def _clip(text: str, most: int = 100) -> str:
-    return text if len(text) <= most else text[:most - 3] + "..."
-
-
 def _equal(value: Any, expected: str | int) -> bool:
     """`value == expected` for a value of exactly the expected type (never a tensor compare)."""
     return type(value) is type(expected) and value == expected
@@ -130,7 +126,7 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     if not isinstance(shape, dict) or set(shape) - {"channels", "blocks", "lookahead",
                                                      "landing_values", "norm"}:
         raise CheckpointError(f"{where} must be a mapping of channels, blocks, lookahead, "
-                              f"landing_values and norm, got {_clip(repr(shape))}")
+                              f"landing_values and norm, got {quoted(shape)}")
     flags = {"landing_values": shape.get("landing_values", False)}
     for key, flag in flags.items():
         if type(flag) is not bool:
@@ -166,10 +162,10 @@ def check_weights(weights: Any, path: str | Path = "?", key: str = "model") -> N
                               f"tensors")
     for name, tensor in weights.items():
         if tensor.dtype != torch.float32:
-            raise CheckpointError(f"checkpoint {str(path)!r}: {key}[{_clip(repr(name))}] is a "
+            raise CheckpointError(f"checkpoint {str(path)!r}: {key}[{quoted(name)}] is a "
                                   f"{tensor.dtype} tensor; the networks hold float32")
         if not torch.isfinite(tensor).all():
-            raise CheckpointError(f"checkpoint {str(path)!r}: {key}[{_clip(repr(name))}] holds "
+            raise CheckpointError(f"checkpoint {str(path)!r}: {key}[{quoted(name)}] holds "
                                   f"NaN or infinite values")
 
 
@@ -211,7 +207,7 @@ def check_counters(counters: Any, floats: tuple[str, ...] = ("seconds",)) -> Non
         number = type(value) in ((float, int) if key in floats else (int,))
         if not number or not math.isfinite(value) or not 0 <= value <= MAX_COUNT:
             raise ValueError(f"counters.{key} must be a number in [0, {MAX_COUNT}], got "
-                             f"{_clip(repr(value))}")
+                             f"{quoted(value)}")
 
 
 def check_optimizer_state(state: Any, params: list[torch.Tensor]) -> None:

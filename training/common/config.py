@@ -22,12 +22,13 @@ import dataclasses
 import inspect
 import math
 import re
-import reprlib
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+
+from satellites_env.core.checks import quoted
 
 #: where self-play runs (training/distributed/pool.py): in this process in turn, in threads,
 #: or in Ray actors
@@ -154,7 +155,7 @@ class Config:
         learner = data.get("learner", cls.LEARNER)
         if learner != cls.LEARNER:
             raise ConfigError(f"learner must be {cls.LEARNER!r} for this config, got "
-                              f"{_show(learner)}")
+                              f"{quoted(learner)}")
         config = build(cls, {**data, "learner": learner})
         config.check()
         if check_agents:
@@ -310,12 +311,12 @@ def _typed(key: str, value, expected):
     if typing.get_origin(expected) is dict:
         _, item = typing.get_args(expected)
         if not isinstance(value, dict) or not all(type(k) is str for k in value):
-            raise ConfigError(f"{key} must be a mapping of strings, got {_show(value)}")
+            raise ConfigError(f"{key} must be a mapping of strings, got {quoted(value)}")
         return {k: _typed(f"{key}[{k!r}]", v, item) for k, v in value.items()}
     if typing.get_origin(expected) is list:
         (item,) = typing.get_args(expected)
         if not isinstance(value, list) or not all(type(v) is item for v in value):
-            raise ConfigError(f"{key} must be a list of {item.__name__}, got {_show(value)}")
+            raise ConfigError(f"{key} must be a list of {item.__name__}, got {quoted(value)}")
         return list(value)
     if expected is float and type(value) is int:
         return float(value)
@@ -323,7 +324,7 @@ def _typed(key: str, value, expected):
             and value.is_integer()):
         return int(value)  # `total_steps: 2e5`
     if type(value) is not expected:
-        raise ConfigError(f"{key} must be {_TYPE_NAMES[expected]}, got {_show(value)} "
+        raise ConfigError(f"{key} must be {_TYPE_NAMES[expected]}, got {quoted(value)} "
                           f"({type(value).__name__})")
     return value
 
@@ -333,7 +334,7 @@ def _checked(key: str, value, meta: typing.Mapping):
         raise ConfigError(f"{key} must be a finite number, got {value}")
     if meta.get("choices") and value not in meta["choices"]:
         raise ConfigError(f"{key} must be one of {', '.join(meta['choices'])}, got "
-                          f"{_show(value)}")
+                          f"{quoted(value)}")
     if isinstance(value, list):
         for i, item in enumerate(value):
             if not item:
@@ -369,20 +370,13 @@ def describe_range(meta: typing.Mapping) -> str:
 
 
 def _number(value) -> str:
-    return str(value) if isinstance(value, int) else f"{value:g}"
+    return quoted(value) if isinstance(value, int) else f"{value:g}"
 
 
 def _clip(text: str, most: int = 60) -> str:
     return text if len(text) <= most else text[:most - 3] + "..."
 
 
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 5, 5, 60, 60
-
-
-def _show(value) -> str:
-    """A bounded repr: a value read from YAML may be huge (aliases make it so cheaply)."""
-    return _clip(_REPR.repr(value))
 
 
 def config_from_dict(data: typing.Any, check_agents: bool = True) -> Config:
@@ -394,7 +388,7 @@ def config_from_dict(data: typing.Any, check_agents: bool = True) -> Config:
     learner = data.get("learner", "ppo")
     if not isinstance(learner, str) or learner not in Config.LEARNERS:
         raise ConfigError(f"learner must be one of {', '.join(Config.LEARNERS)}, got "
-                          f"{_show(learner)}")
+                          f"{quoted(learner)}")
     return Config.LEARNERS[learner].from_dict(data, check_agents)
 
 
