@@ -1,7 +1,8 @@
-"""The `satellites` command line: train, evaluate, play, serve, replay, demo.
+"""The `satellites` command line: train, exploit, evaluate, ladder, play, serve, replay, demo.
 
-`train` runs the trainer's command (the `satellites.commands` entry point of the `train` extra,
-PyTorch) and `serve` the web server (Starlette, uvicorn); everything else is torch-free.
+`train` and `exploit` run the trainer's commands (`satellites.commands` entry points of the
+`train` extra, PyTorch) and `serve` the web server (Starlette, uvicorn); everything else is
+torch-free.
 
 Errors and guarantees: a bad argument, agent spec, record, position, config, checkpoint or
 output path ends with one `error: ...` line and exit status 2 (never a traceback); Ctrl-C
@@ -119,6 +120,7 @@ MAX_MOVES = int_in(1, 1_000_000)
 FRAME_SIZE = int_in(64, 4096)
 FPS = float_in(0, 100)  # a GIF frame lasts at least 10 ms
 PORT = int_in(0, 65535)
+MINUTES = float_in(0, 10**6)
 
 
 # --------------------------------------------------------------------------- output paths
@@ -750,16 +752,29 @@ def serve(opponent: str, host: str, port: int, max_moves: int, open_browser: boo
 # --------------------------------------------------------------------------- train
 
 
+def trainer_command(name: str) -> Callable:
+    """The trainer's command `name` (an entry point of the `train` extra: satellites_env
+    imports no trainer code itself)."""
+    points = entry_points(group="satellites.commands", name=name)
+    try:
+        return next(iter(points)).load()
+    except (StopIteration, ImportError) as error:
+        raise ValueError(f"`satellites {name}` needs the trainer: install the 'train' extra "
+                         f"(pip install 'satellites[train]'); {error or 'not installed'}") from None
+
+
 def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -> None:
     """`satellites train`: the learner named by the config (needs the `train` extra); `ray`
     (a cluster address, or "" for a local Ray) runs self-play on Ray whatever the config says."""
-    points = entry_points(group="satellites.commands", name="train")
-    try:
-        run_training = next(iter(points)).load()
-    except (StopIteration, ImportError) as error:
-        raise ValueError("`satellites train` needs the trainer: install the 'train' extra "
-                         f"(pip install 'satellites[train]'); {error or 'not installed'}") from None
-    run_training(config, out, resume, console, ray=ray)
+    trainer_command("train")(config, out, resume, console, ray=ray)
+
+
+def exploit(target: str, minutes: float, out: Path | None, config: str | None,
+            seed: int | None, games: int, resume: bool, ray: str | None = None) -> None:
+    """`satellites exploit`: train an exploiter of the agent `target` for `minutes` (the
+    `train` extra; training/exploit.py)."""
+    trainer_command("exploit")(target, minutes, out, config, seed, games, resume, console,
+                               ray=ray)
 
 
 # --------------------------------------------------------------------------- demo
@@ -925,6 +940,22 @@ def build_parser() -> argparse.ArgumentParser:
                     "alone, a local Ray on this machine; with the address of a cluster started "
                     "by `ray start --head` (or auto), join it")
 
+    ex = sub.add_parser("exploit", help="train an exploiter of a frozen agent (AlphaZero from "
+                        "the rules, every self-play game against it) and show what it found")
+    ex.add_argument("--target", required=True, help="the agent to exploit: random, greedy, "
+                    "mcts:N, checkpoint:PATH, az:PATH[:SIMS], rllib:PATH")
+    ex.add_argument("--minutes", type=MINUTES, required=True,
+                    help="training time budget in minutes (summed over --resume sessions)")
+    ex.add_argument("--out", type=Path, help="run folder (default runs/exploit-<target>)")
+    ex.add_argument("--config", help="an AlphaZero config's name or YAML file (default "
+                    "exploit)")
+    ex.add_argument("--seed", type=SEED, help="the run's seed (default: the config's)")
+    ex.add_argument("--games", type=GAMES, default=200, help="final games against the "
+                    "target, per player (default 200)")
+    ex.add_argument("--resume", action="store_true", help="continue the run in --out")
+    ex.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                    type=ray_address, help="self-play in Ray actors, as in train")
+
     ev = sub.add_parser("evaluate", help="round-robin tournament between agents")
     ev.add_argument("--agents", nargs="+", required=True,
                     help="agent specs: random, greedy, mcts:N, checkpoint:PATH, "
@@ -1040,6 +1071,9 @@ def _describe(error: BaseException) -> str:
 def run_command(args: argparse.Namespace) -> None:
     if args.command == "train":
         train(args.config, args.out, args.resume, args.ray)
+    elif args.command == "exploit":
+        exploit(args.target, args.minutes, args.out, args.config, args.seed, args.games,
+                args.resume, args.ray)
     elif args.command == "evaluate":
         evaluate(args.agents, args.games, args.seed, args.workers, args.out, args.records,
                  args.max_moves, args.ray)

@@ -53,9 +53,16 @@ def train(config: str | Path, out: Path | None, resume: bool, console: Console,
     that address, in place of the config's `distributed.backend` and `address`."""
     path = config_path(config)
     settings = load_config(path)  # everything checked before anything runs
+    run_dir = Path(out) if out else Path("runs") / path.stem
+    return run(settings, path, run_dir, resume, console, ray)
+
+
+def run(settings: Config, path: Path, run_dir: Path, resume: bool, console: Console,
+        ray: str | None = None) -> Trainer:
+    """Train the checked config `settings` (read from `path`) into `run_dir`, as
+    :func:`train` says; returns the trainer, finished."""
     if ray is not None:
         settings.distributed.backend, settings.distributed.address = "ray", ray
-    run_dir = Path(out) if out else Path("runs") / path.stem
     with RunLock(run_dir):
         trainer = trainer_class(settings)(settings, run_dir, resume=resume, console=console)
         if trainer.finished:

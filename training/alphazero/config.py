@@ -54,6 +54,11 @@ class AZSearchConfig:
                             doc="share of games in which one colour plays the raw policy's "
                                 "move instead of its search's choice, its positions searched "
                                 "and stored as ever (DAgger)")
+    opponent: str = setting("", doc="an agent spec: every self-play game is against this "
+                                    "frozen agent, the network playing one colour (either, "
+                                    "at random) and learning from its own moves alone: an "
+                                    "exploiter of that agent (`satellites exploit`); empty: "
+                                    "self-play")
 
 
 @dataclass
@@ -115,6 +120,11 @@ class AZConfig(Config, learner="alphazero"):
     TOTAL = "total_positions"
     RESUMABLE = (*Config.RESUMABLE, "eval.search_simulations")
     GAMES = "search.games"
+
+    def agent_specs(self) -> list[tuple[str, str]]:
+        specs = super().agent_specs()
+        return [("search.opponent", self.search.opponent), *specs] if self.search.opponent \
+            else specs
 
     def check(self) -> None:
         super().check()

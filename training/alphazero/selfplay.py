@@ -13,6 +13,12 @@ stored as ever: DAgger (Ross et al. 2011), the states the raw policy's own moves
 labelled by the search. Played alone, the raw policy repeats itself (a satellite moved back
 and forth) in states that self-play's sampled moves never reach; these games reach them.
 
+With an ``opponent`` (an agent spec), every game is against that frozen agent instead: the
+network plays one colour, drawn at random for each game, and the agent plays the other, its
+moves made here between the searches. Only the network's own positions are searched and
+stored, so it learns to beat that agent, weaknesses included: an exploiter (Wang et al. 2023;
+AlphaStar's league exploiters). Its search models the opponent by its own network.
+
 When a game ends, every position of it gets the final result as value target, from the view
 of the player to move there (R24; a game the training cap stopped is scored there, R22), and
 goes to the replay buffer.
@@ -25,8 +31,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from satellites_env.agents import make_agent
 from satellites_env.core import engine
-from satellites_env.core.engine import DRAW, TO_MOVE
+from satellites_env.core.engine import DRAW, N_CELLS, ONGOING, TO_MOVE
+from satellites_env.core.game import Game
 
 from .config import AZSearchConfig
 from .replay import ReplayBuffer
@@ -45,6 +53,9 @@ class SelfPlayStats:
     draws: int = 0
     dagger_games: int = 0  # games with a colour that plays the raw policy's moves (dagger)
     dagger_wins: int = 0  # of them, won by that colour
+    opponent_games: int = 0  # games against `opponent` (an exploiter's run)
+    opponent_wins: int = 0  # of them, won by the network
+    opponent_losses: int = 0  # of them, won by the opponent
     lengths: deque = field(default_factory=lambda: deque(maxlen=200))
 
 
@@ -60,6 +71,11 @@ class SelfPlay:
         self.stats = SelfPlayStats()
         self.trajectories: list[list] = [[] for _ in range(config.games)]
         self.dagger_side = np.full(config.games, -1, np.int32)  # RED/BLUE: plays raw moves
+        # the opponent's colour in each game (-1: self-play); its own random stream, so that
+        # its moves do not shift the games' set-ups
+        self.opponent_side = np.full(config.games, -1, np.int32)
+        self.opponent = (make_agent(config.opponent, seed=int(self.rng.integers(2**63)))
+                         if config.opponent else None)
         self.restart_games()
 
     def restart_games(self) -> None:
@@ -72,6 +88,8 @@ class SelfPlay:
         self.search.tree.game_state[b] = engine.init(rng=self.rng)
         self.trajectories[b] = []
         self.dagger_side[b] = self._draw_side(self.config.dagger)
+        if self.opponent is not None:
+            self.opponent_side[b] = int(self.rng.integers(2))
 
     def _draw_side(self, share: float) -> int:
         """The colour (either) that plays the raw policy in a new game, with probability
@@ -96,6 +114,8 @@ class SelfPlay:
         target = self.stats.positions + positions
         added = 0
         while self.stats.positions < target:
+            if self.opponent is not None:
+                added += self._opponent_moves(buffer)
             self._new_roots()
             self.search.step(evaluate)
             for b in np.flatnonzero(out.ready):
@@ -109,6 +129,21 @@ class SelfPlay:
                     added += self._game_over(b, int(out.winner[b]), buffer)
         return added
 
+    def _opponent_moves(self, buffer: ReplayBuffer) -> int:
+        """The opponent's moves in every game waiting for a new search where it is to move,
+        until the network's turn (a finished game starts the next one); positions added."""
+        added = 0
+        state = self.search.tree.game_state
+        for b in self.search.needs_root():
+            while state[b, TO_MOVE] == self.opponent_side[b]:
+                game = Game(state[b].copy(), self.search.max_moves)
+                game.play(self.opponent.act(game))  # checked: a wrong agent is an error
+                state[b] = game.state
+                if game.status != ONGOING:
+                    added += self._game_over(b, int(engine.winner_code(
+                        game.state[:N_CELLS], engine.new_work())), buffer)
+        return added
+
     def _game_over(self, b: int, winner: int, buffer: ReplayBuffer) -> int:
         trajectory = self.trajectories[b]
         n = len(trajectory)
@@ -120,6 +155,11 @@ class SelfPlay:
             self.stats.red_wins += 1
         else:
             self.stats.blue_wins += 1
+        opponent = int(self.opponent_side[b])
+        if opponent >= 0:
+            self.stats.opponent_games += 1
+            self.stats.opponent_wins += winner == 1 - opponent
+            self.stats.opponent_losses += winner == opponent
         raw = int(self.dagger_side[b])
         if raw >= 0:
             self.stats.dagger_games += 1
@@ -136,6 +176,9 @@ class SelfPlay:
         # a full search's improved policy is a policy target (weight 1); a cheap search's
         # position is a value target only (KataGo's playout caps)
         weights = np.array([1.0 if s[3] else 0.0 for s in trajectory], np.float32)
+        if not n:  # the opponent ended the game before the network's first move
+            self._start_game(b)
+            return 0
         buffer.add(np.stack([s[0] for s in trajectory]), actions, policy, value, weights)
         self._start_game(b)
         return n

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +129,8 @@ class AZTrainer(Trainer):
         self.selfplay_stats = SelfPlayStats()  # the totals of the generators' stats
         self.train_rng = np.random.default_rng([config.seed, 1])
         self.last_losses: dict[str, float] = {}
+        # (games, won, lost) against search.opponent in each of the last iterations
+        self.opponent_window: deque = deque(maxlen=8)
 
     @property
     def progress(self) -> int:
@@ -200,6 +203,9 @@ class AZTrainer(Trainer):
         c.games += played["games"]
         c.evaluations += played["evaluations"]
         c.samples += played["samples"]
+        if played.get("opponent_games"):
+            self.opponent_window.append((played["opponent_games"], played["opponent_wins"],
+                                         played["opponent_losses"]))
         if config.overlap:
             c.pending = played["samples"]
         else:
@@ -267,7 +273,16 @@ class AZTrainer(Trainer):
         text = f"games {self.counters.games}  len {length:.0f}"
         if losses:
             text += f"  pi {losses['policy']:.2f}  v {losses['value']:.3f}"
+        share = self.opponent_win_share()
+        if share is not None:
+            text += f"  beats {self.config.search.opponent} {share:.0%}"
         return text
+
+    def opponent_win_share(self) -> float | None:
+        """The share of the last iterations' games against search.opponent that the network
+        won (None without an opponent or games)."""
+        games = sum(g for g, _, _ in self.opponent_window)
+        return sum(w for _, w, _ in self.opponent_window) / games if games else None
 
     def throughput(self) -> dict[str, float]:
         c = self.counters
@@ -297,4 +312,7 @@ class AZTrainer(Trainer):
             scalars["selfplay/red_win_share"] = s.red_wins / s.games
         if s.dagger_games:  # how the raw policy's moves fare against the searches'
             scalars["selfplay/dagger_win_share"] = s.dagger_wins / s.dagger_games
+        share = self.opponent_win_share()
+        if share is not None:  # an exploiter's run: how often it beats its target
+            scalars["selfplay/opponent_win_share"] = share
         return scalars

@@ -111,6 +111,10 @@ class Config:
     threads: int = setting(2, 1, 256, doc="torch CPU threads of the gradient steps")
     checkpoint_every: int = setting(10, 1, 10**6, doc="iterations (updates) between "
                                                       "checkpoints (one at the end too)")
+    minutes: float = setting(0.0, 0.0, 10**6, doc="a time budget: the run ends after this many "
+                                                "minutes of training (self-play and gradient "
+                                                "steps, summed over sessions) or at its "
+                                                "length, whichever comes first; 0: none")
     distributed: DistributedConfig = field(default_factory=DistributedConfig,
                                            metadata={"doc": "where self-play runs"})
 
@@ -122,7 +126,7 @@ class Config:
     #: settings `--resume` may change: they extend or re-pace a run without changing what it
     #: learns from so far (and TOTAL)
     RESUMABLE: typing.ClassVar[tuple[str, ...]] = (
-        "threads", "checkpoint_every", "eval.every", "eval.games", "eval.final",
+        "threads", "checkpoint_every", "minutes", "eval.every", "eval.games", "eval.final",
         "distributed.backend", "distributed.address", "distributed.workers",
         "distributed.cpus_per_worker", "distributed.gpus_per_worker", "distributed.timeout",
         "distributed.max_replacements")

@@ -366,7 +366,7 @@ class Trainer(PoolOwner, abc.ABC):
                 "progress": self.progress, "iterations": self.counters.iterations,
                 "time": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
                 "changes": self.new_changes})
-        if self.finished and self.progress < self.config.total:
+        if self.finished and not self.trained_enough:
             self.finished = False  # lengthened by --resume: train on, then evaluate again
 
     def _saved_config(self, payload: dict, path: Path) -> Config:
@@ -533,6 +533,21 @@ class Trainer(PoolOwner, abc.ABC):
             finally:
                 self.close()
 
+    @property
+    def trained_enough(self) -> bool:
+        """Whether the run has reached its length, or its time budget (`minutes`)."""
+        config = self.config
+        return self.progress >= config.total or (
+            config.minutes > 0 and self.counters.seconds >= config.minutes * 60)
+
+    def _bar(self) -> tuple[float, float]:
+        """(done, total) for the progress bar: minutes of training when the run has a time
+        budget, else its progress in its unit."""
+        config = self.config
+        if config.minutes > 0:
+            return min(self.counters.seconds / 60, config.minutes), config.minutes
+        return min(self.progress, config.total), config.total
+
     def _run(self) -> Evaluation:
         config = self.config
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -555,9 +570,9 @@ class Trainer(PoolOwner, abc.ABC):
         try:
             with Progress(*columns, console=self.console, disable=log_lines) as progress, \
                     interrupt.deferred():
-                task = progress.add_task("train", total=config.total,
-                                         completed=min(self.progress, config.total), status="")
-                while self.progress < config.total:
+                done, total = self._bar()
+                task = progress.add_task("train", total=total, completed=done, status="")
+                while not self.trained_enough:
                     tick = time.perf_counter()
                     losses = self.iterate()
                     self.counters.seconds += time.perf_counter() - tick
@@ -570,14 +585,13 @@ class Trainer(PoolOwner, abc.ABC):
                         self.history.append(evaluation)
                         self._log_evaluation(writer, evaluation)
                         status += "  " + _rates(evaluation)
-                    progress.update(task, completed=min(self.progress, config.total),
-                                    status=status)
+                    progress.update(task, completed=self._bar()[0], status=status)
                     if interrupt.requested:
                         interrupt.saved = True
                         self._stop()
                     if self.counters.iterations % config.checkpoint_every == 0:
                         self.save()
-                    if log_lines and (evaluated or self.progress >= config.total
+                    if log_lines and (evaluated or self.trained_enough
                                       or time.monotonic() - last_line >= PROGRESS_SECONDS):
                         self.console.print(self._progress_line(losses), highlight=False)
                         last_line = time.monotonic()
@@ -632,10 +646,13 @@ class Trainer(PoolOwner, abc.ABC):
         return final
 
     def _progress_line(self, losses: dict[str, float]) -> str:
-        c, total = self.counters, self.config.total
-        line = (f"{self.ITERATION} {c.iterations}: {self.progress:,}/{total:,} {self.UNIT} "
-                f"({min(self.progress / total, 1):.0%}), {c.games:,} games, "
-                f"{self.describe_throughput()}, {c.seconds / 60:.1f} min")
+        c, total, budget = self.counters, self.config.total, self.config.minutes
+        done = (f"{self.progress:,} {self.UNIT}, {c.seconds / 60:.1f} of {budget:g} min "
+                f"({min(c.seconds / 60 / budget, 1):.0%})" if budget > 0 else
+                f"{self.progress:,}/{total:,} {self.UNIT} ({min(self.progress / total, 1):.0%})")
+        line = (f"{self.ITERATION} {c.iterations}: {done}, {c.games:,} games, "
+                f"{self.describe_throughput()}"
+                + ("" if budget > 0 else f", {c.seconds / 60:.1f} min"))
         status = self.status(losses)
         if status:
             line += f", {status}"
