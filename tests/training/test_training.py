@@ -152,6 +152,13 @@ def test_tiny_config_trains_and_writes_everything(tmp_path):
         game.play(agent.act(game))
 
 
+def test_a_time_budget_ends_the_run_before_its_length(tmp_path):
+    trainer = PPOTrainer(tiny_config(total_steps=10**9, minutes=0.01), tmp_path / "run")
+    trainer.run()
+    assert trainer.finished and trainer.counters.seconds >= 0.6
+    assert trainer.counters.steps < 10**9 and (tmp_path / "run" / "final.pt").is_file()
+
+
 def test_save_then_resume_gives_identical_state(tmp_path):
     config = tiny_config()
     trainer = PPOTrainer(config, tmp_path / "run")
