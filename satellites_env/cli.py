@@ -113,6 +113,12 @@ def ray_address(text: str) -> str:
     return text
 
 
+def add_ray_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """`--ray [ADDRESS]`: alone, "" (a local Ray); with an address, that cluster."""
+    parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                        type=ray_address, help=help_text)
+
+
 GAMES = int_in(1, 1_000_000)
 SEED = int_in(0, 2**32 - 1)
 WORKERS = int_in(1, 256)
@@ -935,10 +941,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "az_standard, quick, standard) or a YAML file")
     tr.add_argument("--out", type=Path, help="run folder (default runs/<config name>)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out")
-    tr.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                    type=ray_address, help="self-play in Ray actors (distributed.backend: ray): "
-                    "alone, a local Ray on this machine; with the address of a cluster started "
-                    "by `ray start --head` (or auto), join it")
+    add_ray_option(tr, "self-play in Ray actors (distributed.backend: ray): alone, a local Ray "
+                   "on this machine; with the address of a cluster started by `ray start "
+                   "--head` (or auto), join it")
 
     ex = sub.add_parser("exploit", help="train an exploiter of a frozen agent (AlphaZero from "
                         "the rules, every self-play game against it) and show what it found")
@@ -953,8 +958,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--games", type=GAMES, default=200, help="final games against the "
                     "target, per player (default 200)")
     ex.add_argument("--resume", action="store_true", help="continue the run in --out")
-    ex.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                    type=ray_address, help="self-play in Ray actors, as in train")
+    add_ray_option(ex, "self-play in Ray actors, as in train")
 
     ev = sub.add_parser("evaluate", help="round-robin tournament between agents")
     ev.add_argument("--agents", nargs="+", required=True,
@@ -969,9 +973,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "both cores here)")
     ev.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
                     help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
-    ev.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                    type=ray_address, help="play the games in --workers Ray actors: alone, a "
-                    "local Ray; with an address, that cluster (the same results as without)")
+    add_ray_option(ev, "play the games in --workers Ray actors: alone, a local Ray; with an "
+                   "address, that cluster (the same results as without)")
     ev.add_argument("--out", type=Path, help="write the results as JSON to this file (checked "
                     "before the first game; winners are \"red\", \"blue\" or null). Ctrl-C "
                     "writes the games finished, marked \"complete\": false, and the same "
@@ -1048,9 +1051,8 @@ def build_parser() -> argparse.ArgumentParser:
     for command in (lr, lq):
         command.add_argument("--workers", type=WORKERS, default=1,
                              help="games in parallel (processes, or Ray actors with --ray)")
-        command.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                             type=ray_address, help="play the games in Ray actors (a local "
-                             "Ray, or the cluster at ADDRESS)")
+        add_ray_option(command, "play the games in Ray actors (a local Ray, or the cluster "
+                       "at ADDRESS)")
     ls = steps.add_parser("show", help="the ratings, intervals, games and head-to-head matrix")
     ls.add_argument("--html", type=Path, help="write the leaderboard page (and every game's "
                     "replay) into this folder")

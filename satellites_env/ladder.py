@@ -44,7 +44,7 @@ import numpy as np
 from .agents import Agent, make_agent
 from .arena import init_worker, play_pairing_game
 from .core.board import DEFAULT_MAX_MOVES
-from .core.checks import quoted
+from .core.checks import quoted, quoted_path
 from .rating import Ratings, against_known, fit
 from .record import GameRecord
 
@@ -132,21 +132,22 @@ class Ladder:
         self.path = Path(path)
         if self.path.is_symlink() and not self.path.exists():
             # SQLite would create the file wherever the link points
-            raise LadderError(f"ladder database {str(self.path)!r} is a dangling symbolic link "
-                              f"(to {os.readlink(self.path)!r}); give the database itself")
+            raise LadderError(f"ladder database {quoted_path(self.path)} is a dangling symbolic "
+                              f"link (to {quoted_path(os.readlink(self.path))}); give the "
+                              f"database itself")
         if self.path.is_dir():
-            raise LadderError(f"ladder database {str(self.path)!r} is a directory")
+            raise LadderError(f"ladder database {quoted_path(self.path)} is a directory")
         exists = self.path.exists()
         if exists and not self.path.is_file():
-            raise LadderError(f"ladder database {str(self.path)!r} is not a regular file")
+            raise LadderError(f"ladder database {quoted_path(self.path)} is not a regular file")
         if not exists and not create:
-            raise LadderError(f"ladder database {str(self.path)!r} does not exist")
+            raise LadderError(f"ladder database {quoted_path(self.path)} does not exist")
         try:
             self.db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
             self._check(exists, seed, max_moves)
         except sqlite3.DatabaseError as error:
-            raise LadderError(f"{str(self.path)!r} is not a ladder database, or it is damaged: "
-                              f"{error}") from None
+            raise LadderError(f"{quoted_path(self.path)} is not a ladder database, or it is "
+                              f"damaged: {error}") from None
 
     def _check(self, exists: bool, seed: int, max_moves: int) -> None:
         application = self.db.execute("PRAGMA application_id").fetchone()[0]
@@ -156,8 +157,8 @@ class Ladder:
             if application == 0 and not tables:
                 exists = False  # an empty file: a new ladder
             else:
-                raise LadderError(f"{str(self.path)!r} is not a ladder database (an SQLite file "
-                                  f"of something else)")
+                raise LadderError(f"{quoted_path(self.path)} is not a ladder database (an SQLite "
+                                  f"file of something else)")
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA foreign_keys = ON")
         if not exists:
@@ -171,11 +172,11 @@ class Ladder:
         meta = dict(self.db.execute("SELECT key, value FROM meta"))
         try:
             if int(meta["format"]) != FORMAT:
-                raise LadderError(f"{str(self.path)!r} is a ladder of format {meta['format']}; "
-                                  f"this code reads format {FORMAT}")
+                raise LadderError(f"{quoted_path(self.path)} is a ladder of format "
+                                  f"{meta['format']}; this code reads format {FORMAT}")
             self.seed, self.max_moves = int(meta["seed"]), int(meta["max_moves"])
         except (KeyError, ValueError):
-            raise LadderError(f"{str(self.path)!r}: its settings are damaged") from None
+            raise LadderError(f"{quoted_path(self.path)}: its settings are damaged") from None
 
     def close(self) -> None:
         self.db.close()

@@ -129,7 +129,7 @@ class AZTrainer(Trainer):
         self.selfplay_stats = SelfPlayStats()  # the totals of the generators' stats
         self.train_rng = np.random.default_rng([config.seed, 1])
         self.last_losses: dict[str, float] = {}
-        # (games, won, lost) against search.opponent in each of the last iterations
+        # (games, won) against search.opponent in each of the last iterations
         self.opponent_window: deque = deque(maxlen=8)
 
     @property
@@ -204,8 +204,7 @@ class AZTrainer(Trainer):
         c.evaluations += played["evaluations"]
         c.samples += played["samples"]
         if played.get("opponent_games"):
-            self.opponent_window.append((played["opponent_games"], played["opponent_wins"],
-                                         played["opponent_losses"]))
+            self.opponent_window.append((played["opponent_games"], played["opponent_wins"]))
         if config.overlap:
             c.pending = played["samples"]
         else:
@@ -281,8 +280,8 @@ class AZTrainer(Trainer):
     def opponent_win_share(self) -> float | None:
         """The share of the last iterations' games against search.opponent that the network
         won (None without an opponent or games)."""
-        games = sum(g for g, _, _ in self.opponent_window)
-        return sum(w for _, w, _ in self.opponent_window) / games if games else None
+        games = sum(g for g, _ in self.opponent_window)
+        return sum(w for _, w in self.opponent_window) / games if games else None
 
     def throughput(self) -> dict[str, float]:
         c = self.counters
