@@ -422,8 +422,9 @@ def save_records(result: TournamentResult, folder: Path) -> dict:
 
 def write_replays(result: TournamentResult, folder: Path, manifest: dict,
                   progress=None) -> None:
-    """The slow half of :func:`write_records`: each game's HTML replay, then `index.html`
-    and the manifest as `manifest` says (finished when the tournament is)."""
+    """The slow half of :func:`write_records`: each game's HTML replay, `index.html`, and
+    last the manifest as `manifest` says (finished when the tournament is): a folder whose
+    manifest says finished holds every file."""
     from .web import index_html, write_replay
 
     written = [(k, record) for k, record in enumerate(result.records) if record is not None]
@@ -431,8 +432,8 @@ def write_replays(result: TournamentResult, folder: Path, manifest: dict,
         write_replay(record, folder / replay_name(k), f"game {k}")
         if progress:
             progress(done, len(written))
-    write_output(folder / MANIFEST, json.dumps(manifest, indent=1) + "\n", "--records manifest")
     write_output(folder / INDEX, index_html(manifest), "--records index")
+    write_output(folder / MANIFEST, json.dumps(manifest, indent=1) + "\n", "--records manifest")
 
 
 @contextmanager
