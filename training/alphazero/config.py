@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from training.alphazero.league import WEIGHTINGS
 from training.common.config import (MAX_MOVES, NORMS, Config, ConfigError,
                                     EvalConfig, section, setting)
 
@@ -59,6 +60,25 @@ class AZSearchConfig:
                                     "at random) and learning from its own moves alone: an "
                                     "exploiter of that agent (`satellites exploit`); empty: "
                                     "self-play")
+
+
+@dataclass
+class AZLeagueConfig:
+    """`league:` a share of self-play games against past networks and fixed ones, drawn by
+    prioritised fictitious self-play (training/alphazero/league.py)."""
+
+    share: float = setting(0.0, 0.0, 1.0, doc="share of self-play games against a league "
+                                              "member (0: no league)")
+    snapshot_every: int = setting(16, 1, 10**6, doc="iterations between the network's copies "
+                                                   "joining the league")
+    size: int = setting(8, 1, 64, doc="past networks kept (the oldest leaves)")
+    weighting: str = setting("hard", choices=WEIGHTINGS,
+                             doc="PFSP: hard (1-p)^2 favours the members that beat the "
+                                 "learner, variance p(1-p) those of its strength, uniform "
+                                 "all alike (p: the learner's score against the member)")
+    opponents: list[str] = setting([], doc="networks in the league for the whole run: "
+                                           "checkpoint files (or `pretrained`), e.g. "
+                                           "exploiters' final.pt")
 
 
 @dataclass
@@ -113,6 +133,7 @@ class AZConfig(Config, learner="alphazero"):
                                       "the CPU")
     model: AZModelConfig = section(AZModelConfig)
     search: AZSearchConfig = section(AZSearchConfig)
+    league: AZLeagueConfig = section(AZLeagueConfig)
     replay: AZReplayConfig = section(AZReplayConfig)
     optim: AZOptimConfig = section(AZOptimConfig)
     eval: AZEvalConfig = section(AZEvalConfig)
@@ -123,8 +144,11 @@ class AZConfig(Config, learner="alphazero"):
 
     def agent_specs(self) -> list[tuple[str, str]]:
         specs = super().agent_specs()
-        return [("search.opponent", self.search.opponent), *specs] if self.search.opponent \
-            else specs
+        if self.search.opponent:
+            specs.insert(0, ("search.opponent", self.search.opponent))
+        # a league member is a network the search can batch: what an az: agent loads
+        return specs + [(f"league.opponents[{i}]", f"az:{path}:1")
+                        for i, path in enumerate(self.league.opponents)]
 
     def check(self) -> None:
         super().check()
@@ -142,6 +166,12 @@ class AZConfig(Config, learner="alphazero"):
         if not (self.device in ("auto", "cpu", "cuda")
                 or (self.device.startswith("cuda:") and self.device[5:].isdigit())):
             raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
+        if self.league.share and s.opponent:
+            raise ConfigError("league.share and search.opponent exclude each other: an "
+                              "exploiter plays every game against its target")
+        if len(set(self.league.opponents)) != len(self.league.opponents):
+            raise ConfigError(f"league.opponents lists a network twice: "
+                              f"{self.league.opponents}")
         if self.overlap and self.threads != 1:
             raise ConfigError(f"overlap: true runs self-play and the gradient steps on one "
                               f"torch thread each; set threads: 1 (got {self.threads})")

@@ -552,6 +552,9 @@ class BatchedSearch:
     `evaluate(obs, policy_rows)` takes (R, 10, 10, 22) float32 planes and the indices of the
     rows whose logits the search needs, and returns (logits, values (R,)) as float32 numpy
     arrays, the logits either of those rows (len(policy_rows), 3217) or of every row (R, 3217).
+    `step(evaluators, route)` searches each game with its own network: game b's positions go
+    to `evaluators[route[b]]`, one call per evaluator with all of its games' positions (a
+    league's opponents searched in the same batch as the learner).
     The caller sets each new search up in `tree` (rows where `phase == NEED_ROOT`, see
     `needs_root`): `kind[b]` picks its budget from `options.budgets` (playout caps),
     `gumbel[b]` holds its root noise (zeros: deterministic) and `raw_move[b]` (1: play the
@@ -576,7 +579,11 @@ class BatchedSearch:
     def needs_root(self) -> np.ndarray:
         return np.flatnonzero(self.tree.phase == NEED_ROOT)
 
-    def step(self, evaluate) -> None:
+    def step(self, evaluate, route: np.ndarray | None = None) -> None:
+        """One simulation step of every search; `evaluate` as the class docstring says, or,
+        with `route` (an evaluator index per game), a sequence of evaluators."""
+        if route is not None:
+            evaluate = _Routed(evaluate, route, self.tree)
         t = self.tree
         tick = time.perf_counter()
         prepare(t, self.options)
@@ -608,3 +615,31 @@ class BatchedSearch:
         self.evaluations += len(rows)
         self.policy_evaluations += len(policy)
         self.steps += 1
+
+
+class _Routed:
+    """An evaluate function that sends each game's positions to that game's evaluator
+    (`evaluators[route[b]]`) and puts their answers together, the logits of the policy rows
+    alone."""
+
+    def __init__(self, evaluators, route: np.ndarray, tree: Tree):
+        self.evaluators, self.route, self.tree = evaluators, route, tree
+
+    def __call__(self, obs: np.ndarray, policy_rows: np.ndarray):
+        games = np.flatnonzero(self.tree.eval_flag)  # the rows of obs, in order
+        owner = self.route[games]
+        values = np.zeros(len(obs), np.float32)
+        logits = np.zeros((len(policy_rows), N_ACTIONS), np.float32)
+        wants_logits = np.zeros(len(obs), bool)
+        wants_logits[policy_rows] = True
+        where = np.full(len(obs), -1, np.int64)  # row -> its place among the policy rows
+        where[policy_rows] = np.arange(len(policy_rows))
+        for k in np.unique(owner):
+            rows = np.flatnonzero(owner == k)
+            mine = np.flatnonzero(wants_logits[rows])  # positions within `rows`
+            part_logits, part_values = self.evaluators[int(k)](obs[rows], mine)
+            values[rows] = part_values
+            if len(part_logits) == len(rows):
+                part_logits = part_logits[mine]
+            logits[where[rows[mine]]] = part_logits
+        return logits, values

@@ -19,6 +19,13 @@ moves made here between the searches. Only the network's own positions are searc
 stored, so it learns to beat that agent, weaknesses included: an exploiter (Wang et al. 2023;
 AlphaStar's league exploiters). Its search models the opponent by its own network.
 
+With a league (`set_league`, training/alphazero/league.py), a share of the new games is
+against a league member drawn by the league's probabilities: it plays one colour, at random,
+searched as the network is but with its own network, in the same batched step
+(`BatchedSearch.step` routes each game's positions to its evaluator). Its moves count as
+searched positions (they cost what the network's do) but only the network's positions are
+stored; the results against each member are kept for the league (`league_results`).
+
 When a game ends, every position of it gets the final result as value target, from the view
 of the player to move there (R24; a game the training cap stopped is scored there, R22), and
 goes to the replay buffer.
@@ -56,13 +63,16 @@ class SelfPlayStats:
     opponent_games: int = 0  # games against `opponent` (an exploiter's run)
     opponent_wins: int = 0  # of them, won by the network
     opponent_losses: int = 0  # of them, won by the opponent
+    league_games: int = 0  # games against a league member
+    league_wins: int = 0  # of them, won by the network
+    league_moves: int = 0  # the members' searched moves (counted in positions, not stored)
     lengths: deque = field(default_factory=lambda: deque(maxlen=200))
 
 
 class SelfPlay:
     """`config.games` games in flight, searched in one `BatchedSearch`; `play` runs them."""
 
-    def __init__(self, config: AZSearchConfig, seed: int):
+    def __init__(self, config: AZSearchConfig, seed: int, league_share: float = 0.0):
         self.config = config
         self.search = BatchedSearch(config.games, search_options(
             [config.cheap_simulations, config.full_simulations], config.max_considered,
@@ -76,7 +86,40 @@ class SelfPlay:
         self.opponent_side = np.full(config.games, -1, np.int32)
         self.opponent = (make_agent(config.opponent, seed=int(self.rng.integers(2**63)))
                          if config.opponent else None)
+        # the league: (name, evaluate) of the members and of those still playing a game in
+        # flight, the chance of each current member, and per game its member (an index into
+        # league_table) and colour, -1 for none; route: who searches each game's current move
+        self.league_share = league_share
+        self.league_table: list[tuple[str, object]] = []
+        self.league_draw = np.zeros(0, np.int64)  # the current members' indices in the table
+        self.league_probabilities = np.zeros(0)
+        self.league_member = np.full(config.games, -1, np.int32)
+        self.league_side = np.full(config.games, -1, np.int32)
+        self.route = np.zeros(config.games, np.int32)  # 0: the network; k: league_table[k-1]
+        self.league_results: dict[str, list[int]] = {}  # name -> [games, wins, draws]
         self.restart_games()
+
+    def set_league(self, members: list[tuple[str, object]], probabilities) -> None:
+        """The league's members as (name, evaluate) and the chance of each to be drawn for a
+        new league game; a member that left finishes the games it is playing."""
+        playing = {int(k) for k in self.league_member[self.league_member >= 0]}
+        names = {name for name, _ in members}
+        keep = [k for k, (name, _) in enumerate(self.league_table)
+                if k in playing and name not in names]
+        table = [self.league_table[k] for k in keep] + list(members)
+        where = {old: new for new, old in enumerate(keep)}
+        index = {name: len(keep) + i for i, (name, _) in enumerate(members)}
+        for b in np.flatnonzero(self.league_member >= 0):
+            name = self.league_table[self.league_member[b]][0]
+            self.league_member[b] = index.get(name, where.get(int(self.league_member[b]), -1))
+        self.league_table = table
+        self.league_draw = np.arange(len(keep), len(table), dtype=np.int64)
+        self.league_probabilities = np.asarray(probabilities, np.float64)
+        if len(self.league_probabilities) != len(members):
+            raise ValueError(f"{len(members)} league members, {len(probabilities)} "
+                             f"probabilities")
+        if self.league_share and members and not self.stats.positions and not self.route.any():
+            self.restart_games()  # before the first move: the first games are drawn too
 
     def restart_games(self) -> None:
         """Fresh games in every slot (the games in flight are dropped)."""
@@ -87,6 +130,14 @@ class SelfPlay:
     def _start_game(self, b: int) -> None:
         self.search.tree.game_state[b] = engine.init(rng=self.rng)
         self.trajectories[b] = []
+        self.league_member[b] = self.league_side[b] = -1
+        if (self.league_share and len(self.league_draw)
+                and self.rng.random() < self.league_share):
+            self.league_member[b] = self.rng.choice(self.league_draw,
+                                                    p=self.league_probabilities)
+            self.league_side[b] = int(self.rng.integers(2))
+            self.dagger_side[b] = -1
+            return
         self.dagger_side[b] = self._draw_side(self.config.dagger)
         if self.opponent is not None:
             self.opponent_side[b] = int(self.rng.integers(2))
@@ -106,6 +157,8 @@ class SelfPlay:
             tree.kind[rows] = (self.rng.random(len(rows)) < self.config.full_fraction
                                ).astype(np.int32)
             tree.raw_move[rows] = tree.game_state[rows, TO_MOVE] == self.dagger_side[rows]
+            member = tree.game_state[rows, TO_MOVE] == self.league_side[rows]
+            self.route[rows] = np.where(member, self.league_member[rows] + 1, 0)
 
     def play(self, positions: int, evaluate, buffer: ReplayBuffer) -> int:
         """Play until `positions` more moves were searched; finished games go to `buffer`.
@@ -117,8 +170,17 @@ class SelfPlay:
             if self.opponent is not None:
                 added += self._opponent_moves(buffer)
             self._new_roots()
-            self.search.step(evaluate)
+            if self.route.any():  # league members search some games: each with its network
+                self.search.step([evaluate, *(e for _, e in self.league_table)], self.route)
+            else:
+                self.search.step(evaluate)
             for b in np.flatnonzero(out.ready):
+                if self.route[b]:  # a league member's move: searched, not stored
+                    self.stats.positions += 1
+                    self.stats.league_moves += 1
+                    if out.done[b]:
+                        added += self._game_over(b, int(out.winner[b]), buffer)
+                    continue
                 n = int(out.count[b])
                 full = int(out.kind[b]) == FULL and bool(out.searched[b])
                 self.stats.positions += 1
@@ -160,6 +222,15 @@ class SelfPlay:
             self.stats.opponent_games += 1
             self.stats.opponent_wins += winner == 1 - opponent
             self.stats.opponent_losses += winner == opponent
+        side = int(self.league_side[b])
+        if side >= 0:
+            self.stats.league_games += 1
+            self.stats.league_wins += winner == 1 - side
+            result = self.league_results.setdefault(
+                self.league_table[self.league_member[b]][0], [0, 0, 0])
+            result[0] += 1
+            result[1] += winner == 1 - side
+            result[2] += winner == DRAW
         raw = int(self.dagger_side[b])
         if raw >= 0:
             self.stats.dagger_games += 1

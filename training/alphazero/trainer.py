@@ -17,6 +17,11 @@ actors). The learner sends them its weights before each iteration and adds their
 games to the buffer in worker order, so one worker count gives the same run on every
 backend, and one local worker the run of a single `SelfPlay`.
 
+With `league.share` > 0 the learner keeps a `League` (training/alphazero/league.py): a copy
+of the network joins it every `league.snapshot_every` iterations, the generators get its
+members and their PFSP probabilities with the weights, and their results against each member
+come back with the positions; the league is in the checkpoint.
+
 The final evaluation plays the raw policy and, with `eval.search_simulations` N > 0, the
 search agent `az:PATH:N` against each opponent of `eval.final`; the search's games run all at
 once (`agent.play_search_games`), its results keyed `search:OPPONENT`.
@@ -37,9 +42,10 @@ import torch
 
 from ..common.run import Counters, Player, Trainer, rng_state, set_rng_state
 from ..distributed.pool import GeneratorPool, one_thread_each, open_pool
-from .agent import AZAgent, PolicyAgent, play_search_games
+from .agent import AZAgent, PolicyAgent, load_network, play_search_games
 from .config import AZConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
+from .league import League, Member
 from .network import PolicyValueNet, masked_entropy, network_for, resolve_device
 from .replay import ReplayBuffer, make_batch
 from .selfplay import SelfPlayStats
@@ -131,6 +137,11 @@ class AZTrainer(Trainer):
         self.last_losses: dict[str, float] = {}
         # (games, won) against search.opponent in each of the last iterations
         self.opponent_window: deque = deque(maxlen=8)
+        league = config.league
+        self.league = League(league.size, league.weighting) if league.share else None
+        for path in league.opponents if self.league else ():
+            net = load_network(path)
+            self.league.add(Member(str(path), net.shape, cpu_weights(net), fixed=True))
 
     @property
     def progress(self) -> int:
@@ -143,7 +154,9 @@ class AZTrainer(Trainer):
                          self._generator_states, self.counters.iterations)
 
     def weights(self) -> dict:
-        return cpu_weights(self.net)
+        """What the generators play with (AZGenerator.set_weights)."""
+        return {"model": cpu_weights(self.net),
+                "league": self.league.broadcast() if self.league else None}
 
     def players(self, final: bool) -> list[Player]:
         sims, settings = self.config.eval.search_simulations, self.config.search
@@ -158,11 +171,16 @@ class AZTrainer(Trainer):
     # ------------------------------------------------------------------ checkpoints
 
     def learner_payload(self) -> dict:
-        return {"replay": self.buffer.state_dict(),
-                "rng": {"train": rng_state(self.train_rng), "torch": torch.get_rng_state()}}
+        payload = {"replay": self.buffer.state_dict(),
+                   "rng": {"train": rng_state(self.train_rng), "torch": torch.get_rng_state()}}
+        if self.league:
+            payload["league"] = self.league.state_dict()
+        return payload
 
     def restore_learner(self, payload: dict, path: Path) -> None:
         self.buffer.load_state_dict(payload["replay"])
+        if self.league:
+            self.league.load_state_dict(payload.get("league"), path)
         set_rng_state(self.train_rng, payload["rng"]["train"])
         torch.set_rng_state(payload["rng"]["torch"])
 
@@ -188,7 +206,7 @@ class AZTrainer(Trainer):
         # threads that spin-wait on a busy machine slow it down several times.
         torch.set_num_threads(1)
         generators = self.generators
-        generators.set_weights(cpu_weights(self.net), c.iterations)  # a copy: steps may follow
+        generators.set_weights(self.weights(), c.iterations)  # loaded: steps may follow
         if config.overlap:
             with ThreadPoolExecutor(1, thread_name_prefix="selfplay",
                                     initializer=one_thread_each) as pool:
@@ -205,12 +223,18 @@ class AZTrainer(Trainer):
         c.samples += played["samples"]
         if played.get("opponent_games"):
             self.opponent_window.append((played["opponent_games"], played["opponent_wins"]))
+        if self.league:
+            self.league.record(played["league"])
         if config.overlap:
             c.pending = played["samples"]
         else:
             torch.set_num_threads(config.threads)
             losses = self.train(played["samples"])
         c.iterations += 1
+        if self.league and c.iterations % config.league.snapshot_every == 0:
+            self.league.add(Member(f"iteration-{c.iterations}", self.net.shape,
+                                   {k: v.detach().cpu().clone()
+                                    for k, v in self.net.state_dict().items()}))
         return losses
 
     def flush(self) -> None:
@@ -275,6 +299,9 @@ class AZTrainer(Trainer):
         share = self.opponent_win_share()
         if share is not None:
             text += f"  beats {self.config.search.opponent} {share:.0%}"
+        if self.league and self.league.members:
+            scores = [m.score for m in self.league.members]
+            text += f"  league {len(scores)} (lowest score {min(scores):.0%})"
         return text
 
     def opponent_win_share(self) -> float | None:
@@ -314,4 +341,9 @@ class AZTrainer(Trainer):
         share = self.opponent_win_share()
         if share is not None:  # an exploiter's run: how often it beats its target
             scalars["selfplay/opponent_win_share"] = share
+        if self.league and self.league.members:  # the hardest member: the league's point
+            scalars["league/size"] = float(len(self.league.members))
+            scalars["league/lowest_score"] = min(m.score for m in self.league.members)
+        if s.league_games:
+            scalars["league/win_share"] = s.league_wins / s.league_games
         return scalars

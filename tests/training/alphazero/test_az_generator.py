@@ -115,7 +115,7 @@ def test_the_generator_delivers_each_finished_game_once_with_its_counters():
     net = build_network(8, 1, seed=0)
     generator = make_generator(config, net.shape, 2, 1, 9)  # worker 1 of 2
     assert isinstance(generator, Generator) and generator.selfplay.config.games == 2
-    generator.set_weights(net.state_dict(), 4)
+    generator.set_weights({"model": net.state_dict()}, 4)
     direct = build_selfplay(config, 9, games=2)
     buffer = ReplayBuffer(1000)
     total = 0
