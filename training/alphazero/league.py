@@ -108,11 +108,6 @@ class League:
                 "members": [(m.name, m.shape, m.weights) for m in self.members],
                 "probabilities": self.probabilities()}
 
-    def results(self) -> list[dict]:
-        """Each member's name and the learner's games, wins, draws and score against it."""
-        return [{"name": m.name, "games": m.games, "wins": m.wins, "draws": m.draws,
-                 "score": m.score} for m in self.members]
-
     # ------------------------------------------------------------------ checkpoints
 
     def state_dict(self) -> dict:

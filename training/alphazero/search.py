@@ -582,8 +582,6 @@ class BatchedSearch:
     def step(self, evaluate, route: np.ndarray | None = None) -> None:
         """One simulation step of every search; `evaluate` as the class docstring says, or,
         with `route` (an evaluator index per game), a sequence of evaluators."""
-        if route is not None:
-            evaluate = _Routed(evaluate, route, self.tree)
         t = self.tree
         tick = time.perf_counter()
         prepare(t, self.options)
@@ -595,7 +593,9 @@ class BatchedSearch:
         middle = time.perf_counter()
         t.logit_row[:] = -1
         if len(rows):
-            logits, values = evaluate(t.obs[rows].reshape(len(rows), 10, 10, N_PLANES), policy)
+            obs = t.obs[rows].reshape(len(rows), 10, 10, N_PLANES)
+            logits, values = (evaluate(obs, policy) if route is None
+                              else _evaluate_routed(evaluate, route[rows], obs, policy))
             if len(logits) == len(rows):  # the logits of every row
                 t.logit_row[rows[policy]] = policy
             elif len(logits) == len(policy):
@@ -617,29 +617,22 @@ class BatchedSearch:
         self.steps += 1
 
 
-class _Routed:
-    """An evaluate function that sends each game's positions to that game's evaluator
-    (`evaluators[route[b]]`) and puts their answers together, the logits of the policy rows
-    alone."""
 
-    def __init__(self, evaluators, route: np.ndarray, tree: Tree):
-        self.evaluators, self.route, self.tree = evaluators, route, tree
-
-    def __call__(self, obs: np.ndarray, policy_rows: np.ndarray):
-        games = np.flatnonzero(self.tree.eval_flag)  # the rows of obs, in order
-        owner = self.route[games]
-        values = np.zeros(len(obs), np.float32)
-        logits = np.zeros((len(policy_rows), N_ACTIONS), np.float32)
-        wants_logits = np.zeros(len(obs), bool)
-        wants_logits[policy_rows] = True
-        where = np.full(len(obs), -1, np.int64)  # row -> its place among the policy rows
-        where[policy_rows] = np.arange(len(policy_rows))
-        for k in np.unique(owner):
-            rows = np.flatnonzero(owner == k)
-            mine = np.flatnonzero(wants_logits[rows])  # positions within `rows`
-            part_logits, part_values = self.evaluators[int(k)](obs[rows], mine)
-            values[rows] = part_values
-            if len(part_logits) == len(rows):
-                part_logits = part_logits[mine]
-            logits[where[rows[mine]]] = part_logits
-        return logits, values
+def _evaluate_routed(evaluators, owner: np.ndarray, obs: np.ndarray, policy_rows: np.ndarray):
+    """Each row's position evaluated by `evaluators[owner[row]]`, one call per evaluator with
+    all of its rows, the answers put together: (logits of the policy rows, values)."""
+    values = np.zeros(len(obs), np.float32)
+    logits = np.zeros((len(policy_rows), N_ACTIONS), np.float32)
+    wants_logits = np.zeros(len(obs), bool)
+    wants_logits[policy_rows] = True
+    where = np.full(len(obs), -1, np.int64)  # row -> its place among the policy rows
+    where[policy_rows] = np.arange(len(policy_rows))
+    for k in np.unique(owner):
+        rows = np.flatnonzero(owner == k)
+        mine = np.flatnonzero(wants_logits[rows])  # positions within `rows`
+        part_logits, part_values = evaluators[int(k)](obs[rows], mine)
+        values[rows] = part_values
+        if len(part_logits) == len(rows):
+            part_logits = part_logits[mine]
+        logits[where[rows[mine]]] = part_logits
+    return logits, values

@@ -233,8 +233,7 @@ class AZTrainer(Trainer):
         c.iterations += 1
         if self.league and c.iterations % config.league.snapshot_every == 0:
             self.league.add(Member(f"iteration-{c.iterations}", self.net.shape,
-                                   {k: v.detach().cpu().clone()
-                                    for k, v in self.net.state_dict().items()}))
+                                   {k: v.clone() for k, v in cpu_weights(self.net).items()}))
         return losses
 
     def flush(self) -> None:
