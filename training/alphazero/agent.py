@@ -207,11 +207,15 @@ class AZAgent(Agent):
     def settings_suffix(self) -> str:
         return f":{self.simulations}"
 
+    def options(self, max_moves: int):
+        """The options of this agent's search in games of `max_moves` moves at most."""
+        s = self.settings
+        return search_options([self.simulations], s.max_considered, s.c_visit, s.c_scale,
+                              max_moves)
+
     def _search_for(self, max_moves: int) -> BatchedSearch:
         if self._search is None or self._search.max_moves != max_moves:
-            s = self.settings
-            self._search = BatchedSearch(1, search_options([self.simulations], s.max_considered,
-                                                           s.c_visit, s.c_scale, max_moves))
+            self._search = BatchedSearch(1, self.options(max_moves))
         return self._search
 
     def act(self, game: Game) -> int:
@@ -238,12 +242,67 @@ class AZAgent(Agent):
         return {int(a): float(p) for a, p in zip(finished.actions[0, :n], finished.policy[0, :n])}
 
 
+class BatchedPlayer:
+    """A network agent's moves in many games at once: `az:PATH:N` (its deterministic search)
+    or the raw policy's argmax (`checkpoint:PATH`, a search of no simulations that plays the
+    prior's most likely action), each game's search in one `BatchedSearch` row, one forward
+    pass per simulation step for all the games waiting for the agent. It plays the moves
+    `agent.act` plays; `of` says whether an agent has this form.
+
+    `start(b, state)` gives row b a position where the agent is to move; each `step()` runs
+    one simulation step and returns the rows whose move it made: `state[b]` is then the
+    position after it, `action[b]` the move, `done[b]` and `winner[b]` whether and how that
+    ended the game."""
+
+    def __init__(self, net: PolicyValueNet, options, raw_move: bool, games: int):
+        self.search = BatchedSearch(games, options)
+        self.search.tree.phase[:] = IDLE
+        self.raw_move = int(raw_move)
+        self._evaluate = Evaluator(net)
+        self.state = self.search.tree.game_state
+        self.action = self.search.finished.action
+        self.done = self.search.finished.done
+        self.winner = self.search.finished.winner
+
+    @classmethod
+    def of(cls, agent: Agent, games: int, max_moves: int) -> BatchedPlayer | None:
+        """`agent`'s batched form for `games` games of `max_moves` moves at most, or None for an
+        agent without one (not a network, a sampled policy, PPO's lookahead prior)."""
+        if isinstance(agent, AZAgent):
+            return cls(agent.net, agent.options(max_moves), False, games)
+        if isinstance(agent, PolicyAgent) and not agent.sample and not agent.net.uses_lookahead:
+            return cls(agent.net, search_options([0], max_moves=max_moves), True, games)
+        return None
+
+    @property
+    def busy(self) -> bool:
+        """Whether a game waits for the agent's move."""
+        return bool((self.search.tree.phase != IDLE).any())
+
+    def start(self, b: int, state: np.ndarray) -> None:
+        tree = self.search.tree
+        tree.game_state[b] = state
+        tree.phase[b], tree.kind[b], tree.gumbel[b], tree.raw_move[b] = (NEED_ROOT, 0, 0,
+                                                                         self.raw_move)
+
+    def stop(self) -> None:
+        """Drop every game waiting for the agent."""
+        self.search.tree.phase[:] = IDLE
+
+    def step(self) -> np.ndarray:
+        self.search.step(self._evaluate)
+        rows = np.flatnonzero(self.search.finished.ready)
+        self.search.tree.phase[rows] = IDLE
+        return rows
+
+
 def play_search_games(net: PolicyValueNet, opponent: str, games: list[int], seed: int,
                       max_moves: int, *, simulations: int, settings: AZSearchConfig) -> list:
     """Games `games` of the pairing (the network's search, `opponent`) as
     `arena.play_pairing_game` plays them (the same set-ups, colours and opponent seeds; the
     search is deterministic), all at once: the search's moves in every game waiting for one
-    are found by one `BatchedSearch`, one forward pass per simulation step for all of them.
+    are found by one `BatchedSearch`, one forward pass per simulation step for all of them,
+    and so are the opponent's where it is a network agent (`BatchedPlayer`).
     [(game index, record)] in the order of `games`."""
     from satellites_env.agents import make_agent
     from satellites_env.record import GameRecord
@@ -255,26 +314,33 @@ def play_search_games(net: PolicyValueNet, opponent: str, games: list[int], seed
     boards = [Game.new(seed=seed + i // 2, max_moves=max_moves) for i in games]
     starts = [game.to_spn() for game in boards]
     ours = [0 if i % 2 == 0 else 1 for i in games]  # the search is red in even games
-    rivals = [make_agent(opponent, seed=0) for _ in games]
+    first = make_agent(opponent, seed=0)
+    batched_rival = BatchedPlayer.of(first, n, max_moves)
+    rivals = [] if batched_rival else [first, *(make_agent(opponent, seed=0)
+                                                for _ in games[1:])]
     for i, rival in zip(games, rivals):
         rival.reset(seed=10_000 * (seed + i) + 8)
-    search = BatchedSearch(n, search_options([simulations], settings.max_considered,
-                                             settings.c_visit, settings.c_scale, max_moves))
-    tree, finished, evaluate = search.tree, search.finished, Evaluator(net)
-    tree.phase[:] = IDLE
+    search = BatchedPlayer(net, search_options([simulations], settings.max_considered,
+                                               settings.c_visit, settings.c_scale, max_moves),
+                           False, n)
+    searches = [p for p in (search, batched_rival) if p is not None]
+    waiting = np.zeros(n, bool)  # a player searches the game's next move
     while True:
         for b, game in enumerate(boards):
-            while not game.is_over and game.to_move != ours[b]:
+            if waiting[b]:
+                continue
+            while not batched_rival and not game.is_over and game.to_move != ours[b]:
                 game.play(rivals[b].act(game))
-            if not game.is_over and tree.phase[b] == IDLE:
-                tree.game_state[b] = game.state
-                tree.phase[b], tree.kind[b], tree.gumbel[b], tree.raw_move[b] = NEED_ROOT, 0, 0, 0
-        if (tree.phase == IDLE).all():
+            if not game.is_over:
+                (search if game.to_move == ours[b] else batched_rival).start(b, game.state)
+                waiting[b] = True
+        if not waiting.any():
             break
-        search.step(evaluate)
-        for b in np.flatnonzero(finished.ready):
-            boards[b].play(int(finished.action[b]))
-            tree.phase[b] = IDLE
+        for player in searches:
+            if player.busy:
+                for b in player.step():
+                    boards[b].play(int(player.action[b]))
+                    waiting[b] = False
     names = [{"red": spec, "blue": opponent} if side == 0 else {"red": opponent, "blue": spec}
              for side in ours]
     return [(i, GameRecord.of(start, game, players))

@@ -17,7 +17,10 @@ With an ``opponent`` (an agent spec), every game is against that frozen agent in
 network plays one colour, drawn at random for each game, and the agent plays the other, its
 moves made here between the searches. Only the network's own positions are searched and
 stored, so it learns to beat that agent, weaknesses included: an exploiter (Wang et al. 2023;
-AlphaStar's league exploiters). Its search models the opponent by its own network.
+AlphaStar's league exploiters). Its search models the opponent by its own network. A network
+opponent (`az:PATH:N`, `checkpoint:PATH`) plays all its games at once, in a batched search of
+its own beside the network's (`agent.BatchedPlayer`): a game waiting for its move sits out of
+the network's search until the move is made.
 
 With a league (`set_league`, training/alphazero/league.py), a share of the new games is
 against a league member drawn by the league's probabilities: it plays one colour, at random,
@@ -43,9 +46,10 @@ from satellites_env.core import engine
 from satellites_env.core.engine import DRAW, N_CELLS, ONGOING, TO_MOVE
 from satellites_env.core.game import Game
 
+from .agent import BatchedPlayer
 from .config import AZSearchConfig
 from .replay import ReplayBuffer
-from .search import NEED_ROOT, SLOTS, BatchedSearch, search_options
+from .search import IDLE, NEED_ROOT, SLOTS, BatchedSearch, search_options
 
 CHEAP, FULL = 0, 1
 
@@ -86,6 +90,8 @@ class SelfPlay:
         self.opponent_side = np.full(config.games, -1, np.int32)
         self.opponent = (make_agent(config.opponent, seed=int(self.rng.integers(2**63)))
                          if config.opponent else None)
+        self.opponent_batch = (BatchedPlayer.of(self.opponent, config.games, config.max_moves)
+                               if self.opponent is not None else None)
         # the league: (name, evaluate) of the members and of those still playing a game in
         # flight, the chance of each current member, and per game its member (an index into
         # league_table) and colour, -1 for none; route: who searches each game's current move
@@ -126,6 +132,8 @@ class SelfPlay:
         for b in range(self.config.games):
             self._start_game(b)
         self.search.tree.phase[:] = NEED_ROOT
+        if self.opponent_batch is not None:
+            self.opponent_batch.stop()
 
     def _start_game(self, b: int) -> None:
         self.search.tree.game_state[b] = engine.init(rng=self.rng)
@@ -189,6 +197,8 @@ class SelfPlay:
                                              out.policy[b, :n].copy(), full))
                 if out.done[b]:
                     added += self._game_over(b, int(out.winner[b]), buffer)
+            if self.opponent_batch is not None and self.opponent_batch.busy:
+                added += self._batched_opponent_moves(buffer)
         return added
 
     def _opponent_moves(self, buffer: ReplayBuffer) -> int:
@@ -197,6 +207,11 @@ class SelfPlay:
         added = 0
         state = self.search.tree.game_state
         for b in self.search.needs_root():
+            if self.opponent_batch is not None:  # its batched search makes the move
+                if state[b, TO_MOVE] == self.opponent_side[b]:
+                    self.search.tree.phase[b] = IDLE
+                    self.opponent_batch.start(b, state[b])
+                continue
             while state[b, TO_MOVE] == self.opponent_side[b]:
                 game = Game(state[b].copy(), self.search.max_moves)
                 game.play(self.opponent.act(game))  # checked: a wrong agent is an error
@@ -204,6 +219,18 @@ class SelfPlay:
                 if game.status != ONGOING:
                     added += self._game_over(b, int(engine.winner_code(
                         game.state[:N_CELLS], engine.new_work())), buffer)
+        return added
+
+    def _batched_opponent_moves(self, buffer: ReplayBuffer) -> int:
+        """One step of the network opponent's search; the games whose move it made go back to
+        the network's search, or end. Positions added."""
+        added = 0
+        player = self.opponent_batch
+        for b in player.step():
+            self.search.tree.game_state[b] = player.state[b]
+            self.search.tree.phase[b] = NEED_ROOT
+            if player.done[b]:
+                added += self._game_over(b, int(player.winner[b]), buffer)
         return added
 
     def _game_over(self, b: int, winner: int, buffer: ReplayBuffer) -> int:

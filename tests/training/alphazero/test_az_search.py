@@ -296,6 +296,24 @@ def test_search_games_played_all_at_once_are_the_search_agents_games():
         assert record.players[side] == "az-search:6"
 
 
+@pytest.mark.parametrize("rival", ["az:pretrained:3", "checkpoint:pretrained"])
+def test_search_games_against_a_network_batch_its_moves_too(rival):
+    """A network opponent's moves in play_search_games come from its own batched search
+    (`BatchedPlayer`); the games are still the ones the arena plays one at a time."""
+    from satellites_env.agents import make_agent
+    from satellites_env.arena import play_pairing_game
+    from training.alphazero.agent import play_search_games
+    from training.alphazero.config import AZSearchConfig
+
+    net = build_network(8, 1, seed=0)
+    settings = AZSearchConfig(max_considered=8, c_scale=1.0)
+    batched = play_search_games(net, rival, [0, 1, 2], 4, 40, simulations=4, settings=settings)
+    agent = AZAgent(net, simulations=4, settings=settings)
+    for i, record in batched:
+        alone = play_pairing_game(agent, make_agent(rival, seed=0), i, 4, 40)
+        assert record.moves == alone.moves and record.result == alone.result
+
+
 class RoutedSearch(BatchedSearch):
     """A search whose every step routes game b's positions to evaluators[route[b]]."""
 
