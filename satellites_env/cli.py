@@ -777,11 +777,12 @@ def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -
 
 
 def exploit(target: str, minutes: float, out: Path | None, config: str | None,
-            seed: int | None, games: int, resume: bool, ray: str | None = None) -> None:
-    """`satellites exploit`: train an exploiter of the agent `target` for `minutes` (the
-    `train` extra; training/exploit.py)."""
+            seed: int | None, games: int, resume: bool, ray: str | None = None,
+            init: str | None = None) -> None:
+    """`satellites exploit`: train an exploiter of the agent `target` for `minutes`, from a
+    random network or from `init` (the `train` extra; training/exploit.py)."""
     trainer_command("exploit")(target, minutes, out, config, seed, games, resume, console,
-                               ray=ray)
+                               ray=ray, init=init)
 
 
 # --------------------------------------------------------------------------- demo
@@ -958,6 +959,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--seed", type=SEED, help="the run's seed (default: the config's)")
     ex.add_argument("--games", type=GAMES, default=200, help="final games against the "
                     "target, per player (default 200)")
+    ex.add_argument("--init", metavar="NETWORK", help="start from this network (a "
+                    "checkpoint file or pretrained) instead of a random one; the model is "
+                    "its shape")
     ex.add_argument("--resume", action="store_true", help="continue the run in --out")
     add_ray_option(ex, "self-play in Ray actors, as in train")
 
@@ -1076,7 +1080,7 @@ def run_command(args: argparse.Namespace) -> None:
         train(args.config, args.out, args.resume, args.ray)
     elif args.command == "exploit":
         exploit(args.target, args.minutes, args.out, args.config, args.seed, args.games,
-                args.resume, args.ray)
+                args.resume, args.ray, args.init)
     elif args.command == "evaluate":
         evaluate(args.agents, args.games, args.seed, args.workers, args.out, args.records,
                  args.max_moves, args.ray)

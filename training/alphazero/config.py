@@ -131,6 +131,9 @@ class AZConfig(Config, learner="alphazero"):
     device: str = setting("auto", doc="the network's device: auto (cuda when torch sees one, "
                                       "else cpu), cpu, cuda or cuda:N; trees and engine stay on "
                                       "the CPU")
+    init: str = setting("", doc="start from this network instead of a random one: a "
+                                "checkpoint file or pretrained (its shape must be model:'s); "
+                                "empty: a random network")
     model: AZModelConfig = section(AZModelConfig)
     search: AZSearchConfig = section(AZSearchConfig)
     league: AZLeagueConfig = section(AZLeagueConfig)
@@ -149,6 +152,21 @@ class AZConfig(Config, learner="alphazero"):
         # a league member is a network the search can batch: what an az: agent loads
         return specs + [(f"league.opponents[{i}]", f"az:{path}:1")
                         for i, path in enumerate(self.league.opponents)]
+
+    def check_files(self) -> None:
+        super().check_files()
+        if self.init:
+            from .agent import load_network
+            from .network import network_for
+
+            try:
+                shape = load_network(self.init).shape
+            except (ValueError, OSError) as error:
+                raise ConfigError(f"init: {error}") from None
+            wanted = network_for(self.model).shape
+            if shape != wanted:
+                raise ConfigError(f"init: {self.init} holds a network of shape {shape}, but "
+                                  f"model: asks for {wanted}")
 
     def check(self) -> None:
         super().check()

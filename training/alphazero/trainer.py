@@ -128,7 +128,10 @@ class AZTrainer(Trainer):
         numba.set_num_threads(1)
         config = self.config
         self.device = resolve_device(config.device)
-        self.net = network_for(config.model, seed=config.seed).to(self.device)
+        self.net = network_for(config.model, seed=config.seed)
+        if config.init:  # its shape was checked with the config
+            self.net.load_state_dict(load_network(config.init).state_dict())
+        self.net = self.net.to(self.device)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=config.optim.learning_rate,
                                            weight_decay=config.optim.weight_decay)
         self.buffer = ReplayBuffer(config.replay.capacity)

@@ -163,7 +163,7 @@ class Config:
         config = build(cls, {**data, "learner": learner})
         config.check()
         if check_agents:
-            check_agents_of(config)
+            config.check_files()
         return config
 
     def value(self, key: str):
@@ -192,6 +192,11 @@ class Config:
         if d.workers > games:
             raise ConfigError(f"distributed.workers ({d.workers}) must be <= {self.GAMES} "
                               f"({games}): the games in flight are split among them")
+
+    def check_files(self) -> None:
+        """ConfigError unless the agents and files the config names load (the agent checks);
+        a learner adds checks of its own files."""
+        check_agents_of(self)
 
     def agent_specs(self) -> list[tuple[str, str]]:
         """(key, agent spec) of every agent the run will build from its config."""
