@@ -156,12 +156,13 @@ class AZConfig(Config, learner="alphazero"):
     def check_files(self) -> None:
         super().check_files()
         if self.init:
-            from .agent import load_network
+            from satellites_env.agents import make_agent
+
             from .network import network_for
 
-            try:
-                shape = load_network(self.init).shape
-            except (ValueError, OSError) as error:
+            try:  # the network an az: agent loads (through the agent registry)
+                shape = make_agent(f"az:{self.init}:1", seed=0).net.shape
+            except ValueError as error:
                 raise ConfigError(f"init: {error}") from None
             wanted = network_for(self.model).shape
             if shape != wanted:
