@@ -29,7 +29,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -436,21 +435,38 @@ def write_replays(result: TournamentResult, folder: Path, manifest: dict,
     write_output(folder / MANIFEST, json.dumps(manifest, indent=1) + "\n", "--records manifest")
 
 
-@contextmanager
-def _ctrl_c_held():
-    """Hold Ctrl-C while a short step shows and saves results, so that no finished game is
-    lost between the last game and its file; a Ctrl-C that came is raised at the end."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught:
-        raise KeyboardInterrupt
+class _CtrlC:
+    """Ctrl-C in the main thread while the block runs: a KeyboardInterrupt at once until
+    `hold()`, then held and raised as the block ends, so that no finished game is lost between
+    the last game and its file (an ignored Ctrl-C stays ignored)."""
+
+    def __init__(self, held: bool = False):
+        self.held, self.caught, self.installed = held, False, False
+        self.previous = None
+
+    def hold(self) -> None:
+        self.held = True
+
+    def _on_sigint(self, signum, frame) -> None:
+        if self.held:
+            self.caught = True
+        elif callable(self.previous):
+            self.previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> _CtrlC:
+        if threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self.installed = True
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if self.installed:
+            signal.signal(signal.SIGINT, self.previous)
+        if self.caught and kind is None:
+            raise KeyboardInterrupt
 
 
 def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | None,
@@ -481,25 +497,33 @@ def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     title = f"{games} games per pairing, seed {seed}"
+    ctrl_c = _CtrlC()
     try:
-        with Progress(*columns, console=console, transient=True) as progress:
-            task = progress.add_task("games", total=None)
-            result = run_tournament(specs, games, seed, workers, max_moves,
-                                    progress=lambda done, total: progress.update(
-                                        task, completed=done, total=total),
-                                    ray=ray is not None, ray_address=ray or None,
-                                    finished=finished)
-    except TournamentInterrupted as stop:
-        _keep_interrupted(stop.result, out, records, title)
-        raise KeyboardInterrupt from None
-    try:
-        with _ctrl_c_held():
+        with ctrl_c:
+            try:
+                with Progress(*columns, console=console, transient=True) as progress:
+                    task = progress.add_task("games", total=None)
+
+                    def shown(done: int, total: int) -> None:
+                        progress.update(task, completed=done, total=total)
+                        if done == total:  # from the last game on, Ctrl-C waits for the files
+                            ctrl_c.hold()
+
+                    result = run_tournament(specs, games, seed, workers, max_moves,
+                                            progress=shown, ray=ray is not None,
+                                            ray_address=ray or None, finished=finished)
+            except TournamentInterrupted as stop:
+                _keep_interrupted(stop.result, out, records, title)
+                raise KeyboardInterrupt from None
+            ctrl_c.hold()
             console.print(results_table(result, title))
             console.print(elo_table(result))
             problems, manifest = _save_results(result, out, records)
     except KeyboardInterrupt:
-        say("interrupted after the last game; every result is saved" + (
-            f", and the same command writes the replay pages in {records}/" if records else ""))
+        if ctrl_c.caught:
+            say("interrupted after the last game; every result is saved" + (
+                f", and the same command writes the replay pages in {records}/" if records
+                else ""))
         raise
     problems += _write_pages(result, records, manifest)
     if problems:
@@ -556,7 +580,7 @@ def _keep_interrupted(result: TournamentResult, out: Path | None, records: Path 
                       title: str) -> None:
     """Ctrl-C: show and write the games finished, and say how to continue."""
     played, total = len(result.finished), len(result.records)
-    with _ctrl_c_held():  # a second Ctrl-C must not lose what the first one kept
+    with _CtrlC(held=True):  # a second Ctrl-C must not lose what the first one kept
         if played:
             console.print(results_table(result, f"{title}: interrupted, {played} of {total} "
                                                 f"games"))

@@ -5,12 +5,19 @@ kernel also holds the compiled code of the kernels it calls and the module const
 After an edit to one module (say the work-buffer rows in `core/rules.py`), kernels cached from
 other modules would run stale code. So: when any package source changed since the cache was
 written, drop the whole cache before the tests import anything.
+
+Every test starts and ends with Python's own Ctrl-C handler: a test (or a fixture) that leaves
+SIGINT changed fails at once, instead of a later test in the same worker, or the processes it
+starts (they inherit an ignored SIGINT), failing for no reason of its own.
 """
 
 from __future__ import annotations
 
 import hashlib
+import signal
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = [ROOT / "satellites_env", ROOT / "training"]
@@ -33,3 +40,17 @@ def _drop_stale_numba_cache() -> None:
 
 
 _drop_stale_numba_cache()
+
+
+@pytest.fixture(autouse=True)
+def _sigint_untouched():
+    found = signal.getsignal(signal.SIGINT)
+    if found is not signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        pytest.fail(f"SIGINT's handler was {found!r} before this test: a fixture or an earlier "
+                    f"test's teardown changed it")
+    yield
+    left = signal.getsignal(signal.SIGINT)
+    if left is not signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        pytest.fail(f"the test left SIGINT's handler at {left!r}")

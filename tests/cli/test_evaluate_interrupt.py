@@ -324,25 +324,32 @@ def test_ctrl_c_at_a_random_point_of_a_200_game_evaluation_keeps_every_finished_
     assert json.loads(out.read_text()) == expected
 
 
-def test_ctrl_c_between_the_last_game_and_its_files_loses_nothing(reference, tmp_path,
+def ctrl_c_after(function):
+    """`function`, with a Ctrl-C sent to this process as it returns."""
+    def wrapped(*args, **kwargs):
+        value = function(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        return value
+    return wrapped
+
+
+@pytest.mark.parametrize("moment", ["tournament", "tables"])
+def test_ctrl_c_between_the_last_game_and_its_files_loses_nothing(moment, reference, tmp_path,
                                                                   monkeypatch, capsys):
-    """A Ctrl-C while the tables are shown, after the last game, waits for the results to be
-    written; the same command then writes the replay pages without playing a game."""
+    """A Ctrl-C after the last game, as the progress bar closes or while the tables are shown,
+    waits for the results to be written; the same command then writes the replay pages
+    without playing a game."""
     expected, expected_records = reference
     out, records = tmp_path / "out.json", tmp_path / "rec"
-    real_table = cli.results_table
-
-    def table_then_ctrl_c(*args, **kwargs):
-        os.kill(os.getpid(), signal.SIGINT)
-        return real_table(*args, **kwargs)
-
-    monkeypatch.setattr(cli, "results_table", table_then_ctrl_c)
+    name = "run_tournament" if moment == "tournament" else "results_table"
+    real = getattr(cli, name)
+    monkeypatch.setattr(cli, name, ctrl_c_after(real))
     assert cli.main(["evaluate", *ARGS, "--out", str(out), "--records", str(records)]) == 130
     assert "every result is saved" in capsys.readouterr().out
     assert json.loads(out.read_text()) == expected
     assert records_of(records) == expected_records
     assert not list(records.glob("*.html"))
-    monkeypatch.setattr(cli, "results_table", real_table)
+    monkeypatch.setattr(cli, name, real)
     monkeypatch.setattr(arena, "run_job", lambda *a, **k: pytest.fail("a game was played"))
     assert cli.main(["evaluate", *ARGS, "--out", str(out), "--records", str(records)]) == 0
     assert json.loads((records / "tournament.json").read_text())["complete"] is True
