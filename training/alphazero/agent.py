@@ -201,8 +201,7 @@ class AZAgent(Agent):
         self.simulations = int(simulations)
         self.spec = f"az:{path_or_payload if isinstance(path_or_payload, (str, Path)) else '-'}" \
                     f":{self.simulations}"
-        self._search: BatchedSearch | None = None
-        self._evaluate = Evaluator(self.net)
+        self._player: BatchedPlayer | None = None
 
     def settings_suffix(self) -> str:
         return f":{self.simulations}"
@@ -213,31 +212,24 @@ class AZAgent(Agent):
         return search_options([self.simulations], s.max_considered, s.c_visit, s.c_scale,
                               max_moves)
 
-    def _search_for(self, max_moves: int) -> BatchedSearch:
-        if self._search is None or self._search.max_moves != max_moves:
-            self._search = BatchedSearch(1, self.options(max_moves))
-        return self._search
-
     def act(self, game: Game) -> int:
         if game.is_over:
             raise ValueError("the game is over: no action to choose")
-        search = self._search_for(game.max_moves)
-        tree, finished = search.tree, search.finished
-        tree.game_state[0] = game.state
-        tree.phase[0] = NEED_ROOT
-        tree.kind[0] = 0
-        tree.gumbel[0] = 0.0
-        while True:
-            search.step(self._evaluate)
-            if finished.ready[0]:
-                action = int(finished.action[0])
-                assert 0 <= action < N_ACTIONS
-                return action
+        player = self._player
+        if player is None or player.search.max_moves != game.max_moves:
+            player = self._player = BatchedPlayer(self.net, self.options(game.max_moves),
+                                                  False, 1)
+        player.start(0, game.state)
+        while not len(player.step()):
+            pass
+        action = int(player.action[0])
+        assert 0 <= action < N_ACTIONS
+        return action
 
     def search_policy(self, game: Game) -> dict[int, float]:
         """The improved policy of a search from `game` (action -> probability)."""
         self.act(game)
-        finished = self._search.finished
+        finished = self._player.search.finished
         n = int(finished.count[0])
         return {int(a): float(p) for a, p in zip(finished.actions[0, :n], finished.policy[0, :n])}
 
@@ -320,9 +312,7 @@ def play_search_games(net: PolicyValueNet, opponent: str, games: list[int], seed
                                                 for _ in games[1:])]
     for i, rival in zip(games, rivals):
         rival.reset(seed=10_000 * (seed + i) + 8)
-    search = BatchedPlayer(net, search_options([simulations], settings.max_considered,
-                                               settings.c_visit, settings.c_scale, max_moves),
-                           False, n)
+    search = BatchedPlayer.of(AZAgent(net, simulations, settings=settings), n, max_moves)
     searches = [p for p in (search, batched_rival) if p is not None]
     waiting = np.zeros(n, bool)  # a player searches the game's next move
     while True:

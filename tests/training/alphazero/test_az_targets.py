@@ -28,7 +28,7 @@ from training.alphazero.agent import AZAgent, PolicyAgent
 from training.alphazero.config import AZSearchConfig
 from training.alphazero.network import build_network
 from training.alphazero.replay import ReplayBuffer, make_batch
-from training.alphazero.search import NEED_ROOT, SLOTS
+from training.alphazero.search import NEED_ROOT, SLOTS, BatchedSearch
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.symmetry import ACTION_MAP, INVERSE, transform_mask, transform_planes
 
@@ -123,25 +123,29 @@ def _heuristic_evaluator():
 
 
 class _NoisyRootAgent(AZAgent):
-    """AZAgent with Gumbel root noise (as in self-play): with flat priors, g = 0 would always
-    consider the same first m action ids."""
+    """AZAgent's search with Gumbel root noise (as in self-play) and the value `evaluate`:
+    with flat priors, g = 0 would always consider the same first m action ids."""
+
+    def __init__(self, net, simulations, seed, evaluate):
+        super().__init__(net, simulations, seed)
+        self.evaluate = evaluate
 
     def act(self, game):
-        search = self._search_for(game.max_moves)
+        search = BatchedSearch(1, self.options(game.max_moves))
         tree = search.tree
         tree.game_state[0] = game.state
         tree.phase[0] = NEED_ROOT
         tree.kind[0] = 0
         tree.gumbel[0] = self.rng.gumbel(size=SLOTS).astype(np.float32)
         while True:
-            search.step(self._evaluate)
+            search.step(self.evaluate)
             if search.finished.ready[0]:
                 return int(search.finished.action[0])
 
 
 def test_search_with_a_knowledgeable_value_beats_random():
-    agent = _NoisyRootAgent(build_network(8, 0, seed=0), simulations=16, seed=3)
-    agent._evaluate = _heuristic_evaluator()
+    agent = _NoisyRootAgent(build_network(8, 0, seed=0), simulations=16, seed=3,
+                            evaluate=_heuristic_evaluator())
     result = match(agent, make_agent("random", seed=1), 6, seed=5, max_moves=200)
     assert result.a_wins >= 4 and result.b_wins == 0, result.as_dict()  # draws: capped games
 
