@@ -44,13 +44,21 @@ _drop_stale_numba_cache()
 
 @pytest.fixture(autouse=True)
 def _sigint_untouched():
-    found = signal.getsignal(signal.SIGINT)
-    if found is not signal.default_int_handler:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    found = _restore_sigint()
+    if found is not None:
         pytest.fail(f"SIGINT's handler was {found!r} before this test: a fixture or an earlier "
                     f"test's teardown changed it")
     yield
-    left = signal.getsignal(signal.SIGINT)
-    if left is not signal.default_int_handler:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    left = _restore_sigint()
+    if left is not None:
         pytest.fail(f"the test left SIGINT's handler at {left!r}")
+
+
+def _restore_sigint():
+    """Put Python's own SIGINT handler back; return the handler found there, or None when it
+    was Python's own."""
+    found = signal.getsignal(signal.SIGINT)
+    if found is signal.default_int_handler:
+        return None
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return found
