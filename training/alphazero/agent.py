@@ -217,8 +217,7 @@ class AZAgent(Agent):
             raise ValueError("the game is over: no action to choose")
         player = self._player
         if player is None or player.search.max_moves != game.max_moves:
-            player = self._player = BatchedPlayer(self.net, self.options(game.max_moves),
-                                                  False, 1)
+            player = self._player = BatchedPlayer.of(self, 1, game.max_moves)
         player.start(0, game.state)
         while not len(player.step()):
             pass
