@@ -1,37 +1,39 @@
 """`SatellitesGymEnv`: Satellites as a single-agent Gymnasium environment against a fixed opponent.
 
 The learner plays one color; the opponent (any agent spec of
-:func:`satellites_env.agents.make_agent`, an :class:`~satellites_env.agents.Agent`, or a callable
-``(game) -> action``) plays the other, inside :meth:`SatellitesGymEnv.step` and
-:meth:`SatellitesGymEnv.reset`: all its consecutive actions (the push of its displacements, its
+[`agents.make_agent`][satellites_env.agents.make_agent], an [`Agent`][satellites_env.agents.Agent],
+or a callable ``(game) -> action``) plays the other, inside `SatellitesGymEnv.step` and
+`SatellitesGymEnv.reset`: all its consecutive actions (the push of its displacements, its
 grace moves) are played before the learner sees the next observation.
 
 - Observation: exactly the one of ``satellites_v0`` for the learner,
   ``{"observation": (10, 10, 22) float32, "action_mask": (3217,) int8}``; the mask is all zeros
   once the episode is over.
 - Actions: ``Discrete(3217)`` (RULES.md section 8). The learner's own displacement takes two
-  ordinary steps (the move, then the push); :meth:`action_masks` gives the legal ones as a bool
+  ordinary steps (the move, then the push); `action_masks` gives the legal ones as a bool
   array, as sb3-contrib's ``MaskablePPO`` expects.
 - Reward (R24): +1 win, -1 loss, 0 draw, from the learner's side, at the end only. An end by the
   rules is ``terminated``; reaching ``max_moves`` is ``truncated`` (still scored).
 - Illegal action (an action of the space that is not legal here): by default
   (``illegal_action="terminate"``, like PettingZoo's classic envs and ``satellites_v0.env()``)
   it ends the episode: ``terminated=True``, reward -1, ``info["illegal_action"]`` says why. With
-  ``illegal_action="raise"`` it raises :class:`~satellites_env.core.IllegalActionError` and
-  nothing changes. Anything that is not an action of the space (a bool, a float, a string,
-  None, an array other than one integer, an integer out of 0..3216) raises
-  ``IllegalActionError`` in both modes and changes nothing. Gymnasium's ``check_env`` steps
-  with unmasked random actions, which the default mode turns into lost episodes.
+  ``illegal_action="raise"`` it raises
+  [`IllegalActionError`][satellites_env.core.IllegalActionError] and nothing changes. Anything that
+  is not an action of the space (a bool, a float, a string, None, an array other than one integer,
+  an integer out of 0..3216) raises ``IllegalActionError`` in both modes and changes nothing.
+  Gymnasium's ``check_env`` steps with unmasked random actions, which the default mode turns into
+  lost episodes.
 - ``step`` before ``reset`` or after the episode ended raises
-  :class:`~satellites_env.env.ResetNeededError` (a ValueError and a
+  [`ResetNeededError`][satellites_env.env.ResetNeededError] (a ValueError and a
   ``gymnasium.error.ResetNeeded``); a position given to ``reset`` that is over before the
-  learner can act raises :class:`GameOverError` (a ValueError), a malformed SPN
-  ``NotationError`` (a ValueError).
+  learner can act raises [`GameOverError`][satellites_env.gym_env.GameOverError] (a ValueError), a
+  malformed SPN ``NotationError`` (a ValueError).
 - Bad arguments raise a ValueError naming the argument, by the same rule as ``satellites_v0``
-  (:mod:`satellites_env.env`): the constructor's (``opponent``: ``AgentSpecError``), and
-  ``reset``'s ``seed`` (None or an integer from 0 to 2**64 - 1) and ``options`` (a dict).
+  ([`satellites_env.env`][satellites_env.env]): the constructor's (``opponent``:
+  ``AgentSpecError``), and ``reset``'s ``seed`` (None or an integer from 0 to 2**64 - 1) and
+  ``options`` (a dict).
 
-Registered as ``satellites/Satellites-v0`` when :mod:`satellites_env` is imported::
+Registered as ``satellites/Satellites-v0`` when `satellites_env` is imported:
 
     import gymnasium, satellites_env
     env = gymnasium.make("satellites/Satellites-v0", opponent="random", agent_color="red")
@@ -72,8 +74,8 @@ class SatellitesGymEnv(gymnasium.Env):
 
     Args:
         opponent: an agent spec (``"random"``, ``"greedy"``, ``"mcts:N"``, ``"checkpoint:PATH"``),
-            an :class:`~satellites_env.agents.Agent`, or a callable ``(game) -> action`` given the
-            live :class:`~satellites_env.core.Game` (it must not change it). Agents are reseeded
+            an [`Agent`][satellites_env.agents.Agent], or a callable ``(game) -> action`` given the
+            live [`Game`][satellites_env.core.Game] (it must not change it). Agents are reseeded
             on every reset from the env's generator; a plain callable is not.
         agent_color: ``"red"`` (moves first), ``"blue"`` or ``"random"`` (drawn at each reset).
         max_moves: the move cap (R20); reaching it truncates the episode.

@@ -1,7 +1,7 @@
 """`Game`: a position with its legal-move cache, checked moves, history and scoring.
 
 This is the object the environment, the agents and the tools share. It wraps the state
-array and the numba kernels of :mod:`satellites_env.core.rules`.
+array and the numba kernels of `satellites_env.core.rules`.
 """
 
 from __future__ import annotations
