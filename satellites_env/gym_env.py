@@ -78,7 +78,8 @@ class SatellitesGymEnv(gymnasium.Env):
             live [`Game`][satellites_env.core.Game] (it must not change it). Agents are reseeded
             on every reset from the env's generator; a plain callable is not.
         agent_color: ``"red"`` (moves first), ``"blue"`` or ``"random"`` (drawn at each reset).
-        max_moves: the move cap (R20); reaching it truncates the episode.
+        max_moves: the move cap (R20; `DEFAULT_MAX_MOVES` is 400); reaching it truncates the
+            episode.
         render_mode: ``None``, ``"ansi"``, ``"rgb_array"``, ``"svg"`` or ``"human"``.
         illegal_action: ``"terminate"`` (default: an illegal action ends the episode with
             -1) or ``"raise"`` (it raises IllegalActionError). ``"lose"`` is an old name of

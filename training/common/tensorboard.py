@@ -44,7 +44,7 @@ def log_game(writer, tag: str, record: GameRecord, step: int, *, size: int = FRA
     number of frames.
 
     Args:
-        writer: the run's SummaryWriter.
+        writer (torch.utils.tensorboard.SummaryWriter): the run's writer.
         tag: e.g. ``"eval/sample_game"``.
         record: the game to show, e.g. from ``satellites_env.arena.play_game`` or the
             records an evaluation keeps.
