@@ -66,8 +66,13 @@ __all__ = ["IllegalActionError", "SatellitesVectorEnv", "observe_states"]
 class SatellitesVectorEnv(VectorEnv):
     """N Satellites games for self-play, stepped in parallel (module docstring).
 
-    `copy` (default True): return fresh arrays each step; with False the env returns its own
-    buffers, overwritten by the next step (faster for loops that consume them at once).
+    Args:
+        num_envs: the number of games N, 1 .. `MAX_NUM_GAMES` (131072).
+        max_moves: the move cap of every game (R20; `DEFAULT_MAX_MOVES` is 400).
+        copy: return fresh arrays each step (the default); with False the env returns its own
+            buffers, overwritten by the next step (faster for loops that consume them at once).
+        num_chunks: how many slices of the N games the parallel kernels share among numba's
+            threads (default: 4 per thread).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
