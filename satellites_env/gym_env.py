@@ -135,6 +135,9 @@ class SatellitesGymEnv(gymnasium.Env):
     # ------------------------------------------------------------------ episode
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start an episode from the R4 set-up drawn from `seed`, or from
+        ``options={"spn": SPN}``; the opponent plays first if it moves first. Returns
+        ``(observation, info)``."""
         seed = check_seed(seed)  # ValueError naming it, before anything changes
         spn = spn_option(options)  # ValueError for options that are not a mapping
         start = None if spn is None else Game.from_spn(spn, self.max_moves)  # likewise
@@ -166,6 +169,8 @@ class SatellitesGymEnv(gymnasium.Env):
         return self._observation(), self._info(opponent_actions)
 
     def step(self, action):
+        """Play the learner's `action`, then every opponent action up to the learner's next
+        turn. Returns ``(observation, reward, terminated, truncated, info)``."""
         if self.game is None:
             raise ResetNeededError("call reset() before step()")
         if self._done:
@@ -234,6 +239,8 @@ class SatellitesGymEnv(gymnasium.Env):
     # ------------------------------------------------------------------ rendering
 
     def render(self):
+        """The current position: text for "ansi", an RGB frame for "rgb_array", SVG text for
+        "svg", None (window shown) for "human"."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render without specifying a render_mode.")
             return None
@@ -242,6 +249,7 @@ class SatellitesGymEnv(gymnasium.Env):
         return self._renderer.render(self.game)
 
     def close(self) -> None:
+        """Close the window of ``render_mode="human"``, if one is open."""
         self._renderer.close()
 
 

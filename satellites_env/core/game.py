@@ -203,6 +203,7 @@ class Game:
         return self._status == TRUNCATED
 
     def to_spn(self) -> str:
+        """The position in SPN (RULES.md section 7)."""
         return to_spn(self.state)
 
     def score(self) -> Score:
@@ -238,6 +239,7 @@ class Game:
         return self._mask
 
     def legal_actions(self) -> np.ndarray:
+        """The legal action ids, in increasing order."""
         return np.flatnonzero(self.legal_mask())
 
     def legal_moves(self) -> list[str]:
