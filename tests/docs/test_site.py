@@ -127,6 +127,7 @@ def test_the_reference_shows_the_gym_envs_parameters_with_types(site, page):
     assert signature.lstrip().startswith("SatellitesGymEnv(")
     for name, annotation in GYM_ENV_PARAMETERS:
         assert re.search(rf"\b{name}: {re.escape(annotation)} = ", signature), (name, signature)
+    assert "max_moves: int = 400," in signature  # the constant's value, not its name
     table = body.locator("table").first
     rows = {cells[0].strip(): cells for cells in table.locator("tbody tr").evaluate_all(
         "rows => rows.map(r => [...r.cells].map(c => c.innerText))")}
