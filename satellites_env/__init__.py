@@ -4,7 +4,8 @@
 >>> env = satellites_v0.env()
 
 Importing this package registers ``satellites/Satellites-v0`` in PettingZoo's registry (the AEC
-env) and in Gymnasium's (the single-agent env of :mod:`satellites_env.gym_env`).
+env) and in Gymnasium's (the single-agent env of
+[`satellites_env.gym_env`][satellites_env.gym_env]).
 """
 
 import gymnasium as _gymnasium

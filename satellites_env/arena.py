@@ -61,7 +61,7 @@ def elo_against(results: list[tuple[float, float, int]], z: float = Z95
                 ) -> tuple[float, float, float]:
     """(Elo, low, high): the rating of one player from its games against opponents of known
     rating, `results` holding (opponent Elo, score, games) per opponent
-    (:func:`satellites_env.rating.against_known`)."""
+    ([`rating.against_known`][satellites_env.rating.against_known])."""
     return rating.against_known(results, z)
 
 
@@ -397,7 +397,7 @@ def elo_anchor(agents: list[str], anchor: str = "random") -> str:
 def fit_elo(agents: list[str], pairs: list[PairResult], anchor: str = "random",
             prior_games: float = 1.0) -> dict[str, float]:
     """Bradley-Terry maximum likelihood ratings on the Elo scale of a tournament's pairings
-    (:func:`satellites_env.rating.fit`: draws count half a win, `prior_games` virtual drawn
+    ([`rating.fit`][satellites_env.rating.fit]: draws count half a win, `prior_games` virtual drawn
     games per pairing, `anchor` fixed at 0 when it played, else the first agent)."""
     index = {a: i for i, a in enumerate(agents)}
     scores = np.zeros((len(agents), len(agents)))

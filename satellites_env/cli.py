@@ -12,7 +12,7 @@ file in the current folder (or the temp folder) and the message says where. Ctrl
 `evaluate` writes every finished game (`--out` marked incomplete, `--records`) before it
 exits 130, and the same command continues the tournament. Outputs are
 renamed into place and never replace a folder, a special file (FIFO, device, socket) or a
-symbolic link (:mod:`satellites_env.files`).
+symbolic link (`satellites_env.files`).
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def _probe_folder(folder: Path) -> None:
 
 def check_output_file(path: Path, option: str, example: str) -> None:
     """Refuse, before any work, an output file that is a folder, a special file (a FIFO, a
-    device), a symbolic link, or cannot be written (:mod:`satellites_env.files`: outputs are
+    device), a symbolic link, or cannot be written (`satellites_env.files`: outputs are
     renamed into place, never written through a link or into a device)."""
     if path.is_dir() and not path.is_symlink():
         raise CliError(f"{option} {_show(path)} is a directory; give a file path such as "
@@ -400,8 +400,8 @@ def write_records(result: TournamentResult, folder: Path, progress=None) -> None
 
 
 def save_records(result: TournamentResult, folder: Path) -> dict:
-    """The fast half of :func:`write_records`: each game's record and `tournament.json`,
-    marked unfinished until :func:`write_replays` has written the pages. A folder whose
+    """The fast half of `write_records`: each game's record and `tournament.json`,
+    marked unfinished until `write_replays` has written the pages. A folder whose
     writing stopped here is continued by the same command, not refused as a foreign
     non-empty folder. Returns the manifest."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -421,7 +421,7 @@ def save_records(result: TournamentResult, folder: Path) -> dict:
 
 def write_replays(result: TournamentResult, folder: Path, manifest: dict,
                   progress=None) -> None:
-    """The slow half of :func:`write_records`: each game's HTML replay, `index.html`, and
+    """The slow half of `write_records`: each game's HTML replay, `index.html`, and
     last the manifest as `manifest` says (finished when the tournament is): a folder whose
     manifest says finished holds every file."""
     from .web import index_html, write_replay

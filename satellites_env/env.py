@@ -117,6 +117,13 @@ class raw_env(AECEnv, EzPickle):
     `reset(seed=..., options={"spn": ...})` starts from the R4 set-up or from any SPN.
     An illegal or malformed action raises `IllegalActionError` on the unwrapped env.
     At the end, `infos[agent]` holds `winner` ("red", "blue" or None for a draw) and `reason`.
+
+    Args:
+        render_mode: ``None``, ``"ansi"``, ``"rgb_array"``, ``"svg"`` or ``"human"``.
+        max_moves: the move cap (R20; `DEFAULT_MAX_MOVES` is 400): completed moves after which
+            the game stops and is scored as a truncation.
+        screen_size: frame size in pixels for ``"rgb_array"`` and ``"human"``
+            (64 .. 4096).
     """
 
     metadata = {

@@ -1,8 +1,8 @@
 """Files in and out, one way for the whole project: every output is written to a temporary
 file beside it and renamed over the path, and every input is read with a size limit.
 
-Outputs (:func:`write_output`, :func:`open_output`): the path must be a regular file or not
-exist. A folder, a FIFO, a device node or a socket at the path is a :class:`FileKindError`,
+Outputs (`write_output`, `open_output`): the path must be a regular file or not
+exist. A folder, a FIFO, a device node or a socket at the path is a `FileKindError`,
 checked before anything is written and again just before the rename, so a special file is
 never replaced by a regular one. **A symbolic link at the path is refused too**, dangling or
 not: renaming over it would replace the link itself, and writing through it would write
@@ -11,12 +11,12 @@ caller did not name. Give the target itself instead. Folders above the file may 
 The new file gets the mode of the file it replaces (a new one: 0o666 less the umask); a
 reader never sees half a file, and a failed write leaves the old file as it was.
 
-Inputs (:func:`read_input`): the path must be a regular file (links to one are followed);
+Inputs (`read_input`): the path must be a regular file (links to one are followed);
 a FIFO or a device is refused before it is opened, so reading never waits for a writer
 (`mkfifo`) or reads forever (`/dev/zero`), and a file over the caller's size limit is refused
 without reading more than the limit.
 
-Both raise :class:`FileKindError`, an `OSError`, so the command line's fallback for failed
+Both raise `FileKindError`, an `OSError`, so the command line's fallback for failed
 writes and its one-line errors treat it as any other file error.
 """
 

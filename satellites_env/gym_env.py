@@ -1,37 +1,39 @@
 """`SatellitesGymEnv`: Satellites as a single-agent Gymnasium environment against a fixed opponent.
 
 The learner plays one color; the opponent (any agent spec of
-:func:`satellites_env.agents.make_agent`, an :class:`~satellites_env.agents.Agent`, or a callable
-``(game) -> action``) plays the other, inside :meth:`SatellitesGymEnv.step` and
-:meth:`SatellitesGymEnv.reset`: all its consecutive actions (the push of its displacements, its
+[`agents.make_agent`][satellites_env.agents.make_agent], an [`Agent`][satellites_env.agents.Agent],
+or a callable ``(game) -> action``) plays the other, inside `SatellitesGymEnv.step` and
+`SatellitesGymEnv.reset`: all its consecutive actions (the push of its displacements, its
 grace moves) are played before the learner sees the next observation.
 
 - Observation: exactly the one of ``satellites_v0`` for the learner,
   ``{"observation": (10, 10, 22) float32, "action_mask": (3217,) int8}``; the mask is all zeros
   once the episode is over.
 - Actions: ``Discrete(3217)`` (RULES.md section 8). The learner's own displacement takes two
-  ordinary steps (the move, then the push); :meth:`action_masks` gives the legal ones as a bool
+  ordinary steps (the move, then the push); `action_masks` gives the legal ones as a bool
   array, as sb3-contrib's ``MaskablePPO`` expects.
 - Reward (R24): +1 win, -1 loss, 0 draw, from the learner's side, at the end only. An end by the
   rules is ``terminated``; reaching ``max_moves`` is ``truncated`` (still scored).
 - Illegal action (an action of the space that is not legal here): by default
   (``illegal_action="terminate"``, like PettingZoo's classic envs and ``satellites_v0.env()``)
   it ends the episode: ``terminated=True``, reward -1, ``info["illegal_action"]`` says why. With
-  ``illegal_action="raise"`` it raises :class:`~satellites_env.core.IllegalActionError` and
-  nothing changes. Anything that is not an action of the space (a bool, a float, a string,
-  None, an array other than one integer, an integer out of 0..3216) raises
-  ``IllegalActionError`` in both modes and changes nothing. Gymnasium's ``check_env`` steps
-  with unmasked random actions, which the default mode turns into lost episodes.
+  ``illegal_action="raise"`` it raises
+  [`IllegalActionError`][satellites_env.core.IllegalActionError] and nothing changes. Anything that
+  is not an action of the space (a bool, a float, a string, None, an array other than one integer,
+  an integer out of 0..3216) raises ``IllegalActionError`` in both modes and changes nothing.
+  Gymnasium's ``check_env`` steps with unmasked random actions, which the default mode turns into
+  lost episodes.
 - ``step`` before ``reset`` or after the episode ended raises
-  :class:`~satellites_env.env.ResetNeededError` (a ValueError and a
+  [`ResetNeededError`][satellites_env.env.ResetNeededError] (a ValueError and a
   ``gymnasium.error.ResetNeeded``); a position given to ``reset`` that is over before the
-  learner can act raises :class:`GameOverError` (a ValueError), a malformed SPN
-  ``NotationError`` (a ValueError).
+  learner can act raises [`GameOverError`][satellites_env.gym_env.GameOverError] (a ValueError), a
+  malformed SPN ``NotationError`` (a ValueError).
 - Bad arguments raise a ValueError naming the argument, by the same rule as ``satellites_v0``
-  (:mod:`satellites_env.env`): the constructor's (``opponent``: ``AgentSpecError``), and
-  ``reset``'s ``seed`` (None or an integer from 0 to 2**64 - 1) and ``options`` (a dict).
+  ([`satellites_env.env`][satellites_env.env]): the constructor's (``opponent``:
+  ``AgentSpecError``), and ``reset``'s ``seed`` (None or an integer from 0 to 2**64 - 1) and
+  ``options`` (a dict).
 
-Registered as ``satellites/Satellites-v0`` when :mod:`satellites_env` is imported::
+Registered as ``satellites/Satellites-v0`` when `satellites_env` is imported:
 
     import gymnasium, satellites_env
     env = gymnasium.make("satellites/Satellites-v0", opponent="random", agent_color="red")
@@ -72,11 +74,12 @@ class SatellitesGymEnv(gymnasium.Env):
 
     Args:
         opponent: an agent spec (``"random"``, ``"greedy"``, ``"mcts:N"``, ``"checkpoint:PATH"``),
-            an :class:`~satellites_env.agents.Agent`, or a callable ``(game) -> action`` given the
-            live :class:`~satellites_env.core.Game` (it must not change it). Agents are reseeded
+            an [`Agent`][satellites_env.agents.Agent], or a callable ``(game) -> action`` given the
+            live [`Game`][satellites_env.core.Game] (it must not change it). Agents are reseeded
             on every reset from the env's generator; a plain callable is not.
         agent_color: ``"red"`` (moves first), ``"blue"`` or ``"random"`` (drawn at each reset).
-        max_moves: the move cap (R20); reaching it truncates the episode.
+        max_moves: the move cap (R20; `DEFAULT_MAX_MOVES` is 400); reaching it truncates the
+            episode.
         render_mode: ``None``, ``"ansi"``, ``"rgb_array"``, ``"svg"`` or ``"human"``.
         illegal_action: ``"terminate"`` (default: an illegal action ends the episode with
             -1) or ``"raise"`` (it raises IllegalActionError). ``"lose"`` is an old name of
@@ -132,6 +135,9 @@ class SatellitesGymEnv(gymnasium.Env):
     # ------------------------------------------------------------------ episode
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start an episode from the R4 set-up drawn from `seed`, or from
+        ``options={"spn": SPN}``; the opponent plays first if it moves first. Returns
+        ``(observation, info)``."""
         seed = check_seed(seed)  # ValueError naming it, before anything changes
         spn = spn_option(options)  # ValueError for options that are not a mapping
         start = None if spn is None else Game.from_spn(spn, self.max_moves)  # likewise
@@ -163,6 +169,8 @@ class SatellitesGymEnv(gymnasium.Env):
         return self._observation(), self._info(opponent_actions)
 
     def step(self, action):
+        """Play the learner's `action`, then every opponent action up to the learner's next
+        turn. Returns ``(observation, reward, terminated, truncated, info)``."""
         if self.game is None:
             raise ResetNeededError("call reset() before step()")
         if self._done:
@@ -231,6 +239,8 @@ class SatellitesGymEnv(gymnasium.Env):
     # ------------------------------------------------------------------ rendering
 
     def render(self):
+        """The current position: text for "ansi", an RGB frame for "rgb_array", SVG text for
+        "svg", None (window shown) for "human"."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render without specifying a render_mode.")
             return None
@@ -239,6 +249,7 @@ class SatellitesGymEnv(gymnasium.Env):
         return self._renderer.render(self.game)
 
     def close(self) -> None:
+        """Close the window of ``render_mode="human"``, if one is open."""
         self._renderer.close()
 
 

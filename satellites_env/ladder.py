@@ -1,5 +1,5 @@
 """A rating ladder: every game between its agents kept in a SQLite database, Bradley-Terry
-ratings with 95% intervals over all of them (:mod:`satellites_env.rating`).
+ratings with 95% intervals over all of them ([`satellites_env.rating`][satellites_env.rating]).
 
 Chess engine testers keep rating lists this way (CCRL, CEGT, rated with Ordo or BayesElo): a
 new agent plays only its own games, and every rating sits on one stable scale, `random` = 0.
@@ -7,7 +7,7 @@ new agent plays only its own games, and every rating sits on one stable scale, `
 The database (`ladder.db`; SQLite in WAL mode, so readers do not block the writer):
 
 * `agents`: one row per player: its `name`, the `spec` that builds it, and its identity `key`
-  (:meth:`Agent.identity <satellites_env.agents.Agent.identity>`: the spec, or for a
+  ([`Agent.identity`][satellites_env.agents.Agent.identity]: the spec, or for a
   file agent the sha256 of the file: a renamed file is the same player, a changed file a new
   one). `roster` is 1 for the ladder's agents (`add`), 0 for an agent only rated against them
   (`rate`).
@@ -18,8 +18,9 @@ The database (`ladder.db`; SQLite in WAL mode, so readers do not block the write
   a game twice; the claims of a process that died are taken over).
 * `meta`: the format and the ladder's settings (`seed`, `max_moves`).
 
-Game i of the pair (a, b) is the arena's pairing game i (:func:`~satellites_env.arena.
-play_pairing_game`: a is red in even games, set-ups shared by pairs of games) from the seed
+Game i of the pair (a, b) is the arena's pairing game i
+([`play_pairing_game`][satellites_env.arena.play_pairing_game]: a is red in even games, set-ups
+shared by pairs of games) from the seed
 `pair_seed(ladder seed, key a, key b)`: a pure function of the ladder, the pair and the index,
 so two ladders fed the same agents hold the same games.
 """

@@ -2,7 +2,7 @@
 
 The plane layout (`PLANES`, `N_PLANES`, `PLANE_INDEX`, `OBSERVATION_SHAPE`) and its numba
 kernels (`fill_observation`, the batched `fill_observations` / `observe_states`) live in
-:mod:`satellites_env.core.planes` and are re-exported here. `PLANES` is the single source of
+`satellites_env.core.planes` and are re-exported here. `PLANES` is the single source of
 truth for the layout: the README table is checked against it by the tests. Planes are
 channels-last, (10, 10, N_PLANES) float32 in [0, 1], like PettingZoo's classic board games.
 

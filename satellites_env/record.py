@@ -12,18 +12,19 @@ is one JSON object:
   `reason` (text), `end` (`"terminated"`, `"truncated"`, `"resigned"` or `"ongoing"` for a
   game stopped before its end) and `final_spn` (the last position).
 
-`GameRecord.load` / `from_dict` check every field and raise :class:`RecordError` naming the
-field and what was expected (`load` reads a regular file of at most `MAX_RECORD_BYTES`,
-64 MiB, refuses a FIFO or a device without opening it, and refuses a key given twice in one
-JSON object: JSON does not say which one counts). `replay()` raises it when a move does not
-apply or the stated result is not the one the moves give, naming the field:
+`GameRecord.load` / `from_dict` check every field and raise
+[`RecordError`][satellites_env.record.RecordError] naming the field and what was expected (`load`
+reads a regular file of at most `MAX_RECORD_BYTES`, 64 MiB, refuses a FIFO or a device without
+opening it, and refuses a key given twice in one JSON object: JSON does not say which one counts).
+`replay()` raises it when a move does not apply or the stated result is not the one the moves give,
+naming the field:
 
 - a game the moves finish: `end` must be how it ended (`"terminated"` by the rules,
   `"truncated"` at the move cap), `winner` the engine's winner (null for a draw) and `reason`
-  the engine's words for it (as :meth:`GameRecord.of` writes them);
+  the engine's words for it (as [`GameRecord.of`][satellites_env.record.GameRecord.of] writes them);
 - a game the moves do not finish: `end` must be `"resigned"` (then `winner` is a color, not
   null, and `reason` is `"<the other color> resigned"`) or `"ongoing"` (no winner, the reason
-  :data:`ONGOING_REASON`); a record without `end` is read as `"ongoing"`;
+  `ONGOING_REASON`); a record without `end` is read as `"ongoing"`;
 - `final_spn` must be the position after the moves.
 
 A field left out of `result` is not checked (older records have none); which color resigned
@@ -276,7 +277,7 @@ class GameRecord:
         """Write the record as JSON, atomically: a reader never sees half a file, and a
         failed write leaves any previous file at `path` as it was. The folder must exist; a
         path that is a folder, a special file or a symbolic link is refused
-        (:mod:`satellites_env.files`)."""
+        (`satellites_env.files`)."""
         return write_output(path, json.dumps(self.as_dict(), indent=1) + "\n", "game record")
 
     @classmethod

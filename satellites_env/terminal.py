@@ -1,8 +1,8 @@
 """Single key presses from a terminal, for `satellites replay` stepping through a game.
 
-:func:`read_key` returns a key name (``"right"``, ``"left"``, ``"home"``, ``"end"``,
+`read_key` returns a key name (``"right"``, ``"left"``, ``"home"``, ``"end"``,
 ``"space"``, ``"enter"``, ``"escape"``, or the character typed) without waiting for Enter.
-It needs a terminal on standard input (:func:`interactive`); elsewhere the caller prints
+It needs a terminal on standard input (`interactive`); elsewhere the caller prints
 instead of stepping. Ctrl-C raises KeyboardInterrupt as usual; Ctrl-D reads as ``"eof"``.
 """
 

@@ -1,6 +1,6 @@
 """`SatellitesVectorEnv`: N self-play games stepped together on the batched engine.
 
-One env holds N independent games (:class:`satellites_env.core.batch.BatchedEngine`); each
+One env holds N independent games ([`BatchedEngine`][satellites_env.core.batch.BatchedEngine]); each
 ``step`` takes one action per game, for whichever player is to move in that game, and
 returns the observation of the player to move next. It follows Gymnasium's ``VectorEnv``
 conventions where they fit a two-player game:
@@ -21,11 +21,11 @@ marks them, ``infos["final_obs_index"]`` lists their indices in order, and
 there) and all-zero masks (k, 3217); ``infos["final_spn"]`` their positions in SPN.
 
 Seeding: ``reset(seed=s)`` makes every game reproducible: game i's e-th episode is a pure
-function of (s, i, e) (see :mod:`satellites_env.core.batch`).
+function of (s, i, e) (see `satellites_env.core.batch`).
 
-An illegal action raises :class:`~satellites_env.core.engine.IllegalActionError` naming the
-game; every action is checked before any game moves, so no game changes. ``step`` before
-``reset`` raises :class:`~satellites_env.env.ResetNeededError`. Bad arguments raise a
+An illegal action raises [`IllegalActionError`][satellites_env.core.engine.IllegalActionError]
+naming the game; every action is checked before any game moves, so no game changes. ``step`` before
+``reset`` raises [`ResetNeededError`][satellites_env.env.ResetNeededError]. Bad arguments raise a
 ValueError naming the argument, by the same rule as the other envs: ``num_envs`` (1 ..
 ``MAX_NUM_GAMES``, 131072), ``max_moves`` (1 .. ``MAX_MOVES_LIMIT``), ``num_chunks``,
 ``copy`` (a bool), ``reset``'s ``seed`` (None or 0 .. 2**64 - 1) and ``options`` (None or a
@@ -66,8 +66,13 @@ __all__ = ["IllegalActionError", "SatellitesVectorEnv", "observe_states"]
 class SatellitesVectorEnv(VectorEnv):
     """N Satellites games for self-play, stepped in parallel (module docstring).
 
-    `copy` (default True): return fresh arrays each step; with False the env returns its own
-    buffers, overwritten by the next step (faster for loops that consume them at once).
+    Args:
+        num_envs: the number of games N, 1 .. `MAX_NUM_GAMES` (131072).
+        max_moves: the move cap of every game (R20; `DEFAULT_MAX_MOVES` is 400).
+        copy: return fresh arrays each step (the default); with False the env returns its own
+            buffers, overwritten by the next step (faster for loops that consume them at once).
+        num_chunks: how many slices of the N games the parallel kernels share among numba's
+            threads (default: 4 per thread).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}

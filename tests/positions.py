@@ -2,11 +2,11 @@
 
 Every SPN must hold exactly 12 red satellites (three each of ``A B C D``) and 12 blue ones
 (three each of ``a b c d``). A rule test usually cares about a handful of them, so
-:func:`spn` takes only the satellites that matter, as a *picture* and/or a dict, and parks
+`spn` takes only the satellites that matter, as a *picture* and/or a dict, and parks
 the missing ones ("fillers") where they cannot interfere.
 
 The picture is 10 rows of 10 characters, north (rank 10, row 0) first, west (file a, col 0)
-left, ``.`` for an empty cell; spaces inside a row are ignored, so rows can be grouped::
+left, ``.`` for an empty cell; spaces inside a row are ignored, so rows can be grouped:
 
     spn('''
         .......... 10
@@ -18,13 +18,13 @@ A trailing rank label (digits after the 10 cells) is allowed and ignored; blank 
 skipped. ``pieces={'c10': 'A', 'e5': 'b'}`` places satellites by square name instead of (or on
 top of) the picture.
 
-How fillers are placed (:func:`place_fillers`):
+How fillers are placed (`place_fillers`):
 
-* only on cells of ``region`` (default :data:`INTERIOR`: rows 1-8 and cols 1-8), so by
+* only on cells of ``region`` (default `INTERIOR`: rows 1-8 and cols 1-8), so by
   default a filler never stands on an edge and *which edges are free (R9) is decided by the
   picture alone*. Tests that need an edge occupied draw a satellite on it; tests that need
   the fillers somewhere specific pass ``region`` (a predicate ``(row, col) -> bool``, or a
-  collection of square names / cell indices; :func:`rows`, :func:`cols` and :func:`either`
+  collection of square names / cell indices; `rows`, `cols` and `either`
   build predicates);
 * at Chebyshev distance >= ``margin`` (default 2) from every picture satellite, so a filler is
   never one of the 8 neighbours of a test satellite (it is never a displacement target next
@@ -36,8 +36,8 @@ How fillers are placed (:func:`place_fillers`):
   order (south-east first), so the two colors stay apart.
 
 Fillers are ordinary unconnected satellites: they can move. Tests that look at legal moves
-filter them by source square (:func:`moves_from`) or draw the whole board by hand
-(``fill=False``). :func:`show` prints a position as a labelled picture for failure messages.
+filter them by source square (`moves_from`) or draw the whole board by hand
+(``fill=False``). `show` prints a position as a labelled picture for failure messages.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""The documentation site builds without a warning (`mkdocs build --strict`: a broken link or
-an API reference that does not resolve fails), its Python examples run as printed, and the
-configuration reference is the one the config system writes."""
+"""The documentation's Python examples run as printed, and the configuration reference is the
+one the config system writes. The strict build and the site in a browser: tests/docs/."""
 
 from __future__ import annotations
 
@@ -21,15 +20,6 @@ def python_blocks() -> list[tuple[str, str]]:
             for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S)]
 
 PROGRAMS = [(page, b) for page, b in python_blocks() if b.startswith(("import", "from"))]
-
-def test_the_site_builds_strictly(tmp_path):
-    mkdocs = Path(sys.executable).with_name("mkdocs")
-    if not mkdocs.exists():
-        pytest.skip("mkdocs is not installed (the `dev` extra installs it)")
-    result = subprocess.run([str(mkdocs), "build", "--strict", "--site-dir", str(tmp_path)],
-                            cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert (tmp_path / "index.html").is_file() and (tmp_path / "reference").is_dir()
 
 def test_fragments_are_marked():
     assert len(PROGRAMS) >= 5

@@ -4,7 +4,7 @@ self-play on Ray in `distributed/`.
 
 `satellites_env` never imports this package: the `satellites train` command and the agent
 specs `checkpoint:`, `az:` and `rllib:` (registered through the `satellites.agents` entry
-points, :mod:`training.agents`) load it when they are used.
+points, `training.agents`) load it when they are used.
 """
 
 import os as _os

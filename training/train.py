@@ -60,7 +60,7 @@ def train(config: str | Path, out: Path | None, resume: bool, console: Console,
 def run(settings: Config, path: Path, run_dir: Path, resume: bool, console: Console,
         ray: str | None = None) -> Trainer:
     """Train the checked config `settings` (read from `path`) into `run_dir`, as
-    :func:`train` says; returns the trainer, finished."""
+    `train` says; returns the trainer, finished."""
     if ray is not None:
         settings.distributed.backend, settings.distributed.address = "ray", ray
     with RunLock(run_dir):

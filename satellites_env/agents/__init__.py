@@ -10,8 +10,8 @@ simulations, default 32; PATH `pretrained` is the network shipped with the packa
 Registering: a package names a factory `factory(argument, seed) -> Agent` (raising
 AgentSpecError for a bad argument, the empty one included) in the
 `satellites.agents` entry-point group (``[project.entry-points."satellites.agents"]`` in its
-pyproject), or calls :func:`register_agent` at run time. This package imports no registered
-package itself: an entry point is loaded only when a spec names it.
+pyproject), or calls [`register_agent`][satellites_env.agents.register_agent] at run time. This
+package imports no registered package itself: an entry point is loaded only when a spec names it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The agent interface and `make_agent(spec)`.
 
-An agent sees only the position (a :class:`~satellites_env.core.Game`, which is the whole
+An agent sees only the position (a [`Game`][satellites_env.core.Game], which is the whole
 public state of the game: Satellites has no hidden information) and returns one legal action
 id for the player to move. Agents are seedable and deterministic for a seed.
 """

@@ -1,4 +1,4 @@
-"""`greedy`: one-move lookahead with the heuristic of :mod:`.heuristic`."""
+"""`greedy`: one-move lookahead with the heuristic of `satellites_env.agents.heuristic`."""
 
 from __future__ import annotations
 

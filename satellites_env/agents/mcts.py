@@ -2,15 +2,17 @@
 
 Choices, and why:
 
-The search takes an :class:`Evaluator` (like OpenSpiel's ``mcts.Evaluator``): for each position
-it expands, the evaluator gives prior action values (and/or a prior policy) and a leaf value.
-:class:`HeuristicEvaluator`, the default, is the hand-made one described below; a network
-plugs into the same search by implementing `evaluate` (and `evaluate_batch` for many positions).
+The search takes an [`Evaluator`][satellites_env.agents.mcts.Evaluator] (like OpenSpiel's
+``mcts.Evaluator``): for each position it expands, the evaluator gives prior action values (and/or a
+prior policy) and a leaf value.
+[`HeuristicEvaluator`][satellites_env.agents.mcts.HeuristicEvaluator], the default, is the hand-made
+one described below; a network plugs into the same search by implementing `evaluate` (and
+`evaluate_batch` for many positions).
 
 * **Rollouts are cut at a depth and scored by the heuristic.** Uniformly random games last
   ~260 moves and rarely connect anything (R9 needs a free edge first), so a rollout to the end
   says little and costs a lot. A leaf is valued by `rollout_depth` random moves (default 4)
-  followed by the heuristic of :mod:`.heuristic` (exact result if the game ended).
+  followed by the heuristic of `satellites_env.agents.heuristic` (exact result if the game ended).
 * **Children start from their one-ply heuristic value.** With ~75 legal moves, 200 simulations
   would otherwise spend most of their budget visiting every child once. Each edge starts with
   `prior_visits` virtual visits at its lookahead value (the same one `greedy` maximises), so the

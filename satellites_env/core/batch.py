@@ -1,30 +1,33 @@
 """The batched engine: N games in one (N, STATE_LEN) int32 array, played by parallel kernels.
 
-Row i of the state array is game i, in the layout of :mod:`satellites_env.core.state`; the
-kernels below are the same rules kernels as for one game (:mod:`.rules`, the R21-R23 result
-from :mod:`.scoring`), run over the rows with ``numba.prange``. Hot loops (self-play, search,
-benchmarks) call them straight or through :class:`BatchedEngine`.
+Row i of the state array is game i, in the layout of `satellites_env.core.state`; the
+kernels below are the same rules kernels as for one game (`satellites_env.core.rules`, the R21-R23
+result from `satellites_env.core.scoring`), run over the rows with ``numba.prange``. Hot loops
+(self-play, search, benchmarks) call them straight or through
+[`BatchedEngine`][satellites_env.core.batch.BatchedEngine].
 
 Threads and work memory. Every parallel kernel splits the N games into ``scratch.shape[0]``
 contiguous chunks and hands each chunk its own work rows ``scratch[c]`` (the rules kernels'
-scratch, :func:`satellites_env.core.rules.new_scratch`), so threads never share memory and no
-kernel allocates. :func:`new_batch_scratch` sizes it for the numba thread pool (a few chunks
-per thread, so that a slow chunk does not hold up the others). The number of threads is
-numba's: ``numba.set_num_threads`` or the ``NUMBA_NUM_THREADS`` environment variable. This
-module sets ``OMP_WAIT_POLICY=PASSIVE`` unless the environment sets it (see below why).
+scratch, [`rules.new_scratch`][satellites_env.core.rules.new_scratch]), so threads never share
+memory and no kernel allocates. [`new_batch_scratch`][satellites_env.core.batch.new_batch_scratch]
+sizes it for the numba thread pool (a few chunks per thread, so that a slow chunk does not hold up
+the others). The number of threads is numba's: ``numba.set_num_threads`` or the
+``NUMBA_NUM_THREADS`` environment variable. This module sets ``OMP_WAIT_POLICY=PASSIVE`` unless the
+environment sets it (see below why).
 
 Seeds. The set-up of episode ``e`` of game ``i`` (``e`` = 0 after ``reset``, then 1, 2, ...
 for each automatic reset of that game) is a pure function of ``(seed, i, e)``: the R4
 shuffles draw from a SplitMix64 stream keyed by those three numbers
-(:func:`setup_state`). So a batch is reproducible from its seed whatever the number of
+(`setup_state`). So a batch is reproducible from its seed whatever the number of
 threads, and game i's games do not depend on how long the other games last.
 
-Auto-reset (:func:`step_autoreset`, :meth:`BatchedEngine.step`). The step that ends game i
-(terminated by R16/R18/R19, or truncated at the move cap R20) returns game i's final rewards
-and its flag, stores the finished position in ``final_states[i]`` and, in the same call,
-replaces row i by the next episode's set-up; the legal mask (and observation) that follow
-that step are the new game's first. Rewards are +1/-1/0 (red, blue) on
-that step only (R24: a game ended by the cap is scored too) and 0 on every other step.
+Auto-reset ([`step_autoreset`][satellites_env.core.batch.step_autoreset],
+[`BatchedEngine.step`][satellites_env.core.batch.BatchedEngine.step]). The step that ends game i
+(terminated by R16/R18/R19, or truncated at the move cap R20) returns game i's final rewards and its
+flag, stores the finished position in ``final_states[i]`` and, in the same call, replaces row i by
+the next episode's set-up; the legal mask (and observation) that follow that step are the new game's
+first. Rewards are +1/-1/0 (red, blue) on that step only (R24: a game ended by the cap is scored
+too) and 0 on every other step.
 """
 
 from __future__ import annotations

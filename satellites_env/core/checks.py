@@ -3,12 +3,12 @@
 One rule for the whole package (README, "Errors and guarantees"): a bad argument raises a
 ValueError (or one of the project's ValueError subclasses) whose message names the argument,
 says what was expected and quotes at most about ``QUOTE_LIMIT`` characters of what was given
-(:func:`quoted`), so a 100 MB input never makes a 100 MB message, and a huge integer never
+(`quoted`), so a 100 MB input never makes a 100 MB message, and a huge integer never
 trips Python's limit on writing integers as text.
 
-The ceilings: ``max_moves`` is 1 .. :data:`~satellites_env.core.board.MAX_MOVES_LIMIT`
-(:func:`~satellites_env.core.board.check_max_moves`); a seed is None or 0 .. 2**64 - 1
-(:func:`check_seed`), the range every env and the batched engine can use. This module imports
+The ceilings: ``max_moves`` is 1 .. `satellites_env.core.board.MAX_MOVES_LIMIT`
+(`satellites_env.core.board.check_max_moves`); a seed is None or 0 .. 2**64 - 1
+(`check_seed`), the range every env and the batched engine can use. This module imports
 nothing of the package, so that every module (the board's constants first) can use it.
 """
 
@@ -50,7 +50,7 @@ def quoted(value, limit: int = QUOTE_LIMIT) -> str:
 
 def quoted_path(path) -> str:
     """A file name (a str or a Path) quoted for a message: whole up to PATH_QUOTE_LIMIT
-    characters, cut beyond (see :func:`quoted`)."""
+    characters, cut beyond (see `quoted`)."""
     return quoted(str(path), PATH_QUOTE_LIMIT)
 
 

@@ -1,12 +1,12 @@
 """The engine API: the one stateless interface to the rules, over the int32 state array.
 
 In the spirit of pgx's `Game` (`init`, `step`, `legal_action_mask`, `is_terminal`,
-`rewards`): every function takes a state array (:mod:`satellites_env.core.state`) and keeps no
+`rewards`): every function takes a state array (`satellites_env.core.state`) and keeps no
 state of its own, so search and self-play can hold thousands of positions as plain arrays.
-Each fact has one kernel: legal moves and stepping (:mod:`.rules`), groups, control and the
-result (:mod:`.scoring`); everything else (scoring objects, the heuristic, observation planes,
-rendering, reward shaping) calls them through this module. `Game` (:mod:`.game`) is the
-checked, friendly object over one state.
+Each fact has one kernel: legal moves and stepping (`satellites_env.core.rules`), groups, control
+and the result (`satellites_env.core.scoring`); everything else (scoring objects, the heuristic,
+observation planes, rendering, reward shaping) calls them through this module. `Game`
+(`satellites_env.core.game`) is the checked, friendly object over one state.
 
 Two levels:
 
@@ -16,7 +16,7 @@ Two levels:
   shape (N_CELLS,): ValueError naming it), not a state's values: a state from `init`, `step`
   or `parse_spn` is valid, one from elsewhere goes through `Game(state)` or
   `state.check_state_rows` first;
-* the batched forms (:mod:`.batch`): `BatchedEngine` and its parallel kernels
+* the batched forms (`satellites_env.core.batch`): `BatchedEngine` and its parallel kernels
   (`reset_states`, `legal_masks`, `apply_actions`, `statuses`, `final_rewards`,
   `step_autoreset`) over N games in one `(N, STATE_LEN)` array;
 * numba kernels for hot loops (`fill_legal_mask`, `apply_unchecked`, `game_status`,

@@ -1,7 +1,8 @@
 """Why an action is illegal, in words, naming the rule (RULES.md R6-R19).
 
-The legal mask (:mod:`.rules`) is the only judge of legality; this module is asked only after
-the mask said no, and finds the first rule the action breaks, for people reading an error.
+The legal mask (`satellites_env.core.rules`) is the only judge of legality; this module is asked
+only after the mask said no, and finds the first rule the action breaks, for people reading an
+error.
 """
 
 from __future__ import annotations

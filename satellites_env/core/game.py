@@ -1,7 +1,7 @@
 """`Game`: a position with its legal-move cache, checked moves, history and scoring.
 
 This is the object the environment, the agents and the tools share. It wraps the state
-array and the numba kernels of :mod:`satellites_env.core.rules`.
+array and the numba kernels of `satellites_env.core.rules`.
 """
 
 from __future__ import annotations
@@ -203,6 +203,7 @@ class Game:
         return self._status == TRUNCATED
 
     def to_spn(self) -> str:
+        """The position in SPN (RULES.md section 7)."""
         return to_spn(self.state)
 
     def score(self) -> Score:
@@ -238,6 +239,7 @@ class Game:
         return self._mask
 
     def legal_actions(self) -> np.ndarray:
+        """The legal action ids, in increasing order."""
         return np.flatnonzero(self.legal_mask())
 
     def legal_moves(self) -> list[str]:

@@ -1,13 +1,14 @@
 """Text formats (RULES.md section 7): squares, SPN positions and move notation.
 
-Errors raise :class:`NotationError` (a ``ValueError``) naming what is wrong (for an SPN, the
-field) and what was expected; a message quotes at most about 80 characters of the input.
+Errors raise [`NotationError`][satellites_env.core.notation.NotationError] (a ``ValueError``) naming
+what is wrong (for an SPN, the field) and what was expected; a message quotes at most about 80
+characters of the input.
 
-What :func:`parse_spn` checks. Each field's syntax: 10 rows of 10 known letters, ``r``/``b``,
-``-`` or 0-3, 0-2, and the move counter in ASCII digits without leading zeros, at most
-``MAX_MOVES_LIMIT`` (1,000,000, the highest move cap). The material: 12 satellites a side,
-three of each value. Then that some game by the rules can reach the position, as far as a
-cheap look at the board and the counters can tell (each check is derived from the rules):
+What [`parse_spn`][satellites_env.core.notation.parse_spn] checks. Each field's syntax: 10 rows of
+10 known letters, ``r``/``b``, ``-`` or 0-3, 0-2, and the move counter in ASCII digits without
+leading zeros, at most ``MAX_MOVES_LIMIT`` (1,000,000, the highest move cap). The material: 12
+satellites a side, three of each value. Then that some game by the rules can reach the position, as
+far as a cheap look at the board and the counters can tell (each check is derived from the rules):
 
 * R11: no group of more than 6; R13: no two connected satellites of one color touch.
 * R17/R18: grace is a number exactly when the player not to move has all 12 connected, or
@@ -24,7 +25,8 @@ cheap look at the board and the counters can tell (each check is derived from th
   displacement and its push): moves >= half the minimum number of satellites that cover every
   connection (a maximum matching of the red-blue graph, by Koenig's theorem). With grace g,
   moves >= (3 - g) grace moves + 2 (12 connected satellites need 3 touched ones).
-  :func:`fewest_moves` gives the smallest count these checks accept.
+  [`fewest_moves`][satellites_env.core.notation.fewest_moves] gives the smallest count these checks
+  accept.
 
 Not checked (it would need the game's history): whether the first connection had a free edge
 (R9), whether each connection was made at the exact distance (R7) or each push was legal
@@ -269,9 +271,9 @@ def _check_consistent(state: np.ndarray) -> None:
 
 
 def fewest_moves(state: np.ndarray) -> int:
-    """The smallest `<moves>` that :func:`parse_spn` accepts for this board, player to move,
-    grace and passes (the MOVES field of `state` is not read): the bounds of the module
-    docstring, and with grace '-' the parity of the player to move."""
+    """The smallest `<moves>` that [`parse_spn`][satellites_env.core.notation.parse_spn] accepts for
+    this board, player to move, grace and passes (the MOVES field of `state` is not read): the
+    bounds of the module docstring, and with grace '-' the parity of the player to move."""
     least = _fewest_moves(state)[0]
     if state[GRACE] == NO_GRACE and least % 2 != state[TO_MOVE]:
         least += 1

@@ -4,8 +4,8 @@
 by the tests. Planes are channels-last, (10, 10, N_PLANES) float32 in [0, 1], like
 PettingZoo's classic board games. `fill_observation` fills one position's planes;
 `fill_observations` / `observe_states` fill a batch in parallel (the batched engine's
-``observe`` and the vector env). :mod:`satellites_env.observation` re-exports these names
-beside its `Observer` (the envs' buffers and observation space).
+``observe`` and the vector env). [`satellites_env.observation`][satellites_env.observation]
+re-exports these names beside its `Observer` (the envs' buffers and observation space).
 
 Speed notes: every cell's 22 floats are one contiguous row of the (100, 22) output, so one
 sweep writes each row once (16 zeros and the 6 position-wide planes, whose values are worked

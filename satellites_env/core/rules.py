@@ -1,8 +1,9 @@
 """Legal moves, applying moves and the end of the game (RULES.md R6-R20), as numba kernels.
 
-The kernels work on the state array of :mod:`satellites_env.core.state` and a reusable
-scratch array (:func:`new_scratch`), so the hot path (mask generation + apply) allocates
-nothing. :class:`satellites_env.core.game.Game` is the checked, friendly entry point.
+The kernels work on the state array of `satellites_env.core.state` and a reusable
+scratch array ([`new_scratch`][satellites_env.core.rules.new_scratch]), so the hot path (mask
+generation + apply) allocates nothing. [`Game`][satellites_env.core.game.Game] is the checked,
+friendly entry point.
 
 Why the checks are local: satellites that are connected never move and an unconnected
 satellite has no orthogonal neighbour of the other colour, so moving one changes connections

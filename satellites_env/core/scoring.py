@@ -4,7 +4,7 @@ The numba kernels here are the one source of these facts: `analyse_groups` (grou
 group's red and blue value sums, R10, R21), `tally` (colonies controlled and the lowest
 controlled total per player, R22, R23) and `winner_code` (the verdict). `score` wraps them in
 readable objects with the reason in words. Callers reach them through
-:mod:`satellites_env.core.engine`.
+[`satellites_env.core.engine`][satellites_env.core.engine].
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ def check_state_rows(states) -> None:
 def state_array(state) -> np.ndarray:
     """`state` itself when it is an integer array of shape (STATE_LEN,), else ValueError
     naming it. The cheap check of the engine's Python functions: a non-array, a wrong shape
-    or a float array never reaches a kernel (the values are checked by :func:`check_state`)."""
+    or a float array never reaches a kernel (the values are checked by `check_state`)."""
     if isinstance(state, np.ndarray) and state.shape == (STATE_LEN,) \
             and np.issubdtype(state.dtype, np.integer):
         return state
@@ -132,7 +132,7 @@ def state_array(state) -> np.ndarray:
 
 def board_array(board) -> np.ndarray:
     """`board` itself when it is an integer array of shape (N_CELLS,), else ValueError naming
-    it (the board functions' cheap check, as :func:`state_array`)."""
+    it (the board functions' cheap check, as `state_array`)."""
     if isinstance(board, np.ndarray) and board.shape == (N_CELLS,) \
             and np.issubdtype(board.dtype, np.integer):
         return board
@@ -150,7 +150,7 @@ def check_rng(rng) -> np.random.Generator:
 
 def check_state(state) -> np.ndarray:
     """`state` as an int32 (STATE_LEN,) array the kernels can read safely (the checks of
-    :func:`check_state_rows`; the same array when it is int32 already); ValueError naming
+    `check_state_rows`; the same array when it is int32 already); ValueError naming
     the state and its first problem otherwise."""
     state = state_array(state)
     problem = _first_problem(state[None].astype(np.int64))

@@ -1,21 +1,27 @@
 """Pictures of a game: a text board, an RGB frame, an SVG drawing, a window, GIF/PNG files.
 
-The pure engine (:mod:`satellites_env.core`) never imports this package. pygame is imported
-lazily, only by the functions that draw frames, so :func:`render_text` and :func:`render_svg`
-work without it.
+The pure engine (`satellites_env.core`) never imports this package. pygame is imported
+lazily, only by the functions that draw frames, so
+[`render_text`][satellites_env.render.render_text] and
+[`render_svg`][satellites_env.render.render_svg] work without it.
 
-* :func:`render_text` - a text board with a header (turn, grace, displacement, result);
-  :func:`render_rich` - the same board as colored :class:`rich.text.Text` for terminals.
-* :func:`render_rgb` - an ``(size, size, 3)`` ``uint8`` frame drawn on an off-screen Surface;
-  it needs no display (works headless).
-* :func:`render_svg` - the position as an SVG document (`render_mode="svg"`); the HTML replay
-  and the local play page (:mod:`satellites_env.web`) draw with it.
-* :class:`HumanWindow` - a pygame window that shows such frames (``render_mode="human"``).
-* :func:`save_gif`, :func:`save_png` - write frames with Pillow.
+* [`render_text`][satellites_env.render.render_text] - a text board with a header (turn, grace,
+  displacement, result); [`render_rich`][satellites_env.render.render_rich] - the same board as
+  colored `rich.text.Text` for terminals.
+* [`render_rgb`][satellites_env.render.render_rgb] - an ``(size, size, 3)`` ``uint8`` frame drawn on
+  an off-screen Surface; it needs no display (works headless).
+* [`render_svg`][satellites_env.render.render_svg] - the position as an SVG document
+  (`render_mode="svg"`); the HTML replay and the local play page (`satellites_env.web`) draw with
+  it.
+* [`HumanWindow`][satellites_env.render.HumanWindow] - a pygame window that shows such frames
+  (``render_mode="human"``).
+* [`save_gif`][satellites_env.render.save_gif], [`save_png`][satellites_env.render.save_png] - write
+  frames with Pillow.
 
-Modules: :mod:`.facts` (what every picture shows, read from the engine), :mod:`.palette`
-(colors and shapes), :mod:`.text`, :mod:`.raster`, :mod:`.svg`, :mod:`.window`,
-:mod:`.modes` (the envs' render modes) and :mod:`.files`.
+Modules: `satellites_env.render.facts` (what every picture shows, read from the engine),
+`satellites_env.render.palette` (colors and shapes), `satellites_env.render.text`,
+`satellites_env.render.raster`, `satellites_env.render.svg`, `satellites_env.render.window`,
+`satellites_env.render.modes` (the envs' render modes) and `satellites_env.render.files`.
 """
 
 from .facts import GRACE_SYMBOL, BoardFacts, board_facts

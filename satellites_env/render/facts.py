@@ -1,10 +1,11 @@
 """What every picture of a position shows, read once from the game through the engine API.
 
-The text board, the raster frame and the SVG drawing all start from :func:`board_facts`, so
-"which satellites are connected", "which cells a pending push may land on" and "which move to
-highlight" are computed in one place (from :mod:`satellites_env.core.engine` and
-:class:`~satellites_env.core.Game`), and the words around the board (turn, counts, result)
-are written once.
+The text board, the raster frame and the SVG drawing all start from
+[`board_facts`][satellites_env.render.facts.board_facts], so "which satellites are connected",
+"which cells a pending push may land on" and "which move to highlight" are computed in one place
+(from [`satellites_env.core.engine`][satellites_env.core.engine] and
+[`Game`][satellites_env.core.Game]), and the words around the board (turn, counts, result) are
+written once.
 """
 
 from __future__ import annotations

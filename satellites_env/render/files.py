@@ -1,6 +1,6 @@
-"""Frames to files: PNG and animated GIF (Pillow). The HTML replay is :mod:`satellites_env.web`.
+"""Frames to files: PNG and animated GIF (Pillow). The HTML replay is `satellites_env.web`.
 
-Files are written by :mod:`satellites_env.files`: atomically, and never over a folder, a
+Files are written by `satellites_env.files`: atomically, and never over a folder, a
 special file or a symbolic link."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The RGB frame: a position drawn with pygame on an off-screen Surface (no display needed).
 
 pygame is imported lazily, only when a frame is drawn, so the text board works without it.
-The facts come from :mod:`.facts`, the colors and shapes from :mod:`.palette` (shared with
-the SVG drawing).
+The facts come from `satellites_env.render.facts`, the colors and shapes from
+`satellites_env.render.palette` (shared with the SVG drawing).
 """
 
 from __future__ import annotations

@@ -4,21 +4,22 @@ and the local play page.
 It shows what the raster frame shows (coordinates, values, colors, connection links, colonies
 outlined and tinted by controller, gold lines and crowns on crowned colonies, the last move,
 orange push cells during a displacement, the ⚡ grace counter, the result) from the same
-:func:`~satellites_env.render.facts.board_facts` and :mod:`~satellites_env.render.palette`.
+[`board_facts`][satellites_env.render.facts.board_facts] and `satellites_env.render.palette`.
 
 A drawing has two parts, so that pages can draw the board once and swap positions:
 
-* the *frame* (:func:`svg_frame`): background, cells, grid, coordinates and the satellite
-  shapes (``<defs>``), the same for every position;
-* the *layer* (:func:`svg_layer`): one position, inside ``<g class="position">`` which carries
-  ``data-spn`` (when the position can be written in SPN), ``data-to-move`` and
-  ``data-moves``. Every satellite is a ``<use class="sat">`` with ``data-sq`` (its square),
-  ``data-piece`` (``R3``, ``B2``) and ``data-connected``; every group is a ``<g class="group">``
-  with ``data-cells``, ``data-controller`` and ``data-crowned``; push cells are
-  ``<rect class="push" data-sq=...>``. Tools and tests read these attributes.
+* the *frame* ([`svg_frame`][satellites_env.render.svg.svg_frame]): background, cells, grid,
+  coordinates and the satellite shapes (``<defs>``), the same for every position;
+* the *layer* ([`svg_layer`][satellites_env.render.svg.svg_layer]): one position, inside
+  ``<g class="position">`` which carries ``data-spn`` (when the position can be written in SPN),
+  ``data-to-move`` and ``data-moves``. Every satellite is a ``<use class="sat">`` with ``data-sq``
+  (its square), ``data-piece`` (``R3``, ``B2``) and ``data-connected``; every group is a
+  ``<g class="group">`` with ``data-cells``, ``data-controller`` and ``data-crowned``; push cells
+  are ``<rect class="push" data-sq=...>``. Tools and tests read these attributes.
 
-:func:`render_svg` joins them into one standalone document; ``interactive=True`` adds a
-transparent ``<rect class="hit" data-sq=...>`` over each cell for pages to click on.
+[`render_svg`][satellites_env.render.svg.render_svg] joins them into one standalone document;
+``interactive=True`` adds a transparent ``<rect class="hit" data-sq=...>`` over each cell for pages
+to click on.
 """
 
 from __future__ import annotations
@@ -327,8 +328,8 @@ def _footer(game: Game, f: BoardFacts) -> str:
 
 def svg_layer(game: Game, last_move: str | None = None) -> str:
     """One position as an SVG fragment (``<g class="position">``) to draw over
-    :func:`svg_frame`. `last_move`: the move to highlight (default the game's last; ``""``
-    for none)."""
+    [`svg_frame`][satellites_env.render.svg.svg_frame]. `last_move`: the move to highlight (default
+    the game's last; ``""`` for none)."""
     f = board_facts(game, last_move)
     spn = f' data-spn="{escape(game.to_spn())}"' if game.pending_push is None else ""
     tints, outlines = _groups(f)
@@ -345,8 +346,9 @@ MAX_SVG_WIDTH = 100_000
 
 def svg_document(layer: str, *, width: int | None = None, interactive: bool = False,
                  attributes: str = "") -> str:
-    """A standalone ``<svg>`` of a layer from :func:`svg_layer` over the frame; `width` sets
-    the drawn width (the height follows), `attributes` are added to the root element."""
+    """A standalone ``<svg>`` of a layer from [`svg_layer`][satellites_env.render.svg.svg_layer]
+    over the frame; `width` sets the drawn width (the height follows), `attributes` are added to the
+    root element."""
     below, above = svg_frame(interactive)
     size = "" if width is None else \
         f' width="{int(width)}" height="{round(int(width) * SVG_HEIGHT / SVG_WIDTH)}"'
@@ -358,9 +360,10 @@ def svg_document(layer: str, *, width: int | None = None, interactive: bool = Fa
 def render_svg(game: Game, last_move: str | None = None, *, width: int | None = None,
                interactive: bool = False) -> str:
     """The position as a standalone SVG document (a string), e.g. to save as ``board.svg``
-    or show in a notebook with ``IPython.display.SVG``. `last_move` as in :func:`svg_layer`;
-    `width` in pixels, 1 .. MAX_SVG_WIDTH (default: scales to its container; ValueError
-    naming it otherwise); `interactive` adds click targets."""
+    or show in a notebook with ``IPython.display.SVG``. `last_move` as in
+    [`svg_layer`][satellites_env.render.svg.svg_layer]; `width` in pixels, 1 .. MAX_SVG_WIDTH
+    (default: scales to its container; ValueError naming it otherwise); `interactive` adds click
+    targets."""
     if width is not None:
         width = check_int("width", width, 1, MAX_SVG_WIDTH)
     return svg_document(svg_layer(game, last_move), width=width, interactive=interactive)

@@ -1,10 +1,10 @@
 """The text board: plain (the envs' "ansi" mode), with ANSI colors, or as rich `Text`.
 
-One layout, three outputs: :func:`_lines` builds the board as lines of styled segments;
-:func:`render_text` joins them as plain text (or with ANSI codes) and :func:`render_rich`
-returns a :class:`rich.text.Text` that the `satellites` command prints, so a terminal shows
-colors (red and blue satellites, connection links, colonies tinted by controller) and a pipe
-or a file gets the same characters without codes.
+One layout, three outputs: `_lines` builds the board as lines of styled segments;
+[`render_text`][satellites_env.render.text.render_text] joins them as plain text (or with ANSI
+codes) and [`render_rich`][satellites_env.render.text.render_rich] returns a `rich.text.Text` that
+the `satellites` command prints, so a terminal shows colors (red and blue satellites, connection
+links, colonies tinted by controller) and a pipe or a file gets the same characters without codes.
 """
 
 from __future__ import annotations
@@ -158,8 +158,9 @@ def render_text(game: Game, last_move: str | None = None, color: bool = False) -
 
 
 def render_rich(game: Game, last_move: str | None = None):
-    """The text board as a :class:`rich.text.Text` with colors: rich prints it in color on
-    a terminal and as the plain :func:`render_text` characters elsewhere."""
+    """The text board as a `rich.text.Text` with colors: rich prints it in color on
+    a terminal and as the plain [`render_text`][satellites_env.render.text.render_text] characters
+    elsewhere."""
     from rich.text import Text
 
     text = Text()

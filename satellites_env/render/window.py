@@ -8,7 +8,7 @@ from .raster import pygame_module
 
 
 class HumanWindow:
-    """A pygame window showing RGB frames; opened on the first :meth:`show`."""
+    """A pygame window showing RGB frames; opened on the first `show`."""
 
     def __init__(self, title: str = "Satellites", fps: float | None = None):
         self.title = title

@@ -1,13 +1,13 @@
 """Watch and play in the browser: the HTML replay of a game record and the local play server.
 
-* :func:`replay_html` / :func:`write_replay` - one self-contained replay page per game record
-  (`satellites replay GAME.json --html game.html`); :func:`index_html` - the index of a
+* `replay_html` / `write_replay` - one self-contained replay page per game record
+  (`satellites replay GAME.json --html game.html`); `index_html` - the index of a
   records folder (`satellites evaluate --records DIR` writes `DIR/index.html`).
-* :mod:`satellites_env.web.server` - `satellites serve`: a page on 127.0.0.1 to play a whole
+* `satellites_env.web.server` - `satellites serve`: a page on 127.0.0.1 to play a whole
   game against any agent spec (needs the `web` extra: Starlette and uvicorn; imported only
   when used).
 
-Every board on these pages is drawn by :mod:`satellites_env.render.svg`, and every rules fact
+Every board on these pages is drawn by `satellites_env.render.svg`, and every rules fact
 (legal moves, push cells, groups, control, the result) comes from the engine.
 """
 

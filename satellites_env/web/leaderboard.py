@@ -3,7 +3,7 @@ head-to-head matrix, and each agent's games linked to their replay pages.
 
 `write_leaderboard(ladder, folder)` writes `folder/index.html` and one replay page per game in
 `folder/games/` (a single self-contained file each, as every page of this package), each
-written by :mod:`satellites_env.files` (atomically; never over a special file or a link).
+written by `satellites_env.files` (atomically; never over a special file or a link).
 """
 
 from __future__ import annotations

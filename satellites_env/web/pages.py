@@ -39,7 +39,7 @@ def packed_json(data) -> str:
 def document(title: str, body: str, script: str | None = None, data: dict | None = None,
              packed: str | None = None) -> str:
     """A whole HTML page: `body` (trusted HTML), the shared style sheet, `data` as JSON in
-    ``<script id="page-data">``, `packed` (from :func:`packed_json`) in
+    ``<script id="page-data">``, `packed` (from `packed_json`) in
     ``<script id="packed-data">`` and the page's script (an asset name, after the shared
     `common.js`)."""
     data_tag = "" if data is None else \

@@ -1,12 +1,12 @@
 """One game against an agent, as the play page sees it: framework-free, so it is tested without
-a server (:mod:`.server` puts it behind HTTP).
+a server (`satellites_env.web.server` puts it behind HTTP).
 
-A :class:`PlaySession` holds a :class:`~satellites_env.core.Game`, the human's color and the
-agent. Every request is checked by the engine: :meth:`PlaySession.move` plays a whole move
+A `PlaySession` holds a [`Game`][satellites_env.core.Game], the human's color and the
+agent. Every request is checked by the engine: `PlaySession.move` plays a whole move
 (an action id, the two actions of a displacement, or notation) or raises
-:class:`~satellites_env.core.engine.IllegalActionError` / ``NotationError`` /
-:class:`RequestError` with the reason and changes nothing; then the agent replies.
-:meth:`PlaySession.state` is what the page draws: the SVG layer, the SPN, the legal moves by
+[`IllegalActionError`][satellites_env.core.engine.IllegalActionError] / ``NotationError`` /
+`RequestError` with the reason and changes nothing; then the agent replies.
+`PlaySession.state` is what the page draws: the SVG layer, the SPN, the legal moves by
 square, the move list and the result.
 """
 

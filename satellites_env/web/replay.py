@@ -4,8 +4,8 @@
 the network, opens from disk): the board at every step, a step slider, play/pause,
 first/last (Home, End), the arrow keys, the move list in notation (click a move to go there)
 and the result with the colonies that decided it. Each step's board is drawn by
-:func:`satellites_env.render.svg_layer` here in Python; the page only shows them. The element
-showing the board, ``#board``, carries ``data-spn`` (the SPN of the position shown) and
+[`render.svg_layer`][satellites_env.render.svg_layer] here in Python; the page only shows them. The
+element showing the board, ``#board``, carries ``data-spn`` (the SPN of the position shown) and
 ``data-step``.
 """
 
@@ -101,7 +101,7 @@ click a move to go there</p>
 
 def write_replay(record: GameRecord, path: str | Path, source: str = "game record") -> Path:
     """Write the replay page of `record` to `path` (the folder must exist), atomically; a
-    folder, special file or symbolic link at `path` is refused (:mod:`satellites_env.files`)."""
+    folder, special file or symbolic link at `path` is refused (`satellites_env.files`)."""
     return write_output(path, replay_html(record, source), "replay page")
 
 

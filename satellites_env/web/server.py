@@ -7,7 +7,7 @@ nothing):
   choose how a new one starts);
 * ``POST /api/games`` ``{"color": "red"|"blue", "seed": int?, "spn": str?}`` - a new game
   (201); the agent moves first when it plays red;
-* ``GET /api/games/{id}`` - the game's state (see :meth:`PlaySession.state`);
+* ``GET /api/games/{id}`` - the game's state (see `PlaySession.state`);
 * ``POST /api/games/{id}/move`` ``{"action": id}``, ``{"actions": [move, push]}`` or
   ``{"move": "c10-f7>f9"}`` - the human's move, checked by the engine (an illegal one is a
   400 whose message is the engine's explanation), then the agent's reply;
@@ -209,7 +209,7 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
                idle_seconds: float = IDLE_SECONDS) -> Starlette:
     """The ASGI app serving the play page against `opponent` (an agent spec, checked now:
     a bad one, a simulation count over its ceiling included, raises AgentSpecError before
-    anything is served), for a server listening on `host` (see :func:`allowed_hosts`)."""
+    anything is served), for a server listening on `host` (see `allowed_hosts`)."""
     hosts = allowed_hosts(host)
     make_agent(opponent, seed=0)  # fail fast: a bad spec or checkpoint is an error now
     store = GameStore(opponent, max_moves, max_games, idle_seconds)

@@ -1,7 +1,9 @@
-"""Agents of a trained network: the raw policy (:class:`PolicyAgent`, `checkpoint:PATH`), the
-Gumbel search (:class:`AZAgent`, `az:PATH[:SIMS]`), and the network as an
-:class:`~satellites_env.agents.mcts.Evaluator` (:class:`NetworkEvaluator`), so that the UCT
-search of `mcts:N` runs on it too.
+"""Agents of a trained network: the raw policy
+([`PolicyAgent`][training.alphazero.agent.PolicyAgent], `checkpoint:PATH`), the Gumbel search
+([`AZAgent`][training.alphazero.agent.AZAgent], `az:PATH[:SIMS]`), and the network as an
+[`Evaluator`][satellites_env.agents.mcts.Evaluator]
+([`NetworkEvaluator`][training.alphazero.agent.NetworkEvaluator]), so that the UCT search of
+`mcts:N` runs on it too.
 
 Two searches, one seam: the Gumbel search (training/alphazero/search.py) is the one that
 trains and plays the network, batched over many games in numba; `MCTSAgent` is the plain UCT

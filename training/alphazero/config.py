@@ -1,8 +1,9 @@
 """The Gumbel AlphaZero run configuration (`learner: alphazero`): its sections and their
 checks.
 
-Every key is a :func:`~training.common.config.setting` with its bounds and documentation; the
-loading and checking are the common config system's (:mod:`training.common.config`).
+Every key is a [`setting`][training.common.config.setting] with its bounds and documentation; the
+loading and checking are the common config system's
+([`training.common.config`][training.common.config]).
 """
 
 from __future__ import annotations

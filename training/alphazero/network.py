@@ -3,7 +3,7 @@ value head, its batched evaluator for the search, and masked action distribution
 
 AlphaZero trains it from the rules alone: observation planes in, logits over the 3217 actions
 and a value in [-1, 1] out. PPO trains the same network, optionally with its hand-made one-ply
-prior added to the logits (:class:`training.ppo.prior.PriorNet`).
+prior added to the logits ([`PriorNet`][training.ppo.prior.PriorNet]).
 
 The policy head is spatial and matches the action encoding (RULES.md section 8) directly:
 a 1x1 convolution gives 32 logits per cell (8 directions x 4 distances) and, flattened

@@ -41,11 +41,11 @@ The maths follow mctx's ``gumbel_muzero_policy``:
 * improved policy target: ``softmax(logits + sigma(completed q))`` over the legal actions.
 * interior nodes: argmax of ``softmax(logits + sigma(completed q)) - N(a) / (1 + sum N)``.
 
-Data: the B trees and their games live in one record of arrays, :class:`Tree` (a named tuple
+Data: the B trees and their games live in one record of arrays, `Tree` (a named tuple
 that numba takes as one argument; its fields are listed once, in ``TREE_FIELDS``, so a new
-per-node quantity is one line there), the settings in one :class:`SearchOptions`, and each
-finished search lands in one :class:`Finished` record. The rules are reached through the
-engine API (:mod:`satellites_env.core.engine`).
+per-node quantity is one line there), the settings in one `SearchOptions`, and each
+finished search lands in one `Finished` record. The rules are reached through the
+engine API ([`satellites_env.core.engine`][satellites_env.core.engine]).
 
 Values: the player to move can stay the same (the push of a displacement, grace moves), so a
 node's value sum is kept from the view of the player to move *at that node*, and the sign

@@ -1,5 +1,5 @@
 """The Gumbel AlphaZero learner: self-play -> replay buffer -> gradient steps, in the shared
-run loop (:class:`training.common.run.Trainer`: folder, checkpoints, resume, evaluation,
+run loop ([`Trainer`][training.common.run.Trainer]: folder, checkpoints, resume, evaluation,
 reports).
 
 One iteration plays ``positions_per_iteration`` searched moves in ``search.games`` games in
@@ -115,7 +115,7 @@ def blank_network(shape: dict) -> PolicyValueNet:
 
 
 class AZTrainer(Trainer):
-    """Gumbel AlphaZero (see the module docstring and :class:`~training.common.run.Trainer`)."""
+    """Gumbel AlphaZero (see the module docstring and [`Trainer`][training.common.run.Trainer])."""
 
     Counters = AZCounters
     UNIT = "positions"

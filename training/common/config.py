@@ -1,15 +1,16 @@
 """The one config system of both learners: typed dataclasses read from YAML, every key
 documented, everything checked before anything runs.
 
-A learner's config is a :class:`Config` subclass (``training/ppo/config.py``,
-``training/alphazero/config.py``) whose sections are dataclasses of :func:`setting` fields:
-each field carries its default, its bounds and one line of documentation, so the checks, the
-reference page (``docs/configs.md``, written by ``python -m training.common.config``) and the
-defaults come from one place. Every problem is a :class:`ConfigError` naming the key (and,
-read from a file, the file): an unknown or duplicate key, a section that is not a mapping, a
-value of the wrong type, a number out of its range (NaN and infinities included; every
-number has a ceiling the code can honour), an agent spec that names no agent, or a
-`checkpoint:PATH` opponent that does not exist or does not load.
+A learner's config is a [`Config`][training.common.config.Config] subclass
+(``training/ppo/config.py``, ``training/alphazero/config.py``) whose sections are dataclasses of
+[`setting`][training.common.config.setting] fields: each field carries its default, its bounds and
+one line of documentation, so the checks, the reference page (``docs/configs.md``, written by
+``python -m training.common.config``) and the defaults come from one place. Every problem is a
+[`ConfigError`][training.common.config.ConfigError] naming the key (and, read from a file, the
+file): an unknown or duplicate key, a section that is not a mapping, a value of the wrong type, a
+number out of its range (NaN and infinities included; every number has a ceiling the code can
+honour), an agent spec that names no agent, or a `checkpoint:PATH` opponent that does not exist or
+does not load.
 
 Numbers are read as YAML 1.2 reads them: `5e-4` and `1e3` are floats (PyYAML's YAML 1.1
 rules would make them strings), and an int key accepts a float with an integral value

@@ -1,6 +1,7 @@
 """The training run both learners share: one run in one folder, its loop, checkpoints, resume,
-evaluation, logging, summary and plots. A learner subclasses :class:`Trainer` and plugs in its
-generation and update (:meth:`Trainer.iterate`), its state and its evaluation players.
+evaluation, logging, summary and plots. A learner subclasses
+[`Trainer`][training.common.run.Trainer] and plugs in its generation and update
+([`Trainer.iterate`][training.common.run.Trainer.iterate]), its state and its evaluation players.
 
 Everything a run writes lives in its folder:
 
@@ -208,8 +209,8 @@ class Trainer(PoolOwner, abc.ABC):
     finished run, with or without `resume`, restores it with `finished` set: `report()` shows
     its result and `run()` returns it without training (unless `resume` lengthened it).
 
-    A learner sets `Counters` (a :class:`Counters` dataclass), `UNIT` (what its progress
-    counts) and `ITERATION` (what one iteration is called), and implements `setup`,
+    A learner sets `Counters` (a [`Counters`][training.common.run.Counters] dataclass), `UNIT` (what
+    its progress counts) and `ITERATION` (what one iteration is called), and implements `setup`,
     `iterate`, `progress`, `players`, `learner_payload`, `restore_learner`, `weights` and
     `_open_pool`."""
 

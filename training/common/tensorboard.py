@@ -8,9 +8,9 @@
 
 The animation is an animated GIF in TensorBoard's Images tab (the same summary that
 `SummaryWriter.add_video` writes, which TensorBoard plays as an animation), drawn with the
-raster renderer (:func:`satellites_env.render.render_rgb`) at a small size. It is encoded with
-Pillow, so it needs neither moviepy (which `add_video` imports, and whose 2.x releases it cannot
-use) nor ffmpeg.
+raster renderer ([`render.render_rgb`][satellites_env.render.render_rgb]) at a small size. It is
+encoded with Pillow, so it needs neither moviepy (which `add_video` imports, and whose 2.x releases
+it cannot use) nor ffmpeg.
 """
 
 from __future__ import annotations
@@ -39,12 +39,12 @@ def game_frames(record: GameRecord, size: int = FRAME_SIZE,
 
 def log_game(writer, tag: str, record: GameRecord, step: int, *, size: int = FRAME_SIZE,
              fps: float = FPS, max_frames: int = MAX_FRAMES) -> int:
-    """Log `record` (a :class:`~satellites_env.record.GameRecord`) as an animation under
+    """Log `record` (a [`GameRecord`][satellites_env.record.GameRecord]) as an animation under
     `tag` at `step` to `writer` (a ``torch.utils.tensorboard.SummaryWriter``); return the
     number of frames.
 
     Args:
-        writer: the run's SummaryWriter.
+        writer (torch.utils.tensorboard.SummaryWriter): the run's writer.
         tag: e.g. ``"eval/sample_game"``.
         record: the game to show, e.g. from ``satellites_env.arena.play_game`` or the
             records an evaluation keeps.

@@ -1,11 +1,11 @@
 """PPO's hand-made prior: one-ply lookahead values per action added to the network's logits.
 
 For each legal action, the value for the mover of the position it leads to, exactly as the
-`greedy` baseline scores it (:func:`satellites_env.agents.lookahead.action_values`: +-10 for a
+`greedy` baseline scores it (`satellites_env.agents.lookahead.action_values`: +-10 for a
 won or lost game, 0 for a draw, the heuristic in (-1, 1) otherwise; a displacement is worth
-its best push). :class:`PriorNet` (`model.lookahead > 0`) is the AlphaZero network plus a
-learned multiple of these, its own heads starting at zero: it starts from greedy-like play
-and learns what one ply of lookahead misses. Such a policy needs the game, not only the
+its best push). [`PriorNet`][training.ppo.prior.PriorNet] (`model.lookahead > 0`) is the AlphaZero
+network plus a learned multiple of these, its own heads starting at zero: it starts from greedy-like
+play and learns what one ply of lookahead misses. Such a policy needs the game, not only the
 observation planes (one lookahead costs about the price of one greedy move).
 """
 

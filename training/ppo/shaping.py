@@ -1,6 +1,6 @@
 """The training potential phi(s) for potential-based reward shaping (see `ppo.py`).
 
-phi = heuristic (the greedy agent's, :mod:`satellites_env.agents.heuristic`)
+phi = heuristic (the greedy agent's, `satellites_env.agents.heuristic`)
       + OPENING_WEIGHT * opening progress.
 
 Opening progress is 1 once connections are allowed (R9: a free edge or a connection exists),

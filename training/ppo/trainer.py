@@ -1,5 +1,5 @@
 """The PPO learner: self-play generation -> PPO update, in the shared run loop
-(:class:`training.common.run.Trainer`: folder, checkpoints, resume, evaluation, reports).
+([`Trainer`][training.common.run.Trainer]: folder, checkpoints, resume, evaluation, reports).
 
 One iteration (an *update*) collects `ppo.steps_per_update` learner decisions from the
 generators (games in flight are cut and bootstrapped) and takes `ppo.epochs` passes of
@@ -45,7 +45,7 @@ def policy_player(net: torch.nn.Module) -> PolicyAgent:
 
 
 class PPOTrainer(Trainer):
-    """PPO self-play (see the module docstring and :class:`~training.common.run.Trainer`)."""
+    """PPO self-play (see the module docstring and [`Trainer`][training.common.run.Trainer])."""
 
     Counters = PPOCounters
     UNIT = "learner steps"

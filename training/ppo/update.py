@@ -2,7 +2,7 @@
 
 Rewards: the game result (R24, +1/-1/0) on a player's last decision, plus optional
 potential-based shaping `shaping * (gamma * phi(s') - phi(s))` where phi is the potential of
-:mod:`training.ppo.shaping` at the player's decision points and phi = 0 after the end.
+`training.ppo.shaping` at the player's decision points and phi = 0 after the end.
 Potential-based shaping leaves the optimal policy unchanged (Ng et al., 1999) and gives the
 long early games a signal before the sparse result arrives.
 """
