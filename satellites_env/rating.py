@@ -7,13 +7,14 @@ drawn games (BayesElo's prior, one game by default), which keeps the ratings fin
 pairing is one-sided. Its pull is not always small: it moves a rating most where a player's
 results are nearly all wins or all losses. On the shipped scale `random` (one game won of 120)
 sits at +1 with the prior and at -222 without it, while the five other agents it does not pin
-move by 28 to 55 Elo (with `random` as the anchor instead, the prior moved all six by 159 to
+move by 28 to 55 Elo (with `random` as the anchor instead, the prior moved all six by 223 to
 278).
 
-Every fit is placed on one scale, the shipped ladder's (`ladders/scale.db`, [`SCALE`][
-satellites_env.rating.SCALE]): one player of the fit, the anchor, is fixed at its rating
-there. `greedy` is pinned at +400 and preferred as the anchor because it is well connected
-(it scored 27.5% on the ladder, with wins and losses in every pairing); `random`, which
+Every fit is placed on one scale, the shipped ladder's (`ladders/scale.db`,
+[`SCALE`][satellites_env.rating.SCALE]): one player of the fit, the anchor, is fixed at its
+rating there. `greedy` is pinned at +400 and preferred as the anchor because it is well
+connected (it scored 27.5% on the ladder, and neither won nor lost every game of any
+pairing); `random`, which
 nearly always loses, is the anchor of last resort, since its rating is the one the prior
 decides. A fit with no player of the scale fixes its first player at 0.
 
@@ -51,8 +52,8 @@ ANCHOR_ORDER = ("greedy", "mcts:50", "checkpoint:pretrained", "mcts:200", "mcts:
 
 def scale_anchor(players: list[str]) -> tuple[str, float]:
     """The player (an agent spec) a fit of `players` fixes, and the rating it is fixed at:
-    the first of `ANCHOR_ORDER` among them at its [`SCALE`][satellites_env.rating.SCALE]
-    rating, else the first player at 0."""
+    the first of `ANCHOR_ORDER` among them at its rating in
+    [`SCALE`][satellites_env.rating.SCALE], else the first player at 0."""
     for spec in ANCHOR_ORDER:
         if spec in players:
             return spec, SCALE[spec]
@@ -112,8 +113,8 @@ def fit(players: list[str], scores: np.ndarray, games: np.ndarray, anchor: str |
         players: the players' names (agent specs, for the scale's anchor to be found).
         scores: n x n, i's score against j.
         games: n x n, symmetric, the games between i and j.
-        anchor: the player fixed at `anchor_elo`; default: [`scale_anchor`][
-            satellites_env.rating.scale_anchor] of `players`, at its shipped rating.
+        anchor: the player fixed at `anchor_elo`; default: the scale's anchor among
+            `players` ([`scale_anchor`][satellites_env.rating.scale_anchor]).
         prior_games: virtual drawn games added to every pairing that played.
         iterations: the most Newton steps.
         anchor_elo: the anchor's rating; default its shipped rating when `anchor` is
