@@ -62,7 +62,7 @@ def test_the_docs_state_the_priors_measured_effect():
     """docs/agents.md: from `random` the prior moves greedy from +622 to +400 (every agent by
     223 to 278); from greedy it moves the others by 28 to 55, random by 223."""
     by_random = prior_effect("random")
-    assert round(by_random["greedy"][0]) == 400 and round(by_random["greedy"][1]) == 622
+    assert abs(by_random["greedy"][0] - 400) < 1 and round(by_random["greedy"][1]) == 622
     moves = [abs(b - a) for name, (a, b) in by_random.items() if name != "random"]
     assert (round(min(moves)), round(max(moves))) == (223, 278)
     by_greedy = prior_effect("greedy")
