@@ -10,13 +10,12 @@ sits at +1 with the prior and at -222 without it, while the five other agents it
 move by 28 to 55 Elo (with `random` as the anchor instead, the prior moved all six by 223 to
 278).
 
-Every fit is placed on one scale, the shipped ladder's (`ladders/scale.db`,
-[`SCALE`][satellites_env.rating.SCALE]): one player of the fit, the anchor, is fixed at its
-rating there. `greedy` is pinned at +400 and preferred as the anchor because it is well
-connected (it scored 27.5% on the ladder, and neither won nor lost every game of any
-pairing); `random`, which
-nearly always loses, is the anchor of last resort, since its rating is the one the prior
-decides. A fit with no player of the scale fixes its first player at 0.
+Every fit is placed on one scale, the shipped ladder's (`ladders/scale.db`, `SCALE`): one
+player of the fit, the anchor, is fixed at its rating there. `greedy` is pinned at +400 and
+preferred as the anchor because it is well connected (it scored 27.5% on the ladder, and
+neither won nor lost every game of any pairing); `random`, which nearly always loses, is the
+anchor of last resort, since its rating is the one the prior decides. A fit with no player
+of the scale fixes its first player at 0.
 
 Intervals come from the likelihood's curvature: the covariance of the ratings is the inverse
 of the observed information (the Hessian of the negative log-likelihood) over the free
@@ -52,8 +51,8 @@ ANCHOR_ORDER = ("greedy", "mcts:50", "checkpoint:pretrained", "mcts:200", "mcts:
 
 def scale_anchor(players: list[str]) -> tuple[str, float]:
     """The player (an agent spec) a fit of `players` fixes, and the rating it is fixed at:
-    the first of `ANCHOR_ORDER` among them at its rating in
-    [`SCALE`][satellites_env.rating.SCALE], else the first player at 0."""
+    the first of `ANCHOR_ORDER` among them at its rating in `SCALE`, else the first player
+    at 0."""
     for spec in ANCHOR_ORDER:
         if spec in players:
             return spec, SCALE[spec]

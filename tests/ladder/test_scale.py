@@ -72,3 +72,19 @@ def test_the_docs_state_the_priors_measured_effect():
     docs = (ROOT / "docs" / "agents.md").read_text()
     for figure in ("+622", "223 to 278", "28 to 55", "223"):
         assert figure in docs, figure
+
+
+def test_a_training_runs_evaluation_is_rated_on_the_shipped_scale():
+    pytest.importorskip("torch")
+    from satellites_env.rating import against_known
+    from training.common.run import Evaluation
+
+    results = {"random": {"a": "p", "b": "random", "games": 100, "a_wins": 90, "b_wins": 8,
+                          "draws": 2},
+               "mcts:200": {"a": "p", "b": "mcts:200", "games": 50, "a_wins": 10,
+                            "b_wins": 40, "draws": 0},
+               "mcts:9": {"a": "p", "b": "mcts:9", "games": 10, "a_wins": 5, "b_wins": 5,
+                          "draws": 0}}  # not on the scale: not rated
+    elo = Evaluation(progress=1, results=results).elo()
+    assert elo == pytest.approx(against_known([(SCALE["random"], 91.0, 100),
+                                               (SCALE["mcts:200"], 10.0, 50)]))
