@@ -164,7 +164,8 @@ def _name_problem(name) -> str | None:
     return None
 
 
-_agents: dict[str, Agent] = {}  # this process's agents, one per spec (workers build their own)
+# this process's agents, one per spec and identity (workers build their own)
+_agents: dict[tuple[str, str | None], Agent] = {}
 
 
 def play_job(spec_a: str, spec_b: str, game: int, seed: int, max_moves: int,
@@ -172,13 +173,14 @@ def play_job(spec_a: str, spec_b: str, game: int, seed: int, max_moves: int,
     """Play one ladder game (in this process or a worker): the record as a dict. With
     `key_a`/`key_b`, an agent whose identity is not that key (its file changed) is refused."""
     for spec, key in ((spec_a, key_a), (spec_b, key_b)):
-        if spec not in _agents:
+        if (spec, key) not in _agents:
             agent = make_agent(spec, seed=0)
             if key is not None and agent.identity() != key:
                 raise LadderError(f"agent {quoted(spec)} is no longer the player it was when "
                                   f"it joined the ladder (its file changed)")
-            _agents[spec] = agent
-    record = play_pairing_game(_agents[spec_a], _agents[spec_b], game, seed, max_moves)
+            _agents[spec, key] = agent
+    record = play_pairing_game(_agents[spec_a, key_a], _agents[spec_b, key_b], game, seed,
+                               max_moves)
     return record.as_dict()
 
 
@@ -624,8 +626,9 @@ class Ladder:
         stored. Games are claimed a few at a time, so runs beside it share the work."""
         if not 1 <= games <= MAX_GAMES_PER_PAIR:
             raise LadderError(f"games per pair must be in [1, {MAX_GAMES_PER_PAIR}], got {games}")
-        for a, b in pairs:  # every agent builds, and is still itself, before a game is played
-            self._build(a), self._build(b)
+        # every agent builds, and is still itself, before a game is played
+        for entry in {e.id: e for pair in pairs for e in pair}.values():
+            self._build(entry)
         owner = uuid.uuid4().hex
         total = sum(max(0, games - self._count(a, b)) for a, b in pairs)
         stored = played = 0

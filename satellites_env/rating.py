@@ -62,9 +62,10 @@ def scale_anchor(players: list[str]) -> tuple[str, float]:
 
 
 def anchor_text(anchor: str, elo: float) -> str:
-    """How a table names its anchor: `greedy = +400 (the shipped scale)`, or `x = 0 (no
-    agent of the shipped scale played)`."""
-    if anchor in SCALE and elo == SCALE[anchor]:
+    """How a table names its anchor: `greedy = +400 (the shipped scale)`, or `x = +0 (no
+    agent of the shipped scale played)`. An anchor fixed away from 0 is on the shipped scale
+    (none of its ratings is 0), whatever the agent's name on a ladder."""
+    if elo != 0.0:
         return f"{anchor} = {elo:+.0f} (the shipped scale)"
     return f"{anchor} = {elo:+.0f} (no agent of the shipped scale played)"
 

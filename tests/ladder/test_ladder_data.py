@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from satellites_env import cli
 from satellites_env.agents import RandomAgent
-from satellites_env.ladder import CLAIM_LEASE, Ladder, LadderError, _Heartbeat
+from satellites_env.ladder import CLAIM_LEASE, Ladder, LadderError, _Heartbeat, play_job
 
 ROOT = Path(__file__).resolve().parents[2]
 SCALE = ROOT / "ladders" / "scale.db"
@@ -112,6 +112,18 @@ def test_reading_the_shipped_scale_leaves_nothing_beside_it(capsys):
         status = subprocess.run(["git", "status", "--porcelain", "--ignored", "ladders"],
                                 cwd=ROOT, capture_output=True, text=True)
         assert status.returncode != 0 or status.stdout == ""
+
+
+def test_reading_a_ladder_in_wal_mode_writes_nothing(capsys, copy):
+    sql(copy, "UPDATE agents SET name = 'G' WHERE spec = 'greedy'")
+    assert copy.read_bytes()[18] == 2  # WAL mode, as every ladder run leaves it
+    before = digest(copy)
+    for argv in (["show"], ["show", "--json"], ["show", "--csv"]):
+        status, out, _ = run(capsys, "ladder", *argv, "--db", copy)
+        assert status == 0
+    assert digest(copy) == before and [p.name for p in copy.parent.iterdir()] == ["ladder.db"]
+    status, out, _ = run(capsys, "ladder", "show", "--db", copy)
+    assert "G = +400 (the shipped scale)" in out  # greedy by its spec, whatever its name
 
 
 def test_a_file_that_is_no_ladder_is_never_written(capsys, tmp_path):
@@ -263,6 +275,13 @@ def test_a_changed_file_does_not_play_under_its_old_identity(capsys, tmp_path):
     assert status == 2 and "no longer the player" in err and "--name" in err, err
     with Ladder(db, create=False, readonly=True) as ladder:
         assert ladder.games_count() == 0
+
+
+def test_a_worker_checks_each_agents_identity_before_its_first_game():
+    record = play_job("random", "greedy", 0, 1, 20, "random", "greedy")
+    assert record["players"] == {"red": "random", "blue": "greedy"}
+    with pytest.raises(LadderError, match="no longer the player"):
+        play_job("random", "greedy", 1, 1, 20, "random", "checkpoint:sha256=00")
 
 
 # ------------------------------------------------------------------ fuzz
