@@ -88,3 +88,12 @@ def test_a_training_runs_evaluation_is_rated_on_the_shipped_scale():
     elo = Evaluation(progress=1, results=results).elo()
     assert elo == pytest.approx(against_known([(SCALE["random"], 91.0, 100),
                                                (SCALE["mcts:200"], 10.0, 50)]))
+
+
+def test_the_shipped_agents_are_still_the_players_the_scale_rated():
+    """Each agent builds from its stored spec with its stored identity (a retrained shipped
+    network would be refused by `ladder run` and `rate`: the scale must then be rebuilt)."""
+    pytest.importorskip("torch")
+    with Ladder(ROOT / "ladders" / "scale.db", create=False, readonly=True) as ladder:
+        for entry in ladder.agents():
+            assert ladder._build(entry).identity() == entry.key
