@@ -19,8 +19,10 @@ the writer):
 * `claims`: the games being played now, by which process (two `ladder run` at once never play
   a game twice). A claim is a lease: its run renews `at` every `HEARTBEAT` seconds, and a
   claim not renewed for `CLAIM_LEASE` seconds is taken over; on the claim's own host, a claim
-  whose process is gone is taken over at once. A live process that is not a ladder run (a
-  reused pid) cannot renew a lease, so it holds no game for longer than the lease.
+  whose process is gone, or whose pid now belongs to a process started at another time (the
+  claim's `owner` records its process's start time), is taken over at once. A live process
+  that is not a ladder run cannot renew a lease, so it holds no game for longer than the
+  lease.
 * `meta`: the format and the ladder's settings (`seed`, `max_moves`).
 
 A database is data from whoever wrote it. Every row is checked where it is read (types,
@@ -187,6 +189,17 @@ def play_job(spec_a: str, spec_b: str, game: int, seed: int, max_moves: int,
 def play_ray_job(job: tuple, agents: dict | None = None) -> dict:
     """`play_job` in a Ray actor (the actor keeps its agents between jobs)."""
     return play_job(*job)
+
+
+def _process_start(pid: int) -> str | None:
+    """When process `pid` started (clock ticks since boot, from /proc), or None where that
+    cannot be read (another system, a process gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rpartition(b")")[2].split()
+        return fields[19].decode()  # field 22 of stat(5); fields[0] is field 3
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
 
 
 def _guarded(method):
@@ -558,8 +571,9 @@ class Ladder:
                 break
         return jobs[:limit]
 
-    def _claims(self, a: Entry, b: Entry, now: float) -> list[tuple[int, str, int, float]]:
-        """(game, host, pid, at) of the pair's claims, checked."""
+    def _claims(self, a: Entry, b: Entry, now: float
+                ) -> list[tuple[int, str, int, float, str]]:
+        """(game, host, pid, at, owner) of the pair's claims, checked."""
         claims = []
         for row in self.db.execute("SELECT rowid, game, owner, host, pid, at FROM claims "
                                    "WHERE a = ? AND b = ?", (a.id, b.id)):
@@ -573,14 +587,15 @@ class Ladder:
             if type(at) not in (int, float) or not math.isfinite(at) or at > now + CLAIM_LEASE:
                 raise self._bad("claims", rowid, f"at must be a time (seconds since 1970) not "
                                 f"in the future, got {quoted(at)}")
-            claims.append((game, host, pid, float(at)))
+            claims.append((game, host, pid, float(at), owner))
         return claims
 
     @staticmethod
-    def _alive(host: str, pid: int, at: float, now: float) -> bool:
+    def _alive(host: str, pid: int, at: float, owner: str, now: float) -> bool:
         """Whether a claim's run may still be playing its game: its lease was renewed within
-        `CLAIM_LEASE`, and on this host its process still exists. A live unrelated process
-        does not keep a claim: it cannot renew the lease."""
+        `CLAIM_LEASE`, and on this host its process still exists and started when the claim
+        says (a reused pid is another process). A live unrelated process does not keep a
+        claim: it cannot renew the lease."""
         if now - at > CLAIM_LEASE:
             return False
         if host != socket.gethostname():
@@ -590,8 +605,9 @@ class Ladder:
         except ProcessLookupError:
             return False
         except (PermissionError, OverflowError):
-            return True
-        return True
+            pass
+        started = owner.partition("/")[2]
+        return not started or _process_start(pid) in (None, started)
 
     def _claim(self, pairs, games: int, limit: int, owner: str) -> list[Job]:
         with self._transaction():
@@ -629,7 +645,8 @@ class Ladder:
         # every agent builds, and is still itself, before a game is played
         for entry in {e.id: e for pair in pairs for e in pair}.values():
             self._build(entry)
-        owner = uuid.uuid4().hex
+        # the run's id, and its process's start time: a claim of a reused pid is stale
+        owner = f"{uuid.uuid4().hex}/{_process_start(os.getpid()) or ''}"
         total = sum(max(0, games - self._count(a, b)) for a, b in pairs)
         stored = played = 0
         local = workers == 1 and ray_address is None

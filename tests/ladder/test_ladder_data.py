@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import shutil
 import socket
 import sqlite3
@@ -25,7 +26,8 @@ from hypothesis import strategies as st
 
 from satellites_env import cli
 from satellites_env.agents import RandomAgent
-from satellites_env.ladder import CLAIM_LEASE, Ladder, LadderError, _Heartbeat, play_job
+from satellites_env.ladder import (CLAIM_LEASE, Ladder, LadderError, _Heartbeat,
+                                   _process_start, play_job)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCALE = ROOT / "ladders" / "scale.db"
@@ -211,6 +213,14 @@ def test_a_claim_is_a_lease_that_a_live_unrelated_process_cannot_hold(copy):
                               (a.id, b.id, socket.gethostname(), at))
             missing = ladder._missing([(a, b)], 3, time.time(), 10)
             assert [j.game for j in missing] == ([2] if at < now else [])
+        # on this host, a live pid that started at another time than the claim's is stale
+        started = _process_start(os.getpid())
+        for owner, kept in ((f"run/{started}", True), ("run/1", started is None),
+                            ("run", True)):
+            ladder.db.execute("UPDATE claims SET pid = ?, owner = ?, at = ?",
+                              (os.getpid(), owner, time.time()))
+            missing = ladder._missing([(a, b)], 3, time.time(), 10)
+            assert [j.game for j in missing] == ([] if kept else [2]), owner
         # on another host, only the lease counts
         ladder.db.execute("UPDATE claims SET host = 'elsewhere', at = ?",
                           (now - CLAIM_LEASE - 1,))
