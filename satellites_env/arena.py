@@ -51,10 +51,8 @@ def rate_with_interval(wins: int, games: int) -> str:
 
 
 ELO_PER_NAT = rating.ELO_PER_NAT
-#: Ratings of the baselines (random = 0), fitted from `satellites evaluate --agents random
-#: greedy mcts:200 --games 200 --seed 0` (results/baselines.json; a test keeps them equal):
-#: the fixed scale that learning curves rate a learner on.
-BASELINE_ELO = {"random": 0.0, "greedy": 445.2, "mcts:200": 789.2}
+#: The baselines' ratings on the shipped scale (`satellites_env.rating.SCALE`).
+BASELINE_ELO = {name: rating.SCALE[name] for name in ("random", "greedy", "mcts:200")}
 
 
 def elo_against(results: list[tuple[float, float, int]], z: float = Z95
@@ -389,16 +387,18 @@ def tournament_result(agents: list[str], games: int, seed: int, max_moves: int,
                             max_moves=max_moves, known=dict(known))
 
 
-def elo_anchor(agents: list[str], anchor: str = "random") -> str:
-    """The agent `fit_elo` fixes at 0: `anchor` when it played, else the first agent."""
-    return anchor if anchor in agents else agents[0]
+def elo_anchor(agents: list[str]) -> str:
+    """The agent `fit_elo` fixes: the shipped scale's anchor among `agents`
+    (`satellites_env.rating.scale_anchor`), else the first agent."""
+    return rating.scale_anchor(agents)[0]
 
 
-def fit_elo(agents: list[str], pairs: list[PairResult], anchor: str = "random",
-            prior_games: float = 1.0) -> dict[str, float]:
+def fit_elo(agents: list[str], pairs: list[PairResult], prior_games: float = 1.0
+            ) -> dict[str, float]:
     """Bradley-Terry maximum likelihood ratings on the Elo scale of a tournament's pairings
     ([`rating.fit`][satellites_env.rating.fit]: draws count half a win, `prior_games` virtual drawn
-    games per pairing, `anchor` fixed at 0 when it played, else the first agent)."""
+    games per pairing, placed on the shipped scale by the first of its agents that played,
+    else the first agent at 0)."""
     index = {a: i for i, a in enumerate(agents)}
     scores = np.zeros((len(agents), len(agents)))
     games = np.zeros_like(scores)
@@ -408,4 +408,4 @@ def fit_elo(agents: list[str], pairs: list[PairResult], anchor: str = "random",
         scores[j, i] += pair.b_wins + 0.5 * pair.draws
         games[i, j] += pair.games
         games[j, i] += pair.games
-    return rating.fit(agents, scores, games, elo_anchor(agents, anchor), prior_games).as_dict()
+    return rating.fit(agents, scores, games, prior_games=prior_games).as_dict()

@@ -362,11 +362,11 @@ def results_table(result: TournamentResult, title: str) -> Table:
 
 
 def elo_title(result: TournamentResult) -> str:
-    """Names the agent fixed at 0: random when it played, else the first agent."""
+    """Names the agent whose rating is fixed (the shipped scale's anchor, or the first)."""
+    from .rating import anchor_text
+
     anchor = result.elo_anchor or result.agents[0]
-    if anchor == "random":
-        return "Elo, random = 0"
-    return f"Elo, {anchor} = 0 (the first agent; random did not play)"
+    return f"Elo, {anchor_text(anchor, result.elo.get(anchor, 0.0))}"
 
 
 def elo_table(result: TournamentResult) -> Table:
@@ -856,12 +856,14 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
 # --------------------------------------------------------------------------- ladder
 
 
-def _ladder(path: Path, create: bool, seed: int | None = None, max_moves: int | None = None):
+def _ladder(path: Path, create: bool, seed: int | None = None, max_moves: int | None = None,
+            readonly: bool = False, allow_pickle: bool = False):
     from .core.board import DEFAULT_MAX_MOVES
     from .ladder import Ladder
 
     ladder = Ladder(path, create=create, seed=0 if seed is None else seed,
-                    max_moves=DEFAULT_MAX_MOVES if max_moves is None else max_moves)
+                    max_moves=DEFAULT_MAX_MOVES if max_moves is None else max_moves,
+                    readonly=readonly, allow_pickle=allow_pickle)
     for option, asked, held in (("--seed", seed, ladder.seed),
                                 ("--max-moves", max_moves, ladder.max_moves)):
         if asked is not None and asked != held:
@@ -890,9 +892,11 @@ def ladder_add(db: Path, specs: list[str], name: str | None, seed: int | None = 
             say(f"{entry.name}: on the ladder{held}, identity {entry.key[:60]}")
 
 
-def ladder_run(db: Path, games: int, workers: int, ray: str | None) -> None:
+def ladder_run(db: Path, games: int, workers: int, ray: str | None,
+               allow_pickle: bool = False) -> None:
     """`satellites ladder run`: play every game the ladder's pairs still lack."""
-    with _ladder(db, create=False) as ladder, _progress_bar("games") as progress:
+    with _ladder(db, create=False, allow_pickle=allow_pickle) as ladder, \
+            _progress_bar("games") as progress:
         task = progress.add_task("games", total=None)
         stored = ladder.run(games, workers, ray,
                             lambda done, total: progress.update(task, completed=done,
@@ -902,9 +906,10 @@ def ladder_run(db: Path, games: int, workers: int, ray: str | None) -> None:
 
 
 def ladder_rate(db: Path, spec: str, games: int, workers: int, ray: str | None,
-                name: str | None) -> None:
+                name: str | None, allow_pickle: bool = False) -> None:
     """`satellites ladder rate SPEC`: one agent's rating against the ladder's fixed ratings."""
-    with _ladder(db, create=False) as ladder, _progress_bar("games") as progress:
+    with _ladder(db, create=False, allow_pickle=allow_pickle) as ladder, \
+            _progress_bar("games") as progress:
         task = progress.add_task("games", total=None)
         result = ladder.rate(spec, games, workers, ray,
                              lambda done, total: progress.update(task, completed=done),
@@ -920,8 +925,12 @@ def ladder_rate(db: Path, spec: str, games: int, workers: int, ray: str | None,
 
 
 def ladder_show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> None:
-    """`satellites ladder show`: the ratings, intervals and games (a table, JSON, CSV, or an
-    HTML leaderboard)."""
+    """`satellites ladder show`: the ratings, intervals, games and head-to-head matrix (a
+    table, JSON, CSV of the ratings, or an HTML leaderboard). The database is opened for
+    reading only."""
+    import csv
+
+    from .rating import anchor_text
     from .web.leaderboard import standings, write_leaderboard
 
     if html is not None:
@@ -929,22 +938,23 @@ def ladder_show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> Non
             raise CliError(f"--html {_show(html)} is {_kind_of(html)}; give a folder for the "
                            f"leaderboard page")
         check_output_file(html / "index.html", "--html", "index.html")
-    with _ladder(db, create=False) as ladder:
+    with _ladder(db, create=False, readonly=True) as ladder:
         table = standings(ladder)
         if html is not None:
             index = write_leaderboard(ladder, html)
             say(f"leaderboard: {index}")
     if as_json:
-        print(json.dumps(table, indent=1))
+        print(json.dumps(table, indent=1, allow_nan=False))
         return
     if as_csv:
         columns = ("rank", "name", "spec", "elo", "low", "high", "games", "score", "los_next")
-        print(",".join(columns))
-        for row in table["agents"]:
-            print(",".join(json.dumps(row[c]) if isinstance(row[c], str) else
-                           ("" if row[c] is None else str(row[c])) for c in columns))
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([("" if row[c] is None else row[c]) for c in columns]
+                         for row in table["agents"])
         return
-    out = Table(title=Text(f"Ladder {db}: {table['games']} games, Elo {table['anchor']} = 0, "
+    out = Table(title=Text(f"Ladder {db}: {table['games']} games, Elo "
+                           f"{anchor_text(table['anchor'], table['anchor_elo'])}, "
                            f"95% intervals"))
     for column in ("#", "agent", "Elo", "95% interval", "games", "score", "LOS next"):
         out.add_column(column, justify="left" if column == "agent" else "right")
@@ -954,6 +964,19 @@ def ladder_show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> Non
                     "" if row["score"] is None else f"{100 * row['score']:.1f}%",
                     "" if row["los_next"] is None else f"{100 * row['los_next']:.1f}%")
     console.print(out)
+    names = [row["name"] for row in table["agents"]]
+    if len(names) > 1:
+        matrix = Table(title=Text("Head to head: the row's score against the column (by "
+                                  "rank), in %"))
+        matrix.add_column("agent")
+        for rank in range(1, len(names) + 1):
+            matrix.add_column(str(rank), justify="right")
+        for rank, a in enumerate(names, start=1):
+            cells = [table["matrix"].get(a, {}).get(b) for b in names]
+            matrix.add_row(Text(f"{rank} {a}"), *(
+                "" if cell is None else f"{100 * cell['score'] / cell['games']:.0f}"
+                for cell in cells))
+        console.print(matrix)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1078,6 +1101,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="games to play (default 200)")
     lq.add_argument("--name", help="its name in the database (default: SPEC)")
     for command in (lr, lq):
+        command.add_argument("--allow-pickle", action="store_true",
+                             help="let the database's agent specs load pickled files "
+                             "(rllib:PATH, agents of other packages): a pickle can run any "
+                             "code, so only for a database and files you trust")
         command.add_argument("--workers", type=WORKERS, default=1,
                              help="games in parallel (processes, or Ray actors with --ray)")
         add_ray_option(command, "play the games in Ray actors (a local Ray, or the cluster "
@@ -1120,13 +1147,29 @@ def run_command(args: argparse.Namespace) -> None:
         if args.ladder == "add":
             ladder_add(args.db, args.specs, args.name, args.seed, args.max_moves)
         elif args.ladder == "run":
-            ladder_run(args.db, args.games_per_pair, args.workers, args.ray)
+            ladder_run(args.db, args.games_per_pair, args.workers, args.ray, args.allow_pickle)
         elif args.ladder == "rate":
-            ladder_rate(args.db, args.spec, args.games, args.workers, args.ray, args.name)
+            ladder_rate(args.db, args.spec, args.games, args.workers, args.ray, args.name,
+                        args.allow_pickle)
         else:
             if args.json and args.csv:
                 raise CliError("--json and --csv: choose one")
             ladder_show(args.db, args.html, args.json, args.csv)
+
+
+#: the exit status of a command whose output's reader went away (128 + SIGPIPE, as the shell
+#: reports a tool that SIGPIPE ended)
+EXIT_BROKEN_PIPE = 141
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush finds no broken pipe
+    (Python's documented way to leave quietly after a BrokenPipeError)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout replaced (tests) or already closed
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1141,6 +1184,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         errors.print("interrupted")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader left (`| head`): stop quietly, as Unix tools do
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except (ValueError, OSError) as error:  # user errors: spec, record, SPN, config, paths...
         errors.print(f"[red]error:[/red] {escape(_describe(error))}")
         return EXIT_ERROR

@@ -4,8 +4,18 @@ likelihood of superiority, as Ordo and BayesElo report them.
 The model: player i beats player j with probability 1 / (1 + 10^((r_j - r_i) / 400)). A draw
 counts as half a win each way. Every pairing that played also gets `prior_games` virtual
 drawn games (BayesElo's prior, one game by default), which keeps the ratings finite when a
-pairing is one-sided; with a few hundred games its pull is a few Elo. One player, the anchor,
-is fixed at 0 (`random` where it played).
+pairing is one-sided. Its pull is not always small: it moves a rating most where a player's
+results are nearly all wins or all losses. On the shipped scale `random` (one game won of 120)
+sits at +1 with the prior and at -222 without it, while the five other agents it does not pin
+move by 28 to 55 Elo (with `random` as the anchor instead, the prior moved all six by 223 to
+278).
+
+Every fit is placed on one scale, the shipped ladder's (`ladders/scale.db`, `SCALE`): one
+player of the fit, the anchor, is fixed at its rating there. `greedy` is pinned at +400 and
+preferred as the anchor because it is well connected (it scored 27.5% on the ladder, and
+neither won nor lost every game of any pairing); `random`, which nearly always loses, is the
+anchor of last resort, since its rating is the one the prior decides. A fit with no player
+of the scale fixes its first player at 0.
 
 Intervals come from the likelihood's curvature: the covariance of the ratings is the inverse
 of the observed information (the Hessian of the negative log-likelihood) over the free
@@ -24,15 +34,52 @@ import numpy as np
 ELO_PER_NAT = 400 / math.log(10)
 Z95 = 1.959963984540054
 
+#: The rating the scale pins its anchor, `greedy`, at: +400 kept `random` near 0, where the
+#: ladder's older anchor put it.
+SCALE_ANCHOR = ("greedy", 400.0)
+#: The shipped rating scale: the ratings `ladders/scale.db` fits to (`satellites ladder show
+#: --db ladders/scale.db`: 20 games per pair, one virtual draw per pairing, greedy at +400).
+#: Evaluations during training, `satellites evaluate` and every ladder read their anchor's
+#: rating here (a test keeps these equal to the database's fit).
+SCALE = {"random": 0.5, "greedy": 400.0, "mcts:50": 595.9, "mcts:200": 744.1,
+         "mcts:1000": 787.9, "checkpoint:pretrained": 572.9, "az:pretrained:32": 841.7}
+#: Which player of a fit is its anchor: the first of these that played. Best connected first
+#: (greedy, then by how near 50% each scored on the ladder); random last.
+ANCHOR_ORDER = ("greedy", "mcts:50", "checkpoint:pretrained", "mcts:200", "mcts:1000",
+                "az:pretrained:32", "random")
+
+
+def scale_anchor(players: list[str]) -> tuple[str, float]:
+    """The player (an agent spec) a fit of `players` fixes, and the rating it is fixed at:
+    the first of `ANCHOR_ORDER` among them at its rating in `SCALE`, else the first player
+    at 0."""
+    for spec in ANCHOR_ORDER:
+        if spec in players:
+            return spec, SCALE[spec]
+    if not players:
+        raise ValueError("a rating needs at least one player")
+    return players[0], 0.0
+
+
+def anchor_text(anchor: str, elo: float) -> str:
+    """How a table names its anchor: `greedy = +400 (the shipped scale)`, or `x = +0 (no
+    agent of the shipped scale played)`. An anchor fixed away from 0 is on the shipped scale
+    (none of its ratings is 0), whatever the agent's name on a ladder."""
+    if elo != 0.0:
+        return f"{anchor} = {elo:+.0f} (the shipped scale)"
+    return f"{anchor} = {elo:+.0f} (no agent of the shipped scale played)"
+
 
 @dataclass
 class Ratings:
-    """A fit: `elo[i]` of `players[i]` (the anchor at 0), their covariance (Elo^2)."""
+    """A fit: `elo[i]` of `players[i]` (the anchor at `anchor_elo`), their covariance
+    (Elo^2)."""
 
     players: list[str]
     elo: np.ndarray
     covariance: np.ndarray
     anchor: str
+    anchor_elo: float = 0.0
 
     def rating(self, player: str) -> float:
         return float(self.elo[self.players.index(player)])
@@ -57,16 +104,35 @@ class Ratings:
 
 
 def fit(players: list[str], scores: np.ndarray, games: np.ndarray, anchor: str | None = None,
-        prior_games: float = 1.0, iterations: int = 200) -> Ratings:
+        prior_games: float = 1.0, iterations: int = 200, anchor_elo: float | None = None
+        ) -> Ratings:
     """Bradley-Terry ratings of `players` from `scores[i, j]` (i's score against j: wins plus
-    half the draws) and `games[i, j]` (games between them, symmetric). `anchor` is fixed at 0
-    (default: `random` when it is a player, else the first player)."""
+    half the draws) and `games[i, j]` (games between them, symmetric).
+
+    Args:
+        players: the players' names (agent specs, for the scale's anchor to be found).
+        scores: n x n, i's score against j.
+        games: n x n, symmetric, the games between i and j.
+        anchor: the player fixed at `anchor_elo`; default: the scale's anchor among
+            `players` ([`scale_anchor`][satellites_env.rating.scale_anchor]).
+        prior_games: virtual drawn games added to every pairing that played.
+        iterations: the most Newton steps.
+        anchor_elo: the anchor's rating; default its shipped rating when `anchor` is
+            None, else 0.
+
+    Returns:
+        The ratings with their covariance.
+    """
     n = len(players)
+    if anchor is None:
+        anchor, default_elo = scale_anchor(list(players))
+    else:
+        default_elo = 0.0
+    anchor_elo = default_elo if anchor_elo is None else float(anchor_elo)
     scores = np.asarray(scores, dtype=np.float64)
     games = np.asarray(games, dtype=np.float64)
     if scores.shape != (n, n) or games.shape != (n, n) or not np.allclose(games, games.T):
         raise ValueError("scores and games must be n x n, games symmetric")
-    anchor = anchor if anchor is not None else ("random" if "random" in players else players[0])
     fixed = players.index(anchor)
     played = games > 0
     scores = scores + 0.5 * prior_games * played
@@ -91,7 +157,8 @@ def fit(players: list[str], scores: np.ndarray, games: np.ndarray, anchor: str |
     if free:
         information = -hessian[np.ix_(free, free)]
         covariance[np.ix_(free, free)] = np.linalg.pinv(information) * ELO_PER_NAT ** 2
-    return Ratings(list(players), (theta - theta[fixed]) * ELO_PER_NAT, covariance, anchor)
+    return Ratings(list(players), (theta - theta[fixed]) * ELO_PER_NAT + anchor_elo, covariance,
+                   anchor, anchor_elo)
 
 
 def _derivatives(theta: np.ndarray, scores: np.ndarray, games: np.ndarray):

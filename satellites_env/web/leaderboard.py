@@ -40,7 +40,8 @@ def standings(ladder) -> dict:
     matrix = {agents[i].name: {agents[j].name: {"score": float(scores[i, j]),
                                                 "games": int(games[i, j])}
                                for j in order if games[i, j]} for i in order}
-    return {"anchor": ratings.anchor, "seed": ladder.seed, "max_moves": ladder.max_moves,
+    return {"anchor": ratings.anchor, "anchor_elo": ratings.anchor_elo, "seed": ladder.seed,
+            "max_moves": ladder.max_moves,
             "games": ladder.games_count(), "agents": rows, "matrix": matrix}
 
 
@@ -103,7 +104,8 @@ def leaderboard_html(table: dict, games: dict[str, list[tuple[int, dict]]] | Non
              ".point{fill:#f0c419}table.matrix td,table.matrix th{padding:0 .4em}</style>")
     body = f"""{style}<div class="app index">
 <header class="top"><h1>{escape(title)}</h1>
-<p class="muted">Bradley&ndash;Terry ratings, {escape(table["anchor"])} = 0, 95% intervals;
+<p class="muted">Bradley&ndash;Terry ratings, {escape(table["anchor"])} =
+{table.get("anchor_elo", 0.0):+.0f}, 95% intervals;
 {table["games"]} games &middot; seed {table["seed"]} &middot; move cap {table["max_moves"]}</p>
 </header>
 <table class="ratings"><caption>Ratings</caption><thead><tr><th>#</th><th>agent</th>

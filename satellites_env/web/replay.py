@@ -133,6 +133,7 @@ def index_html(manifest: dict, title: str = "Satellites tournament") -> str:
                   for agent, rating in sorted(manifest.get("elo", {}).items(),
                                               key=lambda item: -item[1]))
     anchor = manifest.get("elo_anchor") or ""
+    anchor_elo = manifest.get("elo", {}).get(anchor, 0.0)
     body = f"""<div class="app index">
 <header class="top"><h1>{escape(title)}</h1>
 <p class="muted">{manifest.get("games_per_pairing", "?")} games per pairing &middot; seed
@@ -140,8 +141,8 @@ def index_html(manifest: dict, title: str = "Satellites tournament") -> str:
 <section class="tables">
 <table><caption>Pairings</caption><thead><tr><th>a</th><th>b</th><th>games</th><th>a wins</th>
 <th>draws</th><th>b wins</th></tr></thead><tbody>{pairs}</tbody></table>
-<table><caption>Elo ({escape(anchor)} = 0)</caption><thead><tr><th>agent</th><th>Elo</th>
-</tr></thead><tbody>{elo}</tbody></table></section>
+<table><caption>Elo ({escape(anchor)} = {anchor_elo:+.0f})</caption><thead><tr><th>agent</th>
+<th>Elo</th></tr></thead><tbody>{elo}</tbody></table></section>
 <table class="games"><caption>Games</caption><thead><tr><th>#</th><th>red</th><th>blue</th>
 <th>winner</th><th>end</th><th>moves</th><th>reason</th><th></th></tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div>"""

@@ -183,11 +183,11 @@ def test_tournament_accounting():
     assert len(result.records) == 6
     reds = [r.players["red"] for r in result.records]
     assert reds.count("random") == reds.count("greedy") == 3
-    assert result.elo["random"] == 0.0
+    assert result.elo["greedy"] == 400.0  # the shipped scale's anchor
     data = result.as_dict()
     assert set(data) == {"agents", "games_per_pairing", "seed", "max_moves", "complete",
                          "pairs", "elo", "elo_anchor", "games"}
-    assert data["elo_anchor"] == "random" and data["games_per_pairing"] == 6
+    assert data["elo_anchor"] == "greedy" and data["games_per_pairing"] == 6
     assert data["complete"] is True
     # One vocabulary with the game records: "red", "blue", or None (null) for a draw.
     assert [g["winner"] for g in data["games"]] == [r.result["winner"] for r in result.records]
@@ -219,13 +219,16 @@ def test_pair_result_counts_null_and_legacy_draw_as_draws():
     assert (pair.a_wins, pair.draws, pair.b_wins) == (1, 2, 2)
 
 
-def test_elo_anchor_is_random_only_when_it_played():
+def test_elo_anchor_is_the_shipped_scales_best_connected_agent_that_played():
     from satellites_env.arena import elo_anchor
 
-    assert elo_anchor(["greedy", "random"]) == "random"
-    assert elo_anchor(["greedy", "mcts:2"]) == "greedy"
-    result = run_tournament(["greedy", "mcts:2"], games=2, seed=0, max_moves=30)
-    assert result.elo_anchor == "greedy" and result.elo["greedy"] == 0.0
+    assert elo_anchor(["random", "mcts:200", "greedy"]) == "greedy"
+    assert elo_anchor(["random", "mcts:200"]) == "mcts:200"
+    assert elo_anchor(["mcts:2", "mcts:3"]) == "mcts:2"  # none of the scale: the first
+    result = run_tournament(["random", "mcts:200"], games=2, seed=0, max_moves=30)
+    assert result.elo_anchor == "mcts:200" and result.elo["mcts:200"] == 744.1
+    result = run_tournament(["mcts:3", "mcts:2"], games=2, seed=0, max_moves=30)
+    assert result.elo_anchor == "mcts:3" and result.elo["mcts:3"] == 0.0
 
 
 def _numba_threads_then_compile() -> tuple[int, int]:
@@ -283,7 +286,7 @@ def test_tournament_rejects_bad_agent_lists():
 def test_elo_of_identical_agents_is_about_equal():
     pairs = [PairResult("random", "copy", games=200, a_wins=98, b_wins=97, draws=5)]
     elo = fit_elo(["random", "copy"], pairs)
-    assert elo["random"] == 0.0 and abs(elo["copy"]) < 15
+    assert elo["random"] == 0.5 and abs(elo["copy"] - 0.5) < 15
 
 
 def test_elo_orders_and_matches_logistic_expectation():
@@ -315,7 +318,7 @@ def test_elo_against_known_ratings_matches_the_logistic_model_and_fit_elo():
     # the same games as a tournament with the opponent anchored: the same rating
     pairs = [PairResult("random", "x", games=200, a_wins=40, b_wins=150, draws=10)]
     fitted = fit_elo(["random", "x"], pairs)["x"]
-    assert elo_against([(0.0, 155.0, 200)])[0] == pytest.approx(fitted, abs=1)
+    assert elo_against([(0.5, 155.0, 200)])[0] == pytest.approx(fitted, abs=1)
     # more games, a narrower interval; a clean sweep stays finite; the scale shifts with
     # the opponent's rating
     narrow = elo_against([(0.0, 1500.0, 2000)])
@@ -327,16 +330,21 @@ def test_elo_against_known_ratings_matches_the_logistic_model_and_fit_elo():
         elo_against([(0.0, 0.0, 0)])
 
 
-def test_baseline_ratings_are_the_ones_the_baseline_tournament_gives():
+def test_the_baseline_tournament_is_stored_on_the_shipped_scale():
+    """results/baselines.json holds Elo fitted as `evaluate` fits it today: greedy pinned at
+    its shipped rating, and mcts:200 lands near its shipped rating too."""
     import json
     from pathlib import Path
 
     from satellites_env.arena import BASELINE_ELO
+    from satellites_env.rating import SCALE
 
     data = json.loads((Path(__file__).parents[2] / "results" / "baselines.json").read_text())
     pairs = [PairResult(p["a"], p["b"], p["games"], p["a_wins"], p["b_wins"], p["draws"])
              for p in data["pairs"]]
     fitted = fit_elo(data["agents"], pairs)
-    assert set(BASELINE_ELO) == set(data["agents"])
-    for agent, rating in BASELINE_ELO.items():
-        assert rating == pytest.approx(fitted[agent], abs=0.1)
+    assert data["elo_anchor"] == "greedy" and set(BASELINE_ELO) == set(data["agents"])
+    for agent in data["agents"]:
+        assert data["elo"][agent] == pytest.approx(fitted[agent], abs=0.1)
+        assert BASELINE_ELO[agent] == SCALE[agent]
+    assert fitted["mcts:200"] == pytest.approx(SCALE["mcts:200"], abs=5)

@@ -31,7 +31,7 @@ def test_evaluate_writes_the_documented_json(tmp_path, capsys):
     (pair,) = data["pairs"]
     assert set(pair) == {"a", "b", "games", "a_wins", "b_wins", "draws"}
     assert pair["games"] == pair["a_wins"] + pair["b_wins"] + pair["draws"] == 2
-    assert data["elo"]["random"] == 0.0 and data["elo_anchor"] == "random"
+    assert data["elo"]["greedy"] == 400.0 and data["elo_anchor"] == "greedy"
     assert [game["winner"] in ("red", "blue", None) for game in data["games"]] == [True, True]
     assert sorted(path.name for path in records.iterdir()) == [
         "game_0000.html", "game_0000.json", "game_0001.html", "game_0001.json", "index.html",

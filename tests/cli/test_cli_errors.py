@@ -160,13 +160,13 @@ def test_evaluate_into_an_empty_records_folder(tmp_path, capsys):
 
 
 def test_elo_title_names_its_anchor(capsys):
-    status, out, err = run(["evaluate", "--agents", "greedy", "mcts:2", "--games", "2",
+    status, out, err = run(["evaluate", "--agents", "mcts:3", "mcts:2", "--games", "2",
                             "--max-moves", "20"], capsys)
     assert status == 0
-    assert "Elo, greedy = 0 (the first agent; random did not play)" in out
-    assert "random = 0" not in out
-    status, out, err = run(EVALUATE, capsys)
-    assert status == 0 and "Elo, random = 0" in out
+    assert "Elo, mcts:3 = +0 (no agent of the shipped scale played)" in out
+    status, out, err = run(["evaluate", "--agents", "greedy", "mcts:2", "--games", "2",
+                            "--max-moves", "20"], capsys)
+    assert status == 0 and "Elo, greedy = +400 (the shipped scale)" in out
 
 
 # =============================================================================== replay

@@ -37,7 +37,8 @@ def test_add_run_show_agree_with_the_database(capsys, db):
     status, out, _ = run(capsys, "ladder", "show", "--json", "--db", db)
     table = json.loads(out)
     assert status == 0 and table["games"] == 12 and table["seed"] == 5
-    assert table["max_moves"] == 60 and table["anchor"] == "random"
+    assert table["max_moves"] == 60 and table["anchor"] == "greedy"
+    assert table["anchor_elo"] == 400.0
     assert sorted(r["name"] for r in table["agents"]) == ["greedy", "mcts:1", "random"]
     assert all(r["games"] == 8 and r["low"] <= r["elo"] <= r["high"] for r in table["agents"])
     assert [r["rank"] for r in table["agents"]] == [1, 2, 3]
@@ -51,6 +52,16 @@ def test_add_run_show_agree_with_the_database(capsys, db):
     assert [float(r["elo"]) for r in rows] == [r["elo"] for r in table["agents"]]
     status, out, _ = run(capsys, "ladder", "show", "--db", db)
     assert status == 0 and "12 games" in out and "mcts:1" in out
+    assert "greedy = +400 (the shipped scale)" in out
+    # the head-to-head matrix: each row's score against each column, in %
+    assert "Head to head" in out
+    first = table["agents"][0]["name"]
+    cells = table["matrix"][first]
+    line = next(line for line in out.splitlines() if f"1 {first}" in line)
+    for column, other in enumerate(r["name"] for r in table["agents"]):
+        if other in cells:
+            shown = f"{100 * cells[other]['score'] / cells[other]['games']:.0f}"
+            assert shown in line.split("│")[column + 2]
 
 
 def test_settings_of_a_ladder_are_fixed_once_made(capsys, db):

@@ -34,6 +34,21 @@ def test_against_known_opponents_matches_a_full_fit_with_them_fixed():
         against_known([(0.0, 0, 0)])
 
 
+def test_a_fit_is_placed_on_the_shipped_scale_by_its_best_connected_agent():
+    from satellites_env.rating import SCALE, scale_anchor
+
+    scores = np.array([[0, 5, 1], [15, 0, 4], [19, 16, 0]])
+    games = np.array([[0, 20, 20], [20, 0, 20], [20, 20, 0]])
+    ratings = fit(["random", "greedy", "mcts:200"], scores, games)
+    assert ratings.anchor == "greedy" and ratings.rating("greedy") == SCALE["greedy"] == 400
+    assert scale_anchor(["random", "mcts:200"]) == ("mcts:200", SCALE["mcts:200"])
+    assert scale_anchor(["x", "y"]) == ("x", 0.0)
+    shifted = fit(["random", "greedy", "mcts:200"], scores, games, "random")
+    assert shifted.rating("random") == 0.0  # a named anchor sits at 0
+    assert shifted.rating("mcts:200") - shifted.rating("greedy") == pytest.approx(
+        ratings.rating("mcts:200") - ratings.rating("greedy"))
+
+
 def test_one_sided_results_stay_finite():
     ratings = fit(["random", "x"], np.array([[0, 0], [50, 0]]), np.array([[0, 50], [50, 0]]))
     assert math.isfinite(ratings.rating("x")) and ratings.rating("x") > 500
@@ -59,7 +74,7 @@ def test_simulated_players_fall_inside_their_intervals_at_the_stated_rate(seed):
                 scores[i, j] = wins + 0.5 * draws
                 scores[j, i] = 60 - scores[i, j]
                 games[i, j] = games[j, i] = 60
-        ratings = fit(names, scores, games, prior_games=0.0)
+        ratings = fit(names, scores, games, "random", prior_games=0.0)
         for name, true in zip(names[1:], truth[1:]):
             low, high = ratings.interval(name)
             inside += low <= true <= high

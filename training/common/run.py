@@ -52,8 +52,9 @@ from rich.table import Table
 
 from satellites_env.agents import Agent, make_agent
 from satellites_env.files import check_output, open_output, write_output
-from satellites_env.arena import (BASELINE_ELO, PairResult, elo_against, play_pairing_game,
+from satellites_env.arena import (PairResult, elo_against, play_pairing_game,
                                   rate_with_interval, wilson_interval)
+from satellites_env.rating import SCALE, SCALE_ANCHOR
 
 from ..distributed.pool import GeneratorPool, PoolOwner, log_pool
 from .checkpoint import (VERSION, CheckpointError, check_counters, check_optimizer_state,
@@ -104,10 +105,10 @@ class Evaluation:
         return r["a_wins"] / max(r["games"], 1)
 
     def elo(self) -> tuple[float, float, float] | None:
-        """The policy's Elo with its 95% interval on the baselines' scale (`BASELINE_ELO`,
-        random = 0), from its games against the rated opponents."""
-        rated = [(BASELINE_ELO[o], r["a_wins"] + 0.5 * r["draws"], r["games"])
-                 for o, r in self.results.items() if o in BASELINE_ELO and r["games"]]
+        """The policy's Elo with its 95% interval on the shipped scale
+        (`satellites_env.rating.SCALE`), from its games against the opponents rated there."""
+        rated = [(SCALE[o], r["a_wins"] + 0.5 * r["draws"], r["games"])
+                 for o, r in self.results.items() if o in SCALE and r["games"]]
         return elo_against(rated) if rated else None
 
     @classmethod
@@ -705,8 +706,8 @@ class Trainer(PoolOwner, abc.ABC):
                           rate_with_interval(r["a_wins"], r["games"]))
         self.console.print(table)
         rating = final.elo()
-        elo = (f"policy Elo {rating[0]:+.0f} [{rating[1]:+.0f}, {rating[2]:+.0f}] (random = 0); "
-               if rating else "")
+        elo = (f"policy Elo {rating[0]:+.0f} [{rating[1]:+.0f}, {rating[2]:+.0f}] "
+               f"({SCALE_ANCHOR[0]} = {SCALE_ANCHOR[1]:+.0f}); " if rating else "")
         self.console.print(f"{elo}self-play: {self.describe_throughput()} "
                            f"({c.seconds / 60:.1f} min training)"
                            + (f"; final evaluation {eval_seconds:.0f} s"
@@ -762,13 +763,16 @@ def plot_learning_curve(history: list[Evaluation], opponents: list[str], path: s
         elo_axis.plot(xs, [r[0] for _, r in rated], marker="o", color="tab:purple")
         elo_axis.fill_between(xs, [r[1] for _, r in rated], [r[2] for _, r in rated],
                               color="tab:purple", alpha=0.2, label="95% interval")
-        for name, rating in BASELINE_ELO.items():
+        rated_opponents = {o for e in history for o in e.results if o in SCALE}
+        for name, rating in SCALE.items():
+            if name not in rated_opponents:
+                continue
             elo_axis.axhline(rating, color="grey", linewidth=0.8, linestyle="--")
             elo_axis.annotate(name, (xs[0], rating), fontsize=8, color="grey",
                               textcoords="offset points", xytext=(2, 2))
         elo_axis.legend(loc="lower right")
-    elo_axis.set(xlabel=unit, ylabel="Elo (random = 0)",
-                 title="policy (no search): Elo on the baselines' scale")
+    elo_axis.set(xlabel=unit, ylabel=f"Elo ({SCALE_ANCHOR[0]} = {SCALE_ANCHOR[1]:+.0f})",
+                 title="policy (no search): Elo on the shipped scale")
     for opponent in opponents:
         points = [(e.progress, e.results[opponent]) for e in history
                   if opponent in e.results and e.results[opponent]["games"]]
