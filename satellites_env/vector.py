@@ -68,6 +68,9 @@ class SatellitesVectorEnv(VectorEnv):
 
     `copy` (default True): return fresh arrays each step; with False the env returns its own
     buffers, overwritten by the next step (faster for loops that consume them at once).
+
+    `copy.deepcopy` and `pickle` keep the whole state (every game, the batch's seed and
+    episode counters, so the copies' next episodes are the same), with buffers of their own.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
