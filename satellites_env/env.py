@@ -31,7 +31,6 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
@@ -104,13 +103,30 @@ def _describe(value) -> str:
     return f"{quoted(value)} ({type(value).__name__})"
 
 
-def env(**kwargs) -> AECEnv:
-    """`raw_env(**kwargs)` wrapped like PettingZoo's classic games: an illegal action ends the
-    game with -1 for the offender, and the call order is enforced (`ClassicWrapper`)."""
-    return ClassicWrapper(raw_env(**kwargs))
+def env(render_mode: str | None = None, max_moves: int = DEFAULT_MAX_MOVES,
+        screen_size: int = 640) -> ClassicWrapper:
+    """The `satellites_v0` env as PettingZoo's classic games are made: `raw_env` wrapped in
+    `ClassicWrapper`, so an illegal action ends the game with -1 for the offender and the call
+    order is enforced.
+
+    Args:
+        render_mode: None, `"ansi"` (text), `"rgb_array"` (an RGB frame), `"svg"` (an SVG
+            document) or `"human"` (a pygame window, shown on every reset and step).
+        max_moves: the move cap (R20), from 1 to `MAX_MOVES_LIMIT`: after this many completed
+            moves the game stops and is scored as a truncation.
+        screen_size: the frame size in pixels for `"rgb_array"` and `"human"`, from 64 to 4096.
+
+    Returns:
+        The wrapped env; `env.unwrapped` is its `raw_env`.
+
+    Raises:
+        ValueError: an argument out of its range or of the wrong type, named in the message.
+    """
+    return ClassicWrapper(raw_env(render_mode=render_mode, max_moves=max_moves,
+                                  screen_size=screen_size))
 
 
-class raw_env(AECEnv, EzPickle):
+class raw_env(AECEnv):
     """Satellites for two agents: `player_0` (red, moves first) and `player_1` (blue).
 
     A displacement takes two consecutive steps of the same agent (move, then push).
@@ -118,12 +134,20 @@ class raw_env(AECEnv, EzPickle):
     An illegal or malformed action raises `IllegalActionError` on the unwrapped env.
     At the end, `infos[agent]` holds `winner` ("red", "blue" or None for a draw) and `reason`.
 
+    `copy.deepcopy` and `pickle` keep the whole state (the position, the history, the
+    rewards and flags, the random generator), at any point of a game: the copy and the
+    original go on alike and apart. A `"human"` env's window is not copied: the copy opens
+    its own on its first render.
+
     Args:
-        render_mode: ``None``, ``"ansi"``, ``"rgb_array"``, ``"svg"`` or ``"human"``.
-        max_moves: the move cap (R20; `DEFAULT_MAX_MOVES` is 400): completed moves after which
-            the game stops and is scored as a truncation.
-        screen_size: frame size in pixels for ``"rgb_array"`` and ``"human"``
-            (64 .. 4096).
+        render_mode: None, `"ansi"` (text), `"rgb_array"` (an RGB frame), `"svg"` (an SVG
+            document) or `"human"` (a pygame window, shown on every reset and step).
+        max_moves: the move cap (R20), from 1 to `MAX_MOVES_LIMIT`: after this many completed
+            moves the game stops and is scored as a truncation.
+        screen_size: the frame size in pixels for `"rgb_array"` and `"human"`, from 64 to 4096.
+
+    Raises:
+        ValueError: an argument out of its range or of the wrong type, named in the message.
     """
 
     metadata = {
@@ -135,7 +159,6 @@ class raw_env(AECEnv, EzPickle):
 
     def __init__(self, render_mode: str | None = None, max_moves: int = DEFAULT_MAX_MOVES,
                  screen_size: int = 640):
-        EzPickle.__init__(self, render_mode, max_moves, screen_size)
         super().__init__()
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.max_moves = check_max_moves(max_moves)

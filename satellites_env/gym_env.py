@@ -72,6 +72,12 @@ Opponent = Union[str, Agent, Callable[[Game], int]]
 class SatellitesGymEnv(gymnasium.Env):
     """Satellites for one learner against a fixed opponent (see the module docstring).
 
+    `copy.deepcopy` and `pickle` keep the whole state, the opponent's included (its random
+    generator too, so a copy's opponent answers as the original's would). A plain function
+    given as the opponent is shared by `deepcopy` (Python copies functions by reference) and
+    must be picklable for `pickle`. A `"human"` env's window is not copied: the copy opens
+    its own on its first render.
+
     Args:
         opponent: an agent spec (``"random"``, ``"greedy"``, ``"mcts:N"``, ``"checkpoint:PATH"``),
             an [`Agent`][satellites_env.agents.Agent], or a callable ``(game) -> action`` given the

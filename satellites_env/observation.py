@@ -66,6 +66,18 @@ class Observer:
         self._planes_flat = self.planes.reshape(N_CELLS, N_PLANES)  # a view: the kernel's shape
         self._buffers = {"observation": self.planes, "action_mask": self.mask}
 
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_planes_flat"], state["_buffers"]  # views and aliases, rebuilt on load
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        # A copy must write its observations into its own `planes`: a copied view would be
+        # an array of its own, apart from the copied planes.
+        self.__dict__.update(state)
+        self._planes_flat = self.planes.reshape(N_CELLS, N_PLANES)
+        self._buffers = {"observation": self.planes, "action_mask": self.mask}
+
     def observe(self, game, player: int, to_act: bool, copy: bool = True) -> dict[str, np.ndarray]:
         """The observation of `game` (a core Game) for `player` (0 red, 1 blue); the legal
         mask when `to_act` and the game is not over, zeros otherwise."""

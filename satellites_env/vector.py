@@ -66,6 +66,9 @@ __all__ = ["IllegalActionError", "SatellitesVectorEnv", "observe_states"]
 class SatellitesVectorEnv(VectorEnv):
     """N Satellites games for self-play, stepped in parallel (module docstring).
 
+    `copy.deepcopy` and `pickle` keep the whole state (every game, the batch's seed and
+    episode counters, so the copies' next episodes are the same), with buffers of their own.
+
     Args:
         num_envs: the number of games N, 1 .. `MAX_NUM_GAMES` (131072).
         max_moves: the move cap of every game (R20; `DEFAULT_MAX_MOVES` is 400).

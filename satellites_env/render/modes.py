@@ -21,6 +21,11 @@ class EnvRenderer:
         self.fps = fps
         self._window: HumanWindow | None = None
 
+    def __getstate__(self) -> dict:
+        # A window is the screen's, not the env's: a copy (deepcopy, pickle) of an env opens
+        # its own on its first render instead of sharing or cloning pygame's display.
+        return {**self.__dict__, "_window": None}
+
     def render(self, game):
         """Text for "ansi", an RGB frame for "rgb_array", SVG text for "svg", None (window
         shown) for "human"."""

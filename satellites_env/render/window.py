@@ -28,7 +28,10 @@ class HumanWindow:
         if frame.ndim != 3 or frame.shape[2] != 3:
             raise ValueError(f"frame must have shape (H, W, 3), got {frame.shape}")
         height, width = frame.shape[:2]
-        if self._screen is None or self._screen.get_size() != (width, height):
+        # pygame has one display a process: another window (a copy of the env) may have
+        # closed it or resized it since this one drew; then it is opened again.
+        if self._screen is None or not pygame.display.get_init() \
+                or self._screen.get_size() != (width, height):
             if not pygame.display.get_init():
                 pygame.display.init()
             self._screen = pygame.display.set_mode((width, height))
