@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from satellites_env import cli
+from satellites_env import tournament as tournaments
 from satellites_env.core import Game
 from satellites_env.record import GameRecord
 from special_files import SPECIAL, fifo, finishes, unchanged
@@ -96,7 +97,7 @@ def test_records_files_inside_the_folder_are_not_written_through(kind, make, tmp
     rest is written, that file is not, and the error says which."""
     monkeypatch.chdir(tmp_path)
     folder = tmp_path / "records"
-    tournament = cli.run_tournament
+    tournament = tournaments.run_tournament
     made = {}
 
     def run_then_plant(*args, **kwargs):
@@ -106,7 +107,7 @@ def test_records_files_inside_the_folder_are_not_written_through(kind, make, tmp
         made["before"] = os.lstat(made["path"])
         return result
 
-    monkeypatch.setattr(cli, "run_tournament", run_then_plant)
+    monkeypatch.setattr(tournaments, "run_tournament", run_then_plant)
     status = cli.main(["evaluate", "--agents", "random", "greedy", "--games", "1",
                        "--max-moves", "4", "--records", str(folder)])
     err = capsys.readouterr().err
@@ -157,14 +158,14 @@ def test_a_fifo_appearing_at_out_during_the_games_is_not_replaced(tmp_path, caps
     """Checked again when written: the results go to a fallback file instead."""
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "results.json"
-    tournament = cli.run_tournament
+    tournament = tournaments.run_tournament
 
     def run_then_plant(*args, **kwargs):
         result = tournament(*args, **kwargs)
         fifo(out)
         return result
 
-    monkeypatch.setattr(cli, "run_tournament", run_then_plant)
+    monkeypatch.setattr(tournaments, "run_tournament", run_then_plant)
     outcome = finishes(lambda: cli.main(["evaluate", "--agents", "random", "greedy", "--games",
                                          "1", "--max-moves", "4", "--out", str(out)]), 120)
     err = capsys.readouterr().err
