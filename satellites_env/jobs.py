@@ -30,6 +30,7 @@ standard library.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -37,7 +38,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
@@ -192,8 +193,12 @@ class Workers:
             self._pool, self._size = pool, count
             try:
                 # Start every process here, from this thread (a pool starts them as jobs
-                # arrive; the kernel's parent-death signal follows the forking thread).
-                for future in [pool.submit(os.getpid) for _ in range(count)]:
+                # arrive; the kernel's parent-death signal follows the forking thread), with
+                # Ctrl-C blocked: they inherit that, so a Ctrl-C while they start (a spawned
+                # one imports for a while) cannot kill one before its initializer ignores it.
+                with _ctrl_c_blocked():
+                    started = [pool.submit(os.getpid) for _ in range(count)]
+                for future in started:
                     future.result()
             except BaseException:
                 self._end()
@@ -218,6 +223,20 @@ class Workers:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _ctrl_c_blocked() -> Iterator[None]:
+    """Block SIGINT in this thread for the block (a Ctrl-C meanwhile waits, and is delivered
+    as it ends); processes started meanwhile begin with it blocked."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _nothing() -> None:
