@@ -18,6 +18,12 @@ without reading more than the limit.
 
 Both raise :class:`FileKindError`, an `OSError`, so the command line's fallback for failed
 writes and its one-line errors treat it as any other file error.
+
+Output paths (`check_output_file`, `write_or_fallback`): checked before any work, and a
+finished output that still cannot be written goes to a new file in the current folder (else
+the temp folder), the `OutputError` saying where. Missing folders are made one at a time
+(`make_folders`), so any depth works and a path too long is an OSError, never a
+RecursionError.
 """
 
 from __future__ import annotations

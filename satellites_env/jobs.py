@@ -20,7 +20,7 @@ ends. The rules:
   thread in each worker polls the parent's process id and ends the worker within about half a
   second of a change.
 * With `ray`, the jobs run in Ray actors (see
-  [`satellites_env.distributed`][satellites_env.distributed]); `play` is then also given
+  `satellites_env.distributed`); `play` is then also given
   `agents=`, a dict that each actor keeps between its jobs.
 
 A job is a pure function of its arguments (a game's seeds come from its schedule), so the

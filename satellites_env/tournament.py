@@ -7,7 +7,7 @@ record and replay page, `tournament.json` and `index.html`); `satellites evaluat
 function with a progress bar and tables. The guarantees:
 
 * Outputs are checked before any game is played, and written by the rules of
-  [`satellites_env.files`][satellites_env.files] (renamed into place; never a folder, a special
+  `satellites_env.files` (renamed into place; never a folder, a special
   file or a symbolic link). A finished result that still cannot be written goes to a fresh
   file (or folder) in the current folder, else the temp folder, and the error says where.
 * Ctrl-C keeps every finished game: `out` gets the results so far (`"complete": false`) and
