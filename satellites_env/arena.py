@@ -7,7 +7,9 @@ agents' seeds are derived from the same numbers: a tournament is reproducible ex
 Winners use the game records' vocabulary: `"red"`, `"blue"`, or None (JSON null) for a draw.
 With `workers` > 1, each worker process runs its agents on one thread (`OMP_NUM_THREADS=1`
 and friends, `torch.set_num_threads(1)`): the processes are the parallelism, and a torch
-policy using every core in every process would only make them fight over the cores.
+policy using every core in every process would only make them fight over the cores. The
+games go to those processes (or to Ray actors) through the one job runner,
+`satellites_env.jobs`; saving and continuing a tournament is `satellites_env.tournament`.
 """
 
 from __future__ import annotations

@@ -172,12 +172,14 @@ class Workers:
                 for future in sorted(done, key=futures.get):
                     deliver(futures[future], future.result())
         except BaseException as error:
-            if isinstance(error, KeyboardInterrupt):
-                for future, index in sorted(futures.items(), key=lambda item: item[1]):
-                    if index not in delivered and future.done() and not future.cancelled() \
-                            and future.exception() is None:
-                        deliver(index, future.result())
-            self._end()
+            try:
+                if isinstance(error, KeyboardInterrupt):
+                    for future, index in sorted(futures.items(), key=lambda item: item[1]):
+                        if index not in delivered and future.done() and not future.cancelled() \
+                                and future.exception() is None:
+                            deliver(index, future.result())
+            finally:  # a second Ctrl-C while handing over still ends the workers
+                self._end()
             raise
 
     def _processes(self, count: int) -> ProcessPoolExecutor:
