@@ -40,3 +40,17 @@ def test_ctrl_c_to_the_whole_group_during_an_evaluation_keeps_its_games(tmp_path
     assert saved["counters"]["iterations"] == 2 and saved["finished"] is False
     (evaluation,) = saved["history"]
     assert evaluation["results"]["random"]["games"] == 4
+
+
+def test_an_evaluation_in_worker_processes_gives_the_results_of_one_process(tmp_path):
+    games = {"every": 2, "games": 6, "opponents": ["random", "greedy"], "final": {"random": 2},
+             "max_moves": 60}
+    results = []
+    for workers in (1, 3):
+        trainer = PPOTrainer(fast_config(distributed={"workers": workers}, eval=games),
+                             tmp_path / str(workers))
+        try:
+            results.append(trainer.evaluate().results)
+        finally:
+            trainer.close()
+    assert results[0] == results[1] and results[0]["greedy"]["games"] == 6
