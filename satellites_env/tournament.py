@@ -492,8 +492,10 @@ def play(agents: list[str], games: int, seed: int = 0, workers: int = 1,
             `ray_address`).
         ray_address: The Ray cluster's address.
         reporter: Told of progress and of what is written (`Reporter`).
-        finished: Games already played, by schedule index; None reads them back from the
-            outputs (`resume`).
+        finished: Games already played, by schedule index (a record, or a summary as
+            `TournamentResult.game_summaries` gives it), e.g. those of a
+            `TournamentInterrupted`'s result; None: those kept in the outputs (`resume`).
+            The outputs are checked either way.
 
     Returns:
         The tournament's result.
@@ -505,8 +507,8 @@ def play(agents: list[str], games: int, seed: int = 0, workers: int = 1,
         TournamentInterrupted: Ctrl-C, once every finished game is saved (its `result`).
     """
     reporter = reporter or Reporter()
-    if finished is None:
-        finished = resume(agents, games, seed, max_moves, out, records, reporter.message)
+    held = resume(agents, games, seed, max_moves, out, records, reporter.message)
+    finished = held if finished is None else dict(finished)
     total = len(schedule(agents, games, seed)) if len(agents) >= 2 else 0
     if finished:
         reporter.message(f"continuing the unfinished tournament in {records or out}: "
