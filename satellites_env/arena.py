@@ -7,7 +7,9 @@ agents' seeds are derived from the same numbers: a tournament is reproducible ex
 Winners use the game records' vocabulary: `"red"`, `"blue"`, or None (JSON null) for a draw.
 With `workers` > 1, each worker process runs its agents on one thread (`OMP_NUM_THREADS=1`
 and friends, `torch.set_num_threads(1)`): the processes are the parallelism, and a torch
-policy using every core in every process would only make them fight over the cores.
+policy using every core in every process would only make them fight over the cores. The
+games go to those processes (or to Ray actors) through the one job runner,
+`satellites_env.jobs`; saving and continuing a tournament is `satellites_env.tournament`.
 """
 
 from __future__ import annotations
@@ -16,10 +18,8 @@ import functools
 import itertools
 import math
 import os
-import signal
 import sys
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +28,7 @@ from . import rating
 from .agents import Agent, make_agent
 from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
+from .jobs import run_jobs
 from .record import GameRecord
 
 Z95 = rating.Z95
@@ -255,25 +256,6 @@ def init_worker() -> None:
     _agents.clear()
 
 
-def init_arena_worker() -> None:
-    """A tournament's worker process: one thread (init_worker), and deaf to Ctrl-C, which
-    the terminal sends to every process of the group: the parent alone stops the tournament,
-    keeps the games finished, and ends the workers."""
-    init_worker()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _end_workers(pool: ProcessPoolExecutor) -> None:
-    """Stop a process pool now: queued games are cancelled, running ones killed."""
-    # ProcessPoolExecutor has no public way to end running work before Python 3.14.
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.join(timeout=10)
-
-
 def run_job(job: tuple[int, int, str, str], seed: int, max_moves: int,
             agents: dict[str, Agent] | None = None) -> tuple[int, bool, GameRecord]:
     """Play one scheduled game. Agents are built once per spec and process (a checkpoint is
@@ -336,34 +318,12 @@ def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 
 
     if progress and done:
         progress(done, len(jobs))
+    # in this process, the agents built above play; workers build their own, once each
+    play = functools.partial(run_job, seed=seed, max_moves=max_moves,
+                             **({} if ray or workers > 1 else {"agents": built}))
     try:
-        if ray and todo:
-            from .distributed import run_jobs_on_ray
-
-            run_jobs_on_ray([jobs[k] for k in todo],
-                            functools.partial(run_job, seed=seed, max_moves=max_moves),
-                            init_worker, workers, ray_address,
-                            on_result=lambda index, played: keep(todo[index], played))
-        elif workers > 1 and todo:
-            pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)),
-                                       initializer=init_arena_worker)
-            futures = {}
-            try:
-                futures = {pool.submit(run_job, jobs[k], seed, max_moves): k for k in todo}
-                for future in as_completed(futures):
-                    keep(futures[future], future.result())
-            except KeyboardInterrupt:
-                for future, k in futures.items():  # finished, but not yet counted
-                    if records[k] is None and future.done() and not future.cancelled() \
-                            and future.exception() is None:
-                        keep(k, future.result())
-                _end_workers(pool)
-                raise
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
-        else:
-            for k in todo:
-                keep(k, run_job(jobs[k], seed, max_moves, built))
+        run_jobs([jobs[k] for k in todo], play, workers, ray=ray, ray_address=ray_address,
+                 init=init_worker, on_result=lambda index, played: keep(todo[index], played))
     except KeyboardInterrupt:
         raise TournamentInterrupted(result()) from None
     return result()

@@ -10,24 +10,19 @@ ends with status 130. Output paths are checked before any game is played, and a 
 game or tournament is never lost: if writing it still fails at the end, it goes to a fresh
 file in the current folder (or the temp folder) and the message says where. Ctrl-C during
 `evaluate` writes every finished game (`--out` marked incomplete, `--records`) before it
-exits 130, and the same command continues the tournament. Outputs are
-renamed into place and never replace a folder, a special file (FIFO, device, socket) or a
-symbolic link (`satellites_env.files`).
+exits 130, and the same command continues the tournament (`satellites_env.tournament`).
+Outputs are renamed into place and never replace a folder, a special file (FIFO, device,
+socket) or a symbolic link (`satellites_env.files`).
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import math
 import os
-import signal
 import stat
 import sys
-import tempfile
-import threading
-import time
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -43,11 +38,11 @@ from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
 from .core.notation import NotationError
 from .core.engine import IllegalActionError
-from .files import FileKindError, check_output, kind_of, read_input, write_output
+from . import tournament
+from .arena import TournamentResult, rate_with_interval
+from .core.checks import quoted_path
+from .files import check_output_file, kind_of, write_or_fallback
 from .record import GameRecord
-
-from .arena import (TournamentInterrupted, TournamentResult, check_summary, colors_of,
-                    rate_with_interval, run_tournament, schedule)
 
 # Long messages stay on one line (greppable); tables keep their columns when piped to a file.
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -132,215 +127,13 @@ MINUTES = float_in(0, 10**6)
 
 
 def _show(path: Path) -> str:
-    return repr(str(path))
+    return quoted_path(path)
 
 
 def _kind_of(path: Path) -> str:
     """'a file', 'a FIFO (named pipe)', ...: what is at an existing path that is no folder."""
     mode = path.stat().st_mode
     return "a file" if stat.S_ISREG(mode) else kind_of(mode)
-
-
-def _nearest_existing(folder: Path) -> Path:
-    folder = folder.absolute()
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    return folder
-
-
-def _probe_folder(folder: Path) -> None:
-    """Raise OSError unless a file can be created in `folder` (checked by creating one)."""
-    with tempfile.TemporaryFile(dir=folder):
-        pass
-
-
-def check_output_file(path: Path, option: str, example: str) -> None:
-    """Refuse, before any work, an output file that is a folder, a special file (a FIFO, a
-    device), a symbolic link, or cannot be written (`satellites_env.files`: outputs are
-    renamed into place, never written through a link or into a device)."""
-    if path.is_dir() and not path.is_symlink():
-        raise CliError(f"{option} {_show(path)} is a directory; give a file path such as "
-                       f"{_show(path / example)}")
-    ancestor = _nearest_existing(path.parent)
-    if not ancestor.is_dir():
-        raise CliError(f"{option} {_show(path)}: {_show(ancestor)} is a file, not a folder")
-    try:
-        existing = check_output(path, option)
-    except FileKindError as error:
-        raise CliError(str(error)) from None
-    except OSError as error:
-        raise CliError(f"{option} {_show(path)} cannot be written: "
-                       f"{error.strerror or error}") from None
-    try:
-        if existing is not None and not os.access(path, os.W_OK):
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-        _probe_folder(ancestor)
-    except OSError as error:
-        raise CliError(f"{option} {_show(path)} cannot be written: "
-                       f"{error.strerror or error}") from None
-
-
-def check_records_folder(path: Path, settings: dict | None = None) -> dict[int, GameRecord]:
-    """`--records`: a new or empty folder, so every record in it belongs to one tournament,
-    or the folder of an unfinished tournament with these `settings` (agents,
-    games_per_pairing, seed, max_moves), whose finished games are returned by schedule index
-    (checked against the schedule and replayed) to be continued."""
-    if path.is_symlink() and not path.exists():
-        raise CliError(f"--records {_show(path)} is a dangling symbolic link; give a new or "
-                       f"empty folder")
-    if path.exists() and not path.is_dir():
-        raise CliError(f"--records {_show(path)} is {_kind_of(path)}; give a new or empty "
-                       f"folder")
-    finished: dict[int, GameRecord] = {}
-    if path.is_dir() and any(path.iterdir()):
-        held = _unfinished_tournament(path / MANIFEST)
-        if held is None or settings is None:
-            raise CliError(f"--records folder {_show(path)} is not empty; give a new or empty "
-                           f"folder, so that the records in it all belong to one tournament")
-        if _settings_of(held) != settings:
-            raise CliError(f"--records folder {_show(path)} holds an unfinished tournament with "
-                           f"other settings ({_describe_settings(held)}); run that command "
-                           f"again to continue it, or give a new or empty folder")
-        finished = _finished_records(path, settings)
-    ancestor = _nearest_existing(path)
-    if not ancestor.is_dir():
-        raise CliError(f"--records {_show(path)}: {_show(ancestor)} is a file, not a folder")
-    try:
-        _probe_folder(ancestor)
-    except OSError as error:
-        raise CliError(f"--records {_show(path)} cannot be written: "
-                       f"{error.strerror or error}") from None
-    return finished
-
-
-# --------------------------------------------------------------------------- continuing
-
-#: the largest results file (`evaluate --out`) read back to continue a tournament
-MAX_RESULTS_BYTES = 256 * 1024 * 1024
-SETTINGS = ("agents", "games_per_pairing", "seed", "max_moves")
-
-
-def _unfinished_tournament(path: Path) -> dict | None:
-    """The JSON of `path` when it is an unfinished tournament's results (`complete` false,
-    with its settings), else None (missing, not a regular file, not JSON, finished...)."""
-    try:
-        data = json.loads(read_input(path, MAX_RESULTS_BYTES, "results file"))
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict) or data.get("complete") is not False or \
-            not all(key in data for key in SETTINGS):
-        return None
-    return data
-
-
-def _settings_of(data: dict) -> dict:
-    return {key: data[key] for key in SETTINGS}
-
-
-def _describe_settings(data: dict) -> str:
-    agents = data["agents"]
-    shown = " ".join(str(a)[:60] for a in agents[:6]) if isinstance(agents, list) else "?"
-    return (f"--agents {shown[:300]} --games {str(data['games_per_pairing'])[:20]} --seed "
-            f"{str(data['seed'])[:20]} --max-moves {str(data['max_moves'])[:20]}")
-
-
-def _jobs(settings: dict) -> list:
-    return schedule(settings["agents"], settings["games_per_pairing"], settings["seed"])
-
-
-def _finished_records(folder: Path, settings: dict) -> dict[int, GameRecord]:
-    """The finished games in the records folder of an unfinished tournament, by schedule
-    index; a record that is not the game the schedule says is an error naming its file."""
-    jobs = _jobs(settings)
-    seed, max_moves = settings["seed"], settings["max_moves"]
-    finished = {}
-    for path in sorted(folder.glob("game_*.json")):
-        digits = path.stem[len("game_"):]
-        k = int(digits) if digits.isascii() and digits.isdigit() else -1
-        if not 0 <= k < len(jobs) or path.name != record_name(k):
-            raise CliError(f"--records folder {_show(folder)}: {path.name} is no game of this "
-                           f"tournament; delete it, or give a new or empty folder")
-        job = jobs[k]
-        try:
-            record = GameRecord.load(path)
-            start = Game.new(seed=seed + job[1] // 2, max_moves=max_moves).to_spn()
-            if record.players != colors_of(job) or record.max_moves != max_moves or \
-                    record.start_spn != start:
-                raise ValueError(f"it is not game {k} of the schedule (players, set-up or "
-                                 f"move cap differ)")
-            if not record.replay(f"game record {str(path)!r}")[-1].is_over or \
-                    record.result.get("end") not in ("terminated", "truncated"):
-                raise ValueError("the game in it is not finished")
-        except ValueError as error:
-            raise CliError(f"--records folder {_show(folder)}: {path.name} cannot continue the "
-                           f"tournament: {error}; delete it to play that game again") from None
-        finished[k] = record
-    return finished
-
-
-def _finished_results(out: Path, settings: dict) -> dict[int, dict]:
-    """The finished games (summaries, by schedule index) of an unfinished tournament with
-    these settings in the results file `out`; {} when it holds none (it is then replaced)."""
-    held = _unfinished_tournament(out)
-    if held is None:
-        return {}
-    if _settings_of(held) != settings:
-        say(f"--out {out} holds an unfinished tournament with other settings "
-            f"({_describe_settings(held)}); it will be replaced")
-        return {}
-    jobs = _jobs(settings)
-    games = held.get("games")
-    if not isinstance(games, list):
-        raise CliError(f"--out {_show(out)}: 'games' must be a list; delete the file to start "
-                       f"the tournament over")
-    finished = {}
-    for n, summary in enumerate(games):
-        try:
-            pair, game = (summary.get("pair"), summary.get("game")) \
-                if isinstance(summary, dict) else (None, None)
-            if type(pair) is not int or type(game) is not int or \
-                    not 0 <= game < settings["games_per_pairing"] or \
-                    not 0 <= pair * settings["games_per_pairing"] + game < len(jobs):
-                raise ValueError("'pair' and 'game' must name a game of the schedule")
-            k = pair * settings["games_per_pairing"] + game
-            if k in finished:
-                raise ValueError(f"game {game} of pair {pair} is listed twice")
-            finished[k] = check_summary(summary, jobs[k], settings["seed"],
-                                        settings["max_moves"])
-        except ValueError as error:
-            raise CliError(f"--out {_show(out)}: entry {n} of 'games' cannot continue the "
-                           f"tournament: {error}; delete the file to start over") from None
-    return finished
-
-
-def _fallback_folders() -> list[Path]:
-    return [Path.cwd(), Path(tempfile.gettempdir())]
-
-
-def _stamp() -> str:
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-
-
-def write_or_fallback(write: Callable[[Path], object], path: Path, option: str) -> Path:
-    """Write an output with `write(path)`; if that fails, write it to a new file in the
-    current folder (else the temp folder) and raise CliError saying where it went."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write(path)
-        return path
-    except OSError as error:
-        problem = f"could not write {option} {_show(path)}: {error.strerror or error}"
-    for folder in _fallback_folders():
-        try:
-            handle, name = tempfile.mkstemp(prefix=f"satellites-{path.stem or 'output'}-"
-                                                   f"{_stamp()}-", suffix=path.suffix,
-                                            dir=folder)
-            os.close(handle)
-            write(Path(name))
-        except OSError:
-            continue
-        raise CliError(f"{problem}; saved it to {_show(Path(name))} instead")
-    raise CliError(f"{problem}; the current and temp folders cannot be written either")
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -378,235 +171,69 @@ def elo_table(result: TournamentResult) -> Table:
     return table
 
 
-MANIFEST = "tournament.json"
 
 
-def record_name(k: int) -> str:
-    return f"game_{k:04d}.json"
+MANIFEST, INDEX = tournament.MANIFEST, tournament.INDEX
 
 
-def replay_name(k: int) -> str:
-    return f"game_{k:04d}.html"
+class _Shown(tournament.Reporter):
+    """`evaluate`'s view of a tournament: a progress bar, tables and one line per notice."""
 
+    def __init__(self, title: str):
+        self.title, self.bar = title, None
 
-INDEX = "index.html"
+    def _show(self, name: str, done: int, total: int) -> None:
+        if self.bar is None or self.bar.tasks[0].description != name:
+            self.close()
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                                transient=True)
+            self.bar.add_task(name)
+            self.bar.start()
+        self.bar.update(self.bar.task_ids[0], completed=done, total=total)
 
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar, bar = None, self.bar
+            bar.stop()
 
-def write_records(result: TournamentResult, folder: Path, progress=None) -> None:
-    """Every game record and its HTML replay, `tournament.json` (the results, and which
-    record and replay is which game) and `index.html` (every game, linked to its replay).
-    `progress(done, total)` is called after each game's replay."""
-    write_replays(result, folder, save_records(result, folder), progress)
+    def games(self, done: int, total: int) -> None:
+        self._show("games", done, total)
 
+    def pages(self, done: int, total: int) -> None:
+        self._show("replays", done, total)
 
-def save_records(result: TournamentResult, folder: Path) -> dict:
-    """The fast half of `write_records`: each game's record and `tournament.json`,
-    marked unfinished until `write_replays` has written the pages. A folder whose
-    writing stopped here is continued by the same command, not refused as a foreign
-    non-empty folder. Returns the manifest."""
-    folder.mkdir(parents=True, exist_ok=True)
-    manifest = result.as_dict()
-    for game in manifest["games"]:
-        k = game["pair"] * result.games_per_pairing + game["game"]
-        if result.records[k] is not None:
-            game["record"] = record_name(k)
-            game["replay"] = replay_name(k)
-    write_output(folder / MANIFEST, json.dumps({**manifest, "complete": False}, indent=1)
-                 + "\n", "--records manifest")
-    for k, record in enumerate(result.records):
-        if record is not None:
-            record.save(folder / record_name(k))
-    return manifest
+    def ended(self, result: TournamentResult) -> None:
+        self.close()
+        played, total = len(result.finished), len(result.records)
+        if result.complete:
+            console.print(results_table(result, self.title))
+            console.print(elo_table(result))
+        elif played:
+            console.print(results_table(result, f"{self.title}: interrupted, {played} of "
+                                                f"{total} games"))
 
+    def message(self, text: str) -> None:
+        self.close()
+        say(text)
 
-def write_replays(result: TournamentResult, folder: Path, manifest: dict,
-                  progress=None) -> None:
-    """The slow half of `write_records`: each game's HTML replay, `index.html`, and
-    last the manifest as `manifest` says (finished when the tournament is): a folder whose
-    manifest says finished holds every file."""
-    from .web import index_html, write_replay
-
-    written = [(k, record) for k, record in enumerate(result.records) if record is not None]
-    for done, (k, record) in enumerate(written, start=1):
-        write_replay(record, folder / replay_name(k), f"game {k}")
-        if progress:
-            progress(done, len(written))
-    write_output(folder / INDEX, index_html(manifest), "--records index")
-    write_output(folder / MANIFEST, json.dumps(manifest, indent=1) + "\n", "--records manifest")
-
-
-class _CtrlC:
-    """Ctrl-C in the main thread while the block runs: a KeyboardInterrupt at once until
-    `hold()`, then held and raised as the block ends, so that no finished game is lost between
-    the last game and its file (an ignored Ctrl-C stays ignored)."""
-
-    def __init__(self, held: bool = False):
-        self.held, self.caught, self.installed = held, False, False
-        self.previous = None
-
-    def hold(self) -> None:
-        self.held = True
-
-    def _on_sigint(self, signum, frame) -> None:
-        if self.held:
-            self.caught = True
-        elif callable(self.previous):
-            self.previous(signum, frame)
-        else:
-            raise KeyboardInterrupt
-
-    def __enter__(self) -> _CtrlC:
-        if threading.current_thread() is threading.main_thread() \
-                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
-            self.installed = True
-        return self
-
-    def __exit__(self, kind, value, traceback) -> None:
-        if self.installed:
-            signal.signal(signal.SIGINT, self.previous)
-        if self.caught and kind is None:
-            raise KeyboardInterrupt
+    def problem(self, text: str) -> None:
+        errors.print(f"[red]error:[/red] {escape(text)}")
 
 
 def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | None,
              records: Path | None, max_moves: int, ray: str | None = None) -> TournamentResult:
-    """`satellites evaluate`; `ray` None: this machine's processes, "" a local Ray, else the
-    address of a Ray cluster (the games run in `workers` actors, with the same results).
-
-    Ctrl-C keeps every finished game: `out` gets the results so far (`"complete": false`)
-    and `records` their records, manifest and index; the same command run again continues
-    the tournament (from the records folder when `records` is given, each record replayed,
-    else from `out`, whose summaries are checked for form and schedule only: they hold no
-    moves to replay), playing only the games missing."""
-    if out:
-        check_output_file(out, "--out", "results.json")
-    settings = {"agents": list(specs), "games_per_pairing": games, "seed": seed,
-                "max_moves": max_moves}
-    finished: dict = {}
-    if records:
-        finished = check_records_folder(records, settings)
-        source = records
-    elif out:
-        finished = _finished_results(out, settings)
-        source = out
-    total = len(schedule(specs, games, seed)) if len(specs) >= 2 else 0
-    if finished:
-        say(f"continuing the unfinished tournament in {source}: {len(finished)} of {total} "
-            f"games finished, {total - len(finished)} to play")
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
-    title = f"{games} games per pairing, seed {seed}"
-    ctrl_c = _CtrlC()
+    """`satellites evaluate` ([`tournament.play`][satellites_env.tournament.play] with
+    progress bars and tables); `ray` None: this machine's processes, "" a local Ray, else
+    the address of a Ray cluster (the games run in `workers` actors, with the same results).
+    Ctrl-C keeps every finished game, and the same command continues the tournament."""
+    shown = _Shown(f"{games} games per pairing, seed {seed}")
     try:
-        with ctrl_c:
-            try:
-                with Progress(*columns, console=console, transient=True) as progress:
-                    task = progress.add_task("games", total=None)
-
-                    def shown(done: int, total: int) -> None:
-                        progress.update(task, completed=done, total=total)
-                        if done == total:  # from the last game on, Ctrl-C waits for the files
-                            ctrl_c.hold()
-
-                    result = run_tournament(specs, games, seed, workers, max_moves,
-                                            progress=shown, ray=ray is not None,
-                                            ray_address=ray or None, finished=finished)
-            except TournamentInterrupted as stop:
-                _keep_interrupted(stop.result, out, records, title)
-                raise KeyboardInterrupt from None
-            ctrl_c.hold()
-            console.print(results_table(result, title))
-            console.print(elo_table(result))
-            problems, manifest = _save_results(result, out, records)
-    except KeyboardInterrupt:
-        if ctrl_c.caught:
-            say("interrupted after the last game; every result is saved" + (
-                f", and the same command writes the replay pages in {records}/" if records
-                else ""))
-        raise
-    problems += _write_pages(result, records, manifest)
-    if problems:
-        raise CliError("; ".join(problems))
-    return result
-
-
-def _save_results(result: TournamentResult, out: Path | None,
-                  records: Path | None) -> tuple[list[str], dict | None]:
-    """Write `out` and the records folder's records (each falling back to a fresh place):
-    the problems, and the manifest when the replay pages are still to be written."""
-    problems, manifest = [], None
-    if out:
-        try:
-            write_or_fallback(lambda path: write_output(
-                path, json.dumps(result.as_dict(), indent=1) + "\n", "--out"), out, "--out")
-            say(f"wrote {out}" + ("" if result.complete else " (marked incomplete)"))
-        except CliError as error:
-            problems.append(str(error))
-    if records:
-        try:
-            manifest = save_records(result, records)
-        except OSError as error:
-            problems.append(_records_fallback(result, records, error))
-    return problems, manifest
-
-
-def _write_pages(result: TournamentResult, records: Path | None,
-                 manifest: dict | None) -> list[str]:
-    """The replay pages, the index and the finished manifest of a saved records folder (Ctrl-C
-    here loses nothing: the same command writes them); the problems."""
-    if records is None or manifest is None:
-        return []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
-    written = sum(record is not None for record in result.records)
-    try:
-        with Progress(*columns, console=console, transient=True) as progress:
-            task = progress.add_task("replays", total=written)
-            write_replays(result, records, manifest, lambda done, total: progress.update(
-                task, completed=done))
-    except KeyboardInterrupt:
-        say(f"interrupted while writing the replay pages: the records are saved in {records}/, "
-            f"and the same command writes the pages")
-        raise
-    except OSError as error:
-        return [_records_fallback(result, records, error)]
-    say(f"wrote {written} game records with their replays, {MANIFEST} and {INDEX} to "
-        f"{records}/")
-    return []
-
-
-def _keep_interrupted(result: TournamentResult, out: Path | None, records: Path | None,
-                      title: str) -> None:
-    """Ctrl-C: show and write the games finished, and say how to continue."""
-    played, total = len(result.finished), len(result.records)
-    with _CtrlC(held=True):  # a second Ctrl-C must not lose what the first one kept
-        if played:
-            console.print(results_table(result, f"{title}: interrupted, {played} of {total} "
-                                                f"games"))
-        if not (out or records):
-            say(f"interrupted after {played} of {total} games; nothing kept (give --out or "
-                f"--records to keep the finished games and continue later)")
-            return
-        problems, manifest = _save_results(result, out, records)
-    problems += _write_pages(result, records, manifest)
-    for problem in problems:
-        errors.print(f"[red]error:[/red] {escape(problem)}")
-    say(f"interrupted after {played} of {total} games: the same command continues the "
-        f"tournament, playing the {total - played} missing")
-
-
-def _records_fallback(result: TournamentResult, records: Path, error: OSError) -> str:
-    problem = f"could not write --records {_show(records)}: {error.strerror or error}"
-    for folder in _fallback_folders():
-        try:
-            fresh = Path(tempfile.mkdtemp(prefix=f"satellites-records-{_stamp()}-", dir=folder))
-            write_records(result, fresh)
-        except OSError:
-            continue
-        return f"{problem}; saved the records to {_show(fresh)} instead"
-    return f"{problem}; the current and temp folders cannot be written either"
-
+        return tournament.play(specs, games, seed, workers, max_moves, out=out,
+                               records=records, ray=ray is not None, ray_address=ray or None,
+                               reporter=shown)
+    finally:
+        shown.close()
 
 # --------------------------------------------------------------------------- play
 

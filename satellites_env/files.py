@@ -18,14 +18,23 @@ without reading more than the limit.
 
 Both raise `FileKindError`, an `OSError`, so the command line's fallback for failed
 writes and its one-line errors treat it as any other file error.
+
+Output paths (`check_output_file`, `write_or_fallback`): checked before any work, and a
+finished output that still cannot be written goes to a new file in the current folder (else
+the temp folder), the `OutputError` saying where. Missing folders are made one at a time
+(`make_folders`), so any depth works and a path too long is an OSError, never a
+RecursionError.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+import tempfile
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -137,3 +146,141 @@ def read_input(path: str | Path, limit: int, what: str = "input file") -> bytes:
     if len(data) > limit:
         raise too_large()
     return data
+
+
+# --------------------------------------------------------------------------- output paths
+
+
+class OutputError(ValueError):
+    """An output path refused before any work is done (a folder, a special file, a link, a
+    folder that cannot be written), or an output that could only be saved elsewhere: the
+    message says where it went."""
+
+
+def make_folders(folder: str | Path) -> None:
+    """Create `folder` and the folders above it that are missing (`mkdir -p`), one at a time
+    from the top: `Path.mkdir(parents=True)` and `os.makedirs` recurse once per missing
+    folder, so a path some thousand folders deep would end in a RecursionError rather than
+    the OSError a caller can handle."""
+    folder = Path(folder)
+    missing = []
+    while not folder.is_dir() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+
+
+def nearest_existing(path: str | Path) -> Path:
+    """The nearest of `path` and the folders above it that exists (the root at worst)."""
+    path = Path(path).absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _probe_folder(folder: Path) -> None:
+    """Raise OSError unless a file can be created in `folder` (checked by creating one)."""
+    with tempfile.TemporaryFile(dir=folder):
+        pass
+
+
+def check_output_file(path: Path, option: str, example: str) -> None:
+    """Refuse, before any work, an output file that cannot be written.
+
+    Args:
+        path: The output file (it may not exist yet, nor the folders above it).
+        option: What names it in messages (`--out`).
+        example: A file name suggested when `path` is a folder (`results.json`).
+
+    Raises:
+        OutputError: `path` is a folder, a special file (a FIFO, a device), a symbolic link,
+            lies under a file, or cannot be written (a path too long included).
+    """
+    try:
+        if path.is_dir() and not path.is_symlink():
+            raise OutputError(f"{option} {quoted_path(path)} is a directory; give a file path "
+                              f"such as {quoted_path(path / example)}")
+        ancestor = nearest_existing(path.parent)
+        if not ancestor.is_dir():
+            raise OutputError(f"{option} {quoted_path(path)}: {quoted_path(ancestor)} is a "
+                              f"file, not a folder")
+        try:
+            existing = check_output(path, option)
+        except FileKindError as error:
+            raise OutputError(str(error)) from None
+        if existing is not None and not os.access(path, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        _probe_folder(ancestor)
+    except OSError as error:
+        raise OutputError(f"{option} {quoted_path(path)} cannot be written: "
+                          f"{error.strerror or error}") from None
+
+
+def check_output_folder(path: Path, option: str) -> None:
+    """Refuse, before any work, an output folder that cannot be created or written.
+
+    Raises:
+        OutputError: Something above `path` is a file, or the nearest existing folder above
+            it cannot be written (a path too long included).
+    """
+    try:
+        ancestor = nearest_existing(path)
+        if not ancestor.is_dir():
+            raise OutputError(f"{option} {quoted_path(path)}: {quoted_path(ancestor)} is a "
+                              f"file, not a folder")
+        _probe_folder(ancestor)
+    except OSError as error:
+        raise OutputError(f"{option} {quoted_path(path)} cannot be written: "
+                          f"{error.strerror or error}") from None
+
+
+def fallback_folders() -> list[Path]:
+    """Where an output that cannot be written goes instead: the current folder, then the
+    temp folder."""
+    return [Path.cwd(), Path(tempfile.gettempdir())]
+
+
+def stamp() -> str:
+    """`20260101-120000-4242`: the time and process id, for the names of fallback files."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+
+
+def write_or_fallback(write: Callable[[Path], object], path: Path, option: str) -> Path:
+    """Write an output, or failing that a fresh file in a fallback folder, so that nothing
+    finished is lost.
+
+    Args:
+        write: Writes the output to the path it is given.
+        path: Where the output goes (missing folders above it are created).
+        option: What names it in messages (`--out`).
+
+    Returns:
+        `path`, once written.
+
+    Raises:
+        OutputError: `path` could not be written (too long, too deep, no permission...): the
+            message says why, and where the output was saved instead (a new file in the
+            current folder, else the temp folder), or that no folder could take it.
+    """
+    try:
+        make_folders(path.parent)
+        write(path)
+        return path
+    except OSError as error:
+        problem = f"could not write {option} {quoted_path(path)}: {error.strerror or error}"
+    for folder in fallback_folders():
+        try:
+            handle, name = tempfile.mkstemp(prefix=f"satellites-{path.stem[:40] or 'output'}-"
+                                                   f"{stamp()}-", suffix=path.suffix[:20],
+                                            dir=folder)
+            os.close(handle)
+            write(Path(name))
+        except OSError:
+            continue
+        raise OutputError(f"{problem}; saved it to {quoted_path(Path(name))} instead")
+    raise OutputError(f"{problem}; the current and temp folders cannot be written either")

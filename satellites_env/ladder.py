@@ -55,7 +55,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +64,7 @@ from .agents import Agent, make_agent
 from .arena import init_worker, play_pairing_game
 from .core.board import DEFAULT_MAX_MOVES, MAX_MOVES_LIMIT
 from .core.checks import quoted, quoted_path
+from .jobs import Workers
 from .rating import Ratings, against_known, fit, scale_anchor
 from .record import MAX_RECORD_BYTES, GameRecord, RecordError
 
@@ -649,50 +649,31 @@ class Ladder:
         owner = f"{uuid.uuid4().hex}/{_process_start(os.getpid()) or ''}"
         total = sum(max(0, games - self._count(a, b)) for a, b in pairs)
         stored = played = 0
-        local = workers == 1 and ray_address is None
-        batch = 1 if local else 2 * workers
-        pool = None
+
+        def store(job: Job, record: dict) -> None:
+            nonlocal stored, played
+            stored += self._store(job, record, owner)
+            played += 1
+            if progress:
+                progress(played, total)
+
+        batch = 1 if workers == 1 and ray_address is None else 2 * workers
         heartbeat = _Heartbeat(self.path, owner, HEARTBEAT)
         heartbeat.start()
         try:
-            if workers > 1 and ray_address is None:
-                pool = ProcessPoolExecutor(workers, initializer=init_worker)
-            while True:
-                jobs = self._claim(pairs, games, batch, owner)
-                if not jobs:
-                    return stored
-                if ray_address is not None:
-                    from .distributed import run_jobs_on_ray
-
-                    specs = [(j.a.spec, j.b.spec, j.game, j.seed, self.max_moves, j.a.key,
-                              j.b.key) for j in jobs]
-                    records = run_jobs_on_ray(specs, play_ray_job, init_worker, workers,
-                                              ray_address or None)
-                    finished = list(zip(jobs, records))
-                elif pool is not None:
-                    futures = {pool.submit(play_job, j.a.spec, j.b.spec, j.game, j.seed,
-                                           self.max_moves, j.a.key, j.b.key): j for j in jobs}
-                    finished = []
-                    while futures:
-                        done, _ = wait(futures, return_when=FIRST_COMPLETED)
-                        for future in done:
-                            job = futures.pop(future)
-                            stored += self._store(job, future.result(), owner)
-                            played += 1
-                            if progress:
-                                progress(played, total)
-                else:
-                    finished = [(j, play_job(j.a.spec, j.b.spec, j.game, j.seed,
-                                             self.max_moves, j.a.key, j.b.key)) for j in jobs]
-                for job, record in finished:
-                    stored += self._store(job, record, owner)
-                    played += 1
-                    if progress:
-                        progress(played, total)
+            with Workers(workers, ray=ray_address is not None, ray_address=ray_address or None,
+                         init=init_worker) as pool:
+                while True:
+                    jobs = self._claim(pairs, games, batch, owner)
+                    if not jobs:
+                        return stored
+                    # a finished game is stored as it arrives (Ctrl-C keeps it)
+                    pool.run([(j.a.spec, j.b.spec, j.game, j.seed, self.max_moves, j.a.key,
+                               j.b.key) for j in jobs],
+                             play_ray_job,
+                             lambda index, record, jobs=jobs: store(jobs[index], record))
         finally:
             heartbeat.stop()
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
             self._release(None, owner)
 
     def _release(self, jobs: list[Job] | None, owner: str) -> None:

@@ -256,7 +256,9 @@ def test_worker_processes_use_one_thread(monkeypatch):
 
     for name in arena.WORKER_THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    with arena.ProcessPoolExecutor(max_workers=1, initializer=arena.init_worker) as pool:
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1, initializer=arena.init_worker) as pool:
         seen = [pool.submit(os.getenv, name).result() for name in arena.WORKER_THREAD_VARIABLES]
         # numba came with the fork: told directly, and it still compiles once its threads run
         assert pool.submit(_numba_threads_then_compile).result() == (1, 6)

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from satellites_env import cli
+from satellites_env import tournament as tournaments
 from satellites_env.core import Game
 from satellites_env.record import GameRecord
 
@@ -30,7 +31,7 @@ def no_games(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a game was played before the error")
 
-    monkeypatch.setattr(cli, "run_tournament", refuse)
+    monkeypatch.setattr(tournaments, "run_tournament", refuse)
     monkeypatch.setattr(cli, "make_agent", refuse)
 
 
@@ -116,7 +117,7 @@ def test_evaluate_keeps_the_results_when_the_write_fails_at_the_end(tmp_path, ca
     """The folder checked before the games turns into a file while they are played."""
     out = tmp_path / "gone" / "results.json"
     records = tmp_path / "gone2" / "games"
-    tournament = cli.run_tournament
+    tournament = tournaments.run_tournament
 
     def run_then_break_the_paths(*args, **kwargs):
         result = tournament(*args, **kwargs)
@@ -124,7 +125,7 @@ def test_evaluate_keeps_the_results_when_the_write_fails_at_the_end(tmp_path, ca
         (tmp_path / "gone2").write_text("not a folder any more")
         return result
 
-    monkeypatch.setattr(cli, "run_tournament", run_then_break_the_paths)
+    monkeypatch.setattr(tournaments, "run_tournament", run_then_break_the_paths)
     status, out_text, err = run(EVALUATE + ["--out", str(out), "--records", str(records)],
                                 capsys)
     assert status == 2

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from satellites_env import cli
+from satellites_env import tournament as tournaments
 from satellites_env.core import Game
 from satellites_env.record import GameRecord
 from special_files import SPECIAL, fifo, finishes, unchanged
@@ -96,7 +97,7 @@ def test_records_files_inside_the_folder_are_not_written_through(kind, make, tmp
     rest is written, that file is not, and the error says which."""
     monkeypatch.chdir(tmp_path)
     folder = tmp_path / "records"
-    tournament = cli.run_tournament
+    tournament = tournaments.run_tournament
     made = {}
 
     def run_then_plant(*args, **kwargs):
@@ -106,7 +107,7 @@ def test_records_files_inside_the_folder_are_not_written_through(kind, make, tmp
         made["before"] = os.lstat(made["path"])
         return result
 
-    monkeypatch.setattr(cli, "run_tournament", run_then_plant)
+    monkeypatch.setattr(tournaments, "run_tournament", run_then_plant)
     status = cli.main(["evaluate", "--agents", "random", "greedy", "--games", "1",
                        "--max-moves", "4", "--records", str(folder)])
     err = capsys.readouterr().err
@@ -157,14 +158,14 @@ def test_a_fifo_appearing_at_out_during_the_games_is_not_replaced(tmp_path, caps
     """Checked again when written: the results go to a fallback file instead."""
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "results.json"
-    tournament = cli.run_tournament
+    tournament = tournaments.run_tournament
 
     def run_then_plant(*args, **kwargs):
         result = tournament(*args, **kwargs)
         fifo(out)
         return result
 
-    monkeypatch.setattr(cli, "run_tournament", run_then_plant)
+    monkeypatch.setattr(tournaments, "run_tournament", run_then_plant)
     outcome = finishes(lambda: cli.main(["evaluate", "--agents", "random", "greedy", "--games",
                                          "1", "--max-moves", "4", "--out", str(out)]), 120)
     err = capsys.readouterr().err
@@ -238,3 +239,69 @@ def test_ladder_database_that_is_no_file_is_refused_at_once(make, tmp_path, caps
     path = make(tmp_path / "ladder.db") or tmp_path / "ladder.db"
     outcome = finishes(lambda: cli.main(["ladder", "show", "--db", str(path)]))
     assert outcome.get("value") == 2 and "ladder database" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- deep and long paths
+
+
+def deep(root: Path, depth: int, name: str = "d") -> Path:
+    return root.joinpath(*[name] * depth)
+
+
+def remove_deep(root: Path, bottom: Path) -> None:
+    """Remove the chain of nested folders from `root` down to `bottom`, bottom up
+    (shutil.rmtree, and pytest's clean-up with it, recurse once per level and would fail)."""
+    for path in [bottom, *bottom.parents]:
+        if path == root:
+            break
+        if path.is_dir():
+            for child in path.iterdir():
+                if not child.is_dir():
+                    child.unlink()
+            path.rmdir()
+
+
+def test_evaluate_writes_outputs_1100_folders_deep(tmp_path, capsys):
+    """A path too deep for a recursive `mkdir -p` (Python's recursion limit is 1,000)."""
+    out = deep(tmp_path / "o", 1100) / "results.json"
+    records = deep(tmp_path / "r", 1100) / "games"
+    try:
+        status = cli.main(["evaluate", "--agents", "random", "greedy", "--games", "2",
+                           "--max-moves", "20", "--out", str(out), "--records", str(records)])
+        captured = capsys.readouterr()
+        assert status == 0, captured.err
+        assert json.loads(out.read_text())["complete"] is True
+        assert (records / "tournament.json").is_file() and (records / "index.html").is_file()
+    finally:
+        remove_deep(tmp_path, out.parent)
+        remove_deep(tmp_path, records)
+
+
+@pytest.mark.parametrize("path", [lambda root: deep(root, 1500, "dd") / "results.json",
+                                  lambda root: root / ("x" * 300) / "results.json",
+                                  lambda root: root / ("x" * 300 + ".json")],
+                         ids=["5000 characters", "a folder name of 300", "a file name of 300"])
+def test_an_out_path_too_long_is_one_error_line_before_any_game(path, tmp_path, capsys,
+                                                                monkeypatch):
+    monkeypatch.setattr(tournaments, "run_tournament",
+                        lambda *a, **k: pytest.fail("a game was played"))
+    status = cli.main(["evaluate", "--agents", "random", "greedy", "--games", "2", "--out",
+                       str(path(tmp_path))])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert "cannot be written: File name too long" in err and len(err) < 1300, err
+
+
+def test_a_result_that_cannot_be_written_reaches_a_fallback_file(tmp_path, monkeypatch):
+    """Whatever stops the write at the end (here a name too long), the result goes to a new
+    file in the current folder and the error says where."""
+    from satellites_env.files import OutputError, write_or_fallback
+
+    monkeypatch.chdir(tmp_path)
+    for target in (deep(tmp_path, 1500, "dd") / "results.json",
+                   tmp_path / ("x" * 300) / "results.json", tmp_path / ("x" * 300 + ".json")):
+        with pytest.raises(OutputError, match="saved it to") as error:
+            write_or_fallback(lambda path: path.write_text("the result"), target, "--out")
+        (saved,) = [p for p in tmp_path.glob("satellites-*") if p.read_text() == "the result"]
+        assert str(saved.name) in str(error.value)
+        saved.unlink()

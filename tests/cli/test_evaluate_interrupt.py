@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from satellites_env import arena, cli
+from satellites_env import tournament as tournaments
 from satellites_env.arena import TournamentInterrupted, run_tournament, tournament_result
 
 AGENTS = ["random", "greedy", "mcts:4"]
@@ -239,7 +240,7 @@ def test_ctrl_c_without_outputs_says_nothing_was_kept(monkeypatch, capsys):
         records = [None] * (3 * games)
         raise TournamentInterrupted(tournament_result(agents, games, seed, max_moves, records))
 
-    monkeypatch.setattr(cli, "run_tournament", stopped)
+    monkeypatch.setattr(tournaments, "run_tournament", stopped)
     assert cli.main(["evaluate", *ARGS]) == 130
     captured = capsys.readouterr()
     assert "nothing kept" in captured.out and "interrupted" in captured.err
@@ -341,15 +342,16 @@ def test_ctrl_c_between_the_last_game_and_its_files_loses_nothing(moment, refere
     without playing a game."""
     expected, expected_records = reference
     out, records = tmp_path / "out.json", tmp_path / "rec"
-    name = "run_tournament" if moment == "tournament" else "results_table"
-    real = getattr(cli, name)
-    monkeypatch.setattr(cli, name, ctrl_c_after(real))
+    module, name = (tournaments, "run_tournament") if moment == "tournament" else \
+        (cli, "results_table")
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, ctrl_c_after(real))
     assert cli.main(["evaluate", *ARGS, "--out", str(out), "--records", str(records)]) == 130
     assert "every result is saved" in capsys.readouterr().out
     assert json.loads(out.read_text()) == expected
     assert records_of(records) == expected_records
     assert not list(records.glob("*.html"))
-    monkeypatch.setattr(cli, name, real)
+    monkeypatch.setattr(module, name, real)
     monkeypatch.setattr(arena, "run_job", lambda *a, **k: pytest.fail("a game was played"))
     assert cli.main(["evaluate", *ARGS, "--out", str(out), "--records", str(records)]) == 0
     assert json.loads((records / "tournament.json").read_text())["complete"] is True

@@ -151,8 +151,10 @@ def play_match_games(generator, player: Player, *args) -> list:
     return player.play(generator.net, *args)
 
 
-def play_in_worker(shape: dict, weights: dict, player: Player, *args) -> list:
-    """`player.play` in an evaluation process, on a network of `shape` with `weights`."""
+def play_in_worker(job: tuple) -> list:
+    """`player.play` in an evaluation process, on a network of `shape` with `weights`: the
+    job is `(shape, weights, player, *arguments of player.play)`."""
+    shape, weights, player, *args = job
     net = player.network(shape)
     net.load_state_dict(weights)
     return player.play(net.eval(), *args)
@@ -487,10 +489,9 @@ class Trainer(PoolOwner, abc.ABC):
         elif workers > 1 and games > 1:
             shares = [list(range(k, games, workers)) for k in range(min(workers, games))]
             weights = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
-            jobs = [self._evaluators(workers).submit(
-                play_in_worker, self.net.shape, weights, player, opponent, opponent_seed, share,
-                seed, max_moves) for share in shares]
-            played = [job.result() for job in jobs]
+            played = self._evaluators(workers).run(
+                [(self.net.shape, weights, player, opponent, opponent_seed, share, seed,
+                  max_moves) for share in shares], play_in_worker)
         else:
             played = [player.play(self.net, opponent, opponent_seed, list(range(games)), seed,
                                   max_moves)]
@@ -506,19 +507,18 @@ class Trainer(PoolOwner, abc.ABC):
         interpreters, one thread each, that the learner's numba and torch threads do not
         follow into."""
         if self._eval_pool is None:
-            from concurrent.futures import ProcessPoolExecutor
             from multiprocessing import get_context
 
             from satellites_env.arena import init_worker
+            from satellites_env.jobs import Workers
 
-            self._eval_pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
-                                                  initializer=init_worker)
+            self._eval_pool = Workers(workers, init=init_worker, context=get_context("spawn"))
         return self._eval_pool
 
     def close(self) -> None:
         super().close()
         if self._eval_pool is not None:
-            self._eval_pool.shutdown()
+            self._eval_pool.close()
             self._eval_pool = None
 
     # ------------------------------------------------------------------ the loop
