@@ -79,7 +79,7 @@ def main(total_frames: int = 2000, frames_per_batch: int = 500, max_moves: int =
          seed: int = 0, torch_threads: int | None = 1, verbose: bool = True) -> dict:
     """Collect `total_frames` frames with the masked policy; return a summary dict."""
     if torch_threads:
-        torch.set_num_threads(torch_threads)  # a tiny net: more threads only add overhead
+        torch.set_num_threads(torch_threads)  # a tiny net: more threads only add waiting
     torch.manual_seed(seed)
     start = time.perf_counter()
     env = make_env(max_moves, seed)
@@ -111,7 +111,8 @@ def main(total_frames: int = 2000, frames_per_batch: int = 500, max_moves: int =
         print(f"TorchRL Collector on satellites_v0: {frames} frames, {episodes} episodes "
               f"finished" + (f" (mean length {mean:.1f} frames)" if mean is not None else "")
               + f", {summary['seconds']} s")
-        print(f"illegal actions: {illegal} (every action was drawn from the action_mask)")
+        print(f"illegal actions: {illegal} of {frames} (each checked against the acting "
+              f"player's action_mask)")
     return summary
 
 
@@ -123,7 +124,8 @@ def _parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--max-moves", type=int, default=400,
                         help="the move cap; reaching it ends (truncates) the game")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--torch-threads", type=int, default=1)
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="PyTorch threads (0: PyTorch's default)")
     return parser.parse_args(argv)
 
 

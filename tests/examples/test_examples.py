@@ -53,7 +53,7 @@ def test_torchrl_pettingzoo(capsys):
     assert summary["illegal_actions"] == 0
     out = capsys.readouterr().out
     assert "300 frames, 7 episodes finished (mean length 40.0 frames)" in out
-    assert "illegal actions: 0" in out
+    assert "illegal actions: 0 of 300" in out
 
 
 def test_torchrl_pettingzoo_finds_an_illegal_action():
