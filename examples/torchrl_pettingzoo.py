@@ -40,10 +40,11 @@ def make_env(max_moves: int = 400, seed: int = 0) -> PettingZooWrapper:
     """`satellites_v0` wrapped for TorchRL, both players in one group (one shared policy)."""
     # TorchRL warns for any PettingZoo release but the one it is tested with; the wrapper's AEC
     # path is what this script checks, so the warning says nothing here.
-    warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
     aec = satellites_v0.env(max_moves=max_moves)
-    return PettingZooWrapper(aec, use_mask=True, group_map={GROUP: list(aec.possible_agents)},
-                             seed=seed)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
+        return PettingZooWrapper(aec, use_mask=True,
+                                 group_map={GROUP: list(aec.possible_agents)}, seed=seed)
 
 
 def make_policy(env: PettingZooWrapper, hidden: int = 64) -> ProbabilisticActor:
