@@ -3,8 +3,11 @@
 Trains for a step budget on `SatellitesGymEnv` (the opponent's moves happen inside `step`), then
 plays a few evaluation games with the trained model, always passing the legal-action mask.
 
-    python examples/sb3_maskable_ppo.py --total-steps 20000 --eval-games 20
+    python examples/sb3_maskable_ppo.py        # 10,000 steps and 10 games: about a minute
     python examples/sb3_maskable_ppo.py --opponent greedy --agent-color blue --save ppo.zip
+
+The time is one CPU core's (PyTorch runs on one thread unless `--torch-threads` says otherwise);
+the first run in a fresh install adds numba's one-time compile of the engine.
 
 Needs the `examples` extra: pip install -e ".[examples]".
 """
@@ -65,10 +68,10 @@ def evaluate(model: MaskablePPO, env: SatellitesGymEnv, games: int, seed: int,
     return results
 
 
-def main(total_steps: int = 20_000, n_envs: int = 2, opponent: str = "random",
+def main(total_steps: int = 10_000, n_envs: int = 2, opponent: str = "random",
          agent_color: str = "random", eval_games: int = 10, seed: int = 0, n_steps: int = 256,
          batch_size: int = 128, n_epochs: int = 4, learning_rate: float = 3e-4,
-         max_moves: int = 400, torch_threads: int | None = None, save: str | None = None,
+         max_moves: int = 400, torch_threads: int | None = 1, save: str | None = None,
          verbose: bool = True) -> dict:
     """Train MaskablePPO for `total_steps` learner steps, evaluate it, return a summary dict."""
     if torch_threads:
@@ -118,7 +121,7 @@ def main(total_steps: int = 20_000, n_envs: int = 2, opponent: str = "random",
 
 def _parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--total-steps", type=int, default=20_000)
+    parser.add_argument("--total-steps", type=int, default=10_000)
     parser.add_argument("--n-envs", type=int, default=2)
     parser.add_argument("--opponent", default="random",
                         help="agent spec: random, greedy, mcts:N, checkpoint:PATH")
@@ -130,7 +133,9 @@ def _parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--n-epochs", type=int, default=4)
     parser.add_argument("--learning-rate", type=float, default=3e-4)
     parser.add_argument("--max-moves", type=int, default=400)
-    parser.add_argument("--torch-threads", type=int, default=None)
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="PyTorch threads (0: PyTorch's default); a network this small "
+                             "runs fastest on one")
     parser.add_argument("--save", default=None, help="save the trained model to this .zip")
     return parser.parse_args(argv)
 

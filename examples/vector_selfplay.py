@@ -7,7 +7,8 @@ Two loops:
    lands next to an opponent satellite, i.e. goes for connections) against "random"; eager
    plays red in the even games and blue in the odd ones.
 
-Both print games finished and results. Runs in a few seconds once numba's kernels are cached.
+Both print games finished and results. Runs in a few seconds once numba's kernels are cached
+(the first run in a fresh install compiles them first).
 
     python examples/vector_selfplay.py --envs 64 --steps 600
 """

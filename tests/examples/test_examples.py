@@ -43,13 +43,47 @@ def test_pettingzoo_selfplay_loop():
     assert summary["red_wins"] + summary["blue_wins"] + summary["draws"] == summary["games"]
 
 
-@pytest.mark.parametrize("name", ["sb3_maskable_ppo", "pettingzoo_selfplay_loop"])
+def test_torchrl_pettingzoo(capsys):
+    pytest.importorskip("torchrl", reason="needs the 'examples' extra")
+    example = load("torchrl_pettingzoo")
+    # 40-move games: 300 frames finish 7 of them (the move cap truncates each at 40 frames).
+    summary = example.main(total_frames=300, frames_per_batch=100, max_moves=40, seed=0)
+    assert summary["frames"] == 300
+    assert summary["episodes"] == 7 and summary["mean_episode_length"] == 40
+    assert summary["illegal_actions"] == 0
+    out = capsys.readouterr().out
+    assert "300 frames, 7 episodes finished (mean length 40.0 frames)" in out
+    assert "illegal actions: 0 of 300" in out
+
+
+def test_torchrl_pettingzoo_finds_an_illegal_action():
+    """The legality check reads the acting player's mask: an action outside it is counted."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchrl", reason="needs the 'examples' extra")
+    example = load("torchrl_pettingzoo")
+    env = example.make_env(max_moves=40, seed=1)
+    frame = env.reset()
+    frame = example.make_policy(env)(frame)
+    players = frame[example.GROUP]
+    actor = int(players["mask"].float().argmax())
+    legal = players["action_mask"][actor]
+    assert legal[players["action"][actor]]
+    assert example.count_illegal(frame.unsqueeze(0)) == 0
+    players["action"][actor] = int(torch.nonzero(~legal)[0])
+    assert example.count_illegal(frame.unsqueeze(0)) == 1
+
+
+@pytest.mark.parametrize("name", ["sb3_maskable_ppo", "pettingzoo_selfplay_loop",
+                                  "torchrl_pettingzoo"])
 def test_examples_command_line_matches_main(name):
     if name == "sb3_maskable_ppo":
         pytest.importorskip("sb3_contrib", reason="needs the 'examples' extra")
+    if name == "torchrl_pettingzoo":
+        pytest.importorskip("torchrl", reason="needs the 'examples' extra")
     example = load(name)
-    args = vars(example._parse_args(["--total-steps", "5"]))
-    assert args["total_steps"] == 5
+    budget = "total_frames" if name == "torchrl_pettingzoo" else "total_steps"
+    args = vars(example._parse_args(["--" + budget.replace("_", "-"), "5"]))
+    assert args[budget] == 5
     parameters = inspect.signature(example.main).parameters
     assert set(args) <= set(parameters)  # `main(**vars(args))` is what __main__ runs
 
