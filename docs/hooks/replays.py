@@ -36,15 +36,18 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         PluginError: a record that is malformed or does not replay (the build stops, naming
             the file and the field).
     """
-    records = [file for file in files
-               if PurePosixPath(file.src_uri).parent == PurePosixPath(FOLDER)
-               and file.src_uri.endswith(".json")]
+    records = [
+        file
+        for file in files
+        if PurePosixPath(file.src_uri).parent == PurePosixPath(FOLDER)
+        and file.src_uri.endswith(".json")
+    ]
     for record in records:
         source = f"docs/{record.src_uri}"
         try:
             html = replay_html(GameRecord.load(record.abs_src_path), source)
         except RecordError as error:
             raise PluginError(f"replay page not built: {error}") from None
-        page = f"{record.src_uri[:-len('.json')]}.html"
+        page = f"{record.src_uri[: -len('.json')]}.html"
         files.append(File.generated(config, page, content=html))
     return files

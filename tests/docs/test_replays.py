@@ -22,8 +22,13 @@ NAMES = [record.stem for record in RECORDS]
 
 
 def test_the_docs_ship_records_not_pages():
-    assert NAMES == ["exploit-az32", "exploit-greedy", "exploit-mcts200", "exploit-ppo",
-                     "exploit-pretrained"]
+    assert NAMES == [
+        "exploit-az32",
+        "exploit-greedy",
+        "exploit-mcts200",
+        "exploit-ppo",
+        "exploit-pretrained",
+    ]
     assert not list((ROOT / "docs" / "replays").glob("*.html"))
 
 
@@ -61,7 +66,8 @@ def build_docs(tmp_path: Path, record: str) -> Path:
     (tmp_path / "docs" / "replays" / "game.json").write_text(record)
     (tmp_path / "mkdocs.yml").write_text(
         f"site_name: test\nstrict: true\nuse_directory_urls: false\n"
-        f"hooks:\n  - {ROOT / 'docs' / 'hooks' / 'replays.py'}\n")
+        f"hooks:\n  - {ROOT / 'docs' / 'hooks' / 'replays.py'}\n"
+    )
     build(load_config(str(tmp_path / "mkdocs.yml")))
     return tmp_path / "site"
 
@@ -77,6 +83,8 @@ def test_a_record_that_does_not_replay_stops_the_build_naming_it(tmp_path, caplo
     data["moves"][3] = "a1-a2"
     with pytest.raises(Abort):
         build_docs(tmp_path, json.dumps(data))
-    assert ("replay page not built: docs/replays/game.json: move 4 'a1-a2' does not apply"
-            in caplog.text)
+    assert (
+        "replay page not built: docs/replays/game.json: move 4 'a1-a2' does not apply"
+        in caplog.text
+    )
     assert not (tmp_path / "site" / "replays" / "game.html").exists()
