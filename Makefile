@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -n 2
 
 # Re-runnable: a finished run prints its final table (exit 0); an interrupted one resumes.

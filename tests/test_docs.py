@@ -47,4 +47,7 @@ def test_no_page_links_to_a_missing_file():
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
             if "://" in target or target.startswith("mailto:"):
                 continue
-            assert (page.parent / target).exists(), (str(page), target)
+            path = (page.parent / target).resolve()
+            # A replay page is built from the game record beside it (docs/hooks/replays.py).
+            built = path.parent == DOCS / "replays" and path.with_suffix(".json").is_file()
+            assert path.exists() or built, (str(page), target)

@@ -167,7 +167,8 @@ def new_batch_scratch(num_chunks: int | None = None) -> np.ndarray:
     games per slice. Default: 4 chunks per numba thread (NUMBA_NUM_THREADS, the pool's size),
     so it stays valid after ``numba.set_num_threads``."""
     if num_chunks is None:
-        num_chunks = 4 * numba.config.NUMBA_NUM_THREADS
+        # numba.config sets its settings at import from the environment: they are not typed.
+        num_chunks = 4 * numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
     num_chunks = check_int("num_chunks", num_chunks, 1, MAX_NUM_GAMES)
     return np.zeros((num_chunks, N_SCRATCH_ROWS, N_CELLS), dtype=np.int32)
 

@@ -28,7 +28,7 @@ DEFAULT_MAX_MOVES = 400  # R20
 MAX_MOVES_LIMIT = 1_000_000
 
 
-def check_max_moves(max_moves) -> int:
+def check_max_moves(max_moves: object) -> int:
     """`max_moves` (the move cap, R20) as an int from 1 to MAX_MOVES_LIMIT; ValueError naming
     it and the range otherwise (bools, floats and strings are refused)."""
     return check_int("max_moves", max_moves, 1, MAX_MOVES_LIMIT)
@@ -64,7 +64,7 @@ class Player(IntEnum):
         return f"player_{int(self)}"
 
     @classmethod
-    def parse(cls, value) -> "Player":
+    def parse(cls, value: object) -> "Player":
         """A Player from 0/1, "red"/"blue" or a Player; ValueError otherwise."""
         if isinstance(value, str) and value.lower() in COLOR_NAMES:
             return cls(COLOR_NAMES.index(value.lower()))

@@ -29,7 +29,7 @@ _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = _REPR.maxlong = QUOTE_LIMIT
 
 
-def quoted(value, limit: int = QUOTE_LIMIT) -> str:
+def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
     """``repr(value)``, cut to about `limit` characters with ``...`` (strings and bytes are
     cut before they are quoted, containers after a few items; a huge integer is described by
     its number of digits, an array by its shape and dtype); always one line."""
@@ -48,13 +48,13 @@ def quoted(value, limit: int = QUOTE_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def quoted_path(path) -> str:
+def quoted_path(path: object) -> str:
     """A file name (a str or a Path) quoted for a message: whole up to PATH_QUOTE_LIMIT
     characters, cut beyond (see `quoted`)."""
     return quoted(str(path), PATH_QUOTE_LIMIT)
 
 
-def check_int(name: str, value, low: int, high: int) -> int:
+def check_int(name: str, value: object, low: int, high: int) -> int:
     """`value` as an int when it is an integer (an int or a numpy integer, not a bool) from
     `low` to `high`; otherwise ValueError naming `name` and the range."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool) \
@@ -63,7 +63,7 @@ def check_int(name: str, value, low: int, high: int) -> int:
     raise ValueError(f"{name} must be an integer from {low} to {high}, got {quoted(value)}")
 
 
-def check_seed(seed) -> int | None:
+def check_seed(seed: object) -> int | None:
     """`seed` as None or an int from 0 to 2**64 - 1; ValueError naming it otherwise."""
     return None if seed is None else check_int("seed", seed, 0, MAX_SEED)
 

@@ -66,7 +66,7 @@ from .state import (
 )
 
 
-def _action_id(action) -> int:
+def _action_id(action: object) -> int:
     """`action` as an int when it is an integer (not a bool) in 0..N_ACTIONS - 1; otherwise
     IllegalActionError, the one error of every method that takes an action id."""
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
@@ -134,7 +134,9 @@ class Game:
             return NotImplemented
         return self.max_moves == other.max_moves and np.array_equal(self.state, other.state)
 
-    __hash__ = None  # a game changes as it is played
+    # A game changes as it is played. typeshed types `__hash__` as a method, but None is
+    # Python's way to mark a class unhashable.
+    __hash__ = None  # type: ignore[assignment]
 
     # ------------------------------------------------------------------ state
 
@@ -248,7 +250,7 @@ class Game:
             return []
         if self.pending_push is not None:
             return [self.describe(a) for a in self.legal_actions()]
-        texts = []
+        texts: list[str] = []
         for action in self.legal_actions():
             if action < N_MOVE_ACTIONS and self.is_displacement(action):
                 child = self.clone()
@@ -368,13 +370,13 @@ class Game:
         child.play(action)
         return child.describe(int(child.legal_actions()[0]))[1:]
 
-    def _check_action(self, action) -> int:
-        action = _action_id(action)
+    def _check_action(self, action: object) -> int:
+        number = _action_id(action)
         if self.is_over:
-            raise IllegalActionError(f"the game is over; no action is legal (action {action})")
-        if not self.legal_mask()[action]:
-            raise IllegalActionError(self._why_illegal(action))
-        return action
+            raise IllegalActionError(f"the game is over; no action is legal (action {number})")
+        if not self.legal_mask()[number]:
+            raise IllegalActionError(self._why_illegal(number))
+        return number
 
     def _why_illegal(self, action: int) -> str:
         return (f"illegal action {action} ({self.describe(action)}): "

@@ -95,7 +95,7 @@ def is_pending(state: np.ndarray) -> bool:
     return bool(state[PENDING_TARGET] != NO_PENDING)
 
 
-def check_state_rows(states) -> None:
+def check_state_rows(states: object) -> None:
     """Raise ValueError (naming the first bad row and field) unless `states` is an integer
     (n, STATE_LEN) array of positions the kernels can read safely.
 
@@ -119,7 +119,7 @@ def check_state_rows(states) -> None:
             raise ValueError(f"state row {start + row}: {what}")
 
 
-def state_array(state) -> np.ndarray:
+def state_array(state: object) -> np.ndarray:
     """`state` itself when it is an integer array of shape (STATE_LEN,), else ValueError
     naming it. The cheap check of the engine's Python functions: a non-array, a wrong shape
     or a float array never reaches a kernel (the values are checked by `check_state`)."""
@@ -130,7 +130,7 @@ def state_array(state) -> np.ndarray:
                      f"engine.init, parse_spn or engine.step), got {quoted(state)}")
 
 
-def board_array(board) -> np.ndarray:
+def board_array(board: object) -> np.ndarray:
     """`board` itself when it is an integer array of shape (N_CELLS,), else ValueError naming
     it (the board functions' cheap check, as `state_array`)."""
     if isinstance(board, np.ndarray) and board.shape == (N_CELLS,) \
@@ -140,7 +140,7 @@ def board_array(board) -> np.ndarray:
                      f"{N_CELLS} cells), got {quoted(board)}")
 
 
-def check_rng(rng) -> np.random.Generator:
+def check_rng(rng: object) -> np.random.Generator:
     """`rng` when it is a numpy Generator (np.random.default_rng), else ValueError naming it."""
     if isinstance(rng, np.random.Generator):
         return rng
@@ -148,15 +148,15 @@ def check_rng(rng) -> np.random.Generator:
                      f"{quoted(rng)}")
 
 
-def check_state(state) -> np.ndarray:
+def check_state(state: object) -> np.ndarray:
     """`state` as an int32 (STATE_LEN,) array the kernels can read safely (the checks of
     `check_state_rows`; the same array when it is int32 already); ValueError naming
     the state and its first problem otherwise."""
-    state = state_array(state)
-    problem = _first_problem(state[None].astype(np.int64))
+    array = state_array(state)
+    problem = _first_problem(array[None].astype(np.int64))
     if problem is not None:
         raise ValueError(f"state: {problem[1]}")
-    return state if state.dtype == np.int32 else state.astype(np.int32)
+    return array if array.dtype == np.int32 else array.astype(np.int32)
 
 
 _CHECK_CHUNK = 32_768
