@@ -112,7 +112,7 @@ def ray_address(text: str) -> str:
     return text
 
 
-def path(text: str) -> Path:
+def path_arg(text: str) -> Path:
     """An argparse type: a file or folder path; an empty one (which would mean the current
     folder) is refused."""
     if not text:
@@ -1007,7 +1007,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a shipped config's name (satellites config list) or a YAML file; a "
                     "value with a / or ending in .yaml or .yml is a file, any other a shipped "
                     "name")
-    tr.add_argument("--out", type=path, help="run folder (default runs/<config name>)")
+    tr.add_argument("--out", type=path_arg, help="run folder (default runs/<config name>)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out")
     add_ray_option(tr, "self-play in Ray actors (distributed.backend: ray): alone, a local Ray "
                    "on this machine; with the address of a cluster started by `ray start "
@@ -1022,7 +1022,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"the agent to exploit: {AGENT_SPECS}")
     ex.add_argument("--minutes", type=MINUTES, required=True,
                     help="training time budget in minutes (summed over --resume sessions)")
-    ex.add_argument("--out", type=path, help="run folder (default runs/exploit-<target>)")
+    ex.add_argument("--out", type=path_arg, help="run folder (default runs/exploit-<target>)")
     ex.add_argument("--config", metavar="NAME_OR_FILE", help="an AlphaZero config: a shipped "
                     "name or a YAML file, as in train (default exploit)")
     ex.add_argument("--seed", type=SEED, help="the run's seed (default: the config's)")
@@ -1063,11 +1063,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
     add_ray_option(ev, "play the games in --workers Ray actors: alone, a local Ray; with an "
                    "address, that cluster (the same results as without)")
-    ev.add_argument("--out", type=path, help="write the results as JSON to this file (checked "
+    ev.add_argument("--out", type=path_arg, help="write the results as JSON to this file (checked "
                     "before the first game; winners are \"red\", \"blue\" or null). Ctrl-C "
                     "writes the games finished, marked \"complete\": false, and the same "
                     "command continues the tournament")
-    ev.add_argument("--records", type=path,
+    ev.add_argument("--records", type=path_arg,
                     help="save every game record and its HTML replay in this folder, which "
                     f"must be new or empty (a non-empty one is refused, except the folder of "
                     f"this command stopped by Ctrl-C, which it continues), with {MANIFEST} "
@@ -1085,7 +1085,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="ansi: boards in the terminal; human: also a window (default ansi)")
     pl.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
                     help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
-    pl.add_argument("--save", type=path, help="save the game record (JSON) to this file, "
+    pl.add_argument("--save", type=path_arg, help="save the game record (JSON) to this file, "
                     "however the game stops (checked before the game)")
 
     sv = sub.add_parser("serve", help="play against an agent in the browser (a local page)")
@@ -1101,9 +1101,9 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--open", action="store_true", help="open the page in the web browser")
 
     rp = sub.add_parser("replay", help="show a saved game: HTML page, GIF or boards")
-    rp.add_argument("record", type=path, help="a game record (.json)")
-    rp.add_argument("--html", type=path, help="write a self-contained HTML replay page")
-    rp.add_argument("--gif", type=path, help="write an animated GIF")
+    rp.add_argument("record", type=path_arg, help="a game record (.json)")
+    rp.add_argument("--html", type=path_arg, help="write a self-contained HTML replay page")
+    rp.add_argument("--gif", type=path_arg, help="write an animated GIF")
     rp.add_argument("--boards", action="store_true",
                     help="print every board at once (without --gif or --html, a terminal "
                     "steps through the game on key presses instead)")
@@ -1117,7 +1117,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "0-4294967295 (default 0)")
     dm.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
                     help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
-    dm.add_argument("--gif", type=path, default=None, help="save the game as an animated GIF")
+    dm.add_argument("--gif", type=path_arg, default=None, help="save the game as an animated GIF")
     dm.add_argument("--frame-size", type=FRAME_SIZE, default=400,
                     help="GIF frame size in pixels, 64-4096 (default 400)")
     dm.add_argument("--red", default="greedy", metavar="SPEC",
@@ -1151,12 +1151,12 @@ def build_parser() -> argparse.ArgumentParser:
         add_ray_option(command, "play the games in Ray actors (a local Ray, or the cluster "
                        "at ADDRESS)")
     ls = steps.add_parser("show", help="the ratings, intervals, games and head-to-head matrix")
-    ls.add_argument("--html", type=path, help="write the leaderboard page (and every game's "
+    ls.add_argument("--html", type=path_arg, help="write the leaderboard page (and every game's "
                     "replay) into this folder")
     ls.add_argument("--json", action="store_true", help="print the table as JSON")
     ls.add_argument("--csv", action="store_true", help="print the ratings as CSV")
     for command in (la, lr, lq, ls):
-        command.add_argument("--db", type=path, default=Path("ladder.db"), help=db_help)
+        command.add_argument("--db", type=path_arg, default=Path("ladder.db"), help=db_help)
     return parser
 
 
