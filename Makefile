@@ -7,9 +7,13 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
+# The distribution was named `satellites` before `satellites-env`: a .venv made then holds it,
+# and two distributions of one package would share its files (the `satellites` script), so
+# the old one goes first.
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip uninstall --quiet --yes satellites 2>/dev/null || true
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,web,dev,examples,ray,rllib]"
 	touch $(STAMP)
 

@@ -24,7 +24,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 
 from rich.console import Console
@@ -105,6 +105,14 @@ def ray_address(text: str) -> str:
         raise argparse.ArgumentTypeError(f"expected a Ray cluster address such as auto or "
                                          f"127.0.0.1:6379, got {text!r}")
     return text
+
+
+def path_arg(text: str) -> Path:
+    """An argparse type: a file or folder path; an empty one (which would mean the current
+    folder) is refused."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a path, got an empty one")
+    return Path(text)
 
 
 def add_ray_option(parser: argparse.ArgumentParser, help_text: str) -> None:
@@ -394,7 +402,7 @@ def serve(opponent: str, host: str, port: int, max_moves: int, open_browser: boo
         from .web.server import serve as run_server
     except ImportError as error:
         raise CliError("`satellites serve` needs the 'web' extra (Starlette and uvicorn): "
-                       f"pip install 'satellites[web]'; import failed: {error}") from None
+                       f"pip install 'satellites-env[web]'; import failed: {error}") from None
 
     def announce(url: str) -> None:
         say(f"playing against {opponent} at {url}  (each browser tab plays its own game; "
@@ -418,7 +426,8 @@ def trainer_command(name: str) -> Callable:
         return next(iter(points)).load()
     except (StopIteration, ImportError) as error:
         raise ValueError(f"`satellites {name}` needs the trainer: install the 'train' extra "
-                         f"(pip install 'satellites[train]'); {error or 'not installed'}") from None
+                         f"(pip install 'satellites-env[train]'); "
+                         f"{error or 'not installed'}") from None
 
 
 def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -> None:
@@ -606,30 +615,66 @@ def ladder_show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> Non
         console.print(matrix)
 
 
+DESCRIPTION = """\
+Satellites, a two-player board game: its agents, tournaments, rating ladder, replays, a play
+page, and (with the train extra) self-play training.
+
+A bad argument, agent spec, record, config or output path ends with one `error: ...` line
+and exit status 2; Ctrl-C ends with status 130. Output paths are checked before any game is
+played, and a finished game or tournament is never lost: if writing it fails at the end, it
+goes to a fresh file in the current folder (or the temporary folder) and the message says
+where."""
+
+COMPILE_NOTE = ("The search kernels are compiled on first use (about 45 s), then cached for "
+                "later runs.")
+AGENT_SPECS = "random, greedy, mcts:N, checkpoint:PATH, az:PATH[:SIMS], rllib:PATH"
+
+
+def package_version() -> str:
+    """The installed version of the `satellites-env` distribution."""
+    try:
+        return version("satellites-env")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="satellites", description=__doc__,
+    """The parser of every `satellites` command; every option has its help."""
+    parser = argparse.ArgumentParser(prog="satellites", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version",
+                        version=f"satellites-env {package_version()}",
+                        help="print the installed version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     tr = sub.add_parser("train", help="train a policy by self-play (the learner the config "
-                        "names: PPO or AlphaZero)")
-    tr.add_argument("--config", required=True, help="a shipped config's name (az_quick, "
-                    "az_standard, quick, standard) or a YAML file")
-    tr.add_argument("--out", type=Path, help="run folder (default runs/<config name>)")
+                        "names: PPO or AlphaZero)",
+                        description="Train a policy by self-play: the learner the config names "
+                        "(PPO or AlphaZero), into a run folder that --resume continues. "
+                        "az_quick, the main job, takes about 9 minutes on 2 cores. "
+                        + COMPILE_NOTE)
+    tr.add_argument("--config", required=True, metavar="NAME_OR_FILE",
+                    help="a shipped config's name (satellites config list) or a YAML file; a "
+                    "value with a / or ending in .yaml or .yml is a file, any other a shipped "
+                    "name")
+    tr.add_argument("--out", type=path_arg, help="run folder (default runs/<config name>)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out")
     add_ray_option(tr, "self-play in Ray actors (distributed.backend: ray): alone, a local Ray "
                    "on this machine; with the address of a cluster started by `ray start "
                    "--head` (or auto), join it")
 
     ex = sub.add_parser("exploit", help="train an exploiter of a frozen agent (AlphaZero from "
-                        "the rules, every self-play game against it) and show what it found")
-    ex.add_argument("--target", required=True, help="the agent to exploit: random, greedy, "
-                    "mcts:N, checkpoint:PATH, az:PATH[:SIMS], rllib:PATH")
+                        "the rules, every self-play game against it) and show what it found",
+                        description="Train an exploiter of a frozen agent for a time budget: "
+                        "AlphaZero from the rules (or from --init), every self-play game "
+                        "against the target, then a final table against it. " + COMPILE_NOTE)
+    ex.add_argument("--target", required=True, metavar="SPEC",
+                    help=f"the agent to exploit: {AGENT_SPECS}")
     ex.add_argument("--minutes", type=MINUTES, required=True,
                     help="training time budget in minutes (summed over --resume sessions)")
-    ex.add_argument("--out", type=Path, help="run folder (default runs/exploit-<target>)")
-    ex.add_argument("--config", help="an AlphaZero config's name or YAML file (default "
-                    "exploit)")
+    ex.add_argument("--out", type=path_arg, help="run folder (default runs/exploit-<target>)")
+    ex.add_argument("--config", metavar="NAME_OR_FILE", help="an AlphaZero config: a shipped "
+                    "name or a YAML file, as in train (default exploit)")
     ex.add_argument("--seed", type=SEED, help="the run's seed (default: the config's)")
     ex.add_argument("--games", type=GAMES, default=200, help="final games against the "
                     "target, per player (default 200)")
@@ -639,26 +684,40 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--resume", action="store_true", help="continue the run in --out")
     add_ray_option(ex, "self-play in Ray actors, as in train")
 
-    ev = sub.add_parser("evaluate", help="round-robin tournament between agents")
-    ev.add_argument("--agents", nargs="+", required=True,
-                    help="agent specs: random, greedy, mcts:N, checkpoint:PATH, "
-                    "az:PATH[:SIMS], rllib:PATH")
+    cf = sub.add_parser("config", help="list the shipped training configs, or print one to "
+                        "copy and edit (needs the train extra)",
+                        description="The shipped training configs: `satellites config list` "
+                        "names each with its purpose; `satellites config show az_quick > "
+                        "my_run.yaml` copies one to edit, and `satellites train --config "
+                        "my_run.yaml` trains it.")
+    actions = cf.add_subparsers(dest="config_action", required=True, metavar="ACTION")
+    actions.add_parser("list", help="each shipped config with its purpose")
+    cs = actions.add_parser("show", help="print a shipped config (YAML), to copy and edit")
+    cs.add_argument("name", metavar="NAME", help="the shipped config's name (config list)")
+
+    ev = sub.add_parser("evaluate", help="round-robin tournament between agents",
+                        description="A round-robin tournament between agents, colours "
+                        "balanced: win rates with 95%% intervals and Elo. The search of az: "
+                        "agents is compiled on first use (about 45 s), then cached for later "
+                        "runs.")
+    ev.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
+                    help=f"agent specs: {AGENT_SPECS}")
     ev.add_argument("--games", type=GAMES, default=100,
-                    help="games per pairing, 1-1000000 (colors balanced; default 100)")
+                    help="games per pairing, 1-1000000 (colours balanced; default 100)")
     ev.add_argument("--seed", type=SEED, default=0, help="seed of the set-ups and agents, "
                     "0-4294967295 (default 0)")
     ev.add_argument("--workers", type=WORKERS, default=1,
-                    help="processes (Ray actors with --ray), 1-256, each on one thread (2 uses "
-                    "both cores here)")
+                    help="games in parallel, 1-256: processes (Ray actors with --ray), one "
+                    "CPU thread each; at most one per core pays off (default 1)")
     ev.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
                     help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
     add_ray_option(ev, "play the games in --workers Ray actors: alone, a local Ray; with an "
                    "address, that cluster (the same results as without)")
-    ev.add_argument("--out", type=Path, help="write the results as JSON to this file (checked "
+    ev.add_argument("--out", type=path_arg, help="write the results as JSON to this file (checked "
                     "before the first game; winners are \"red\", \"blue\" or null). Ctrl-C "
                     "writes the games finished, marked \"complete\": false, and the same "
                     "command continues the tournament")
-    ev.add_argument("--records", type=Path,
+    ev.add_argument("--records", type=path_arg,
                     help="save every game record and its HTML replay in this folder, which "
                     f"must be new or empty (a non-empty one is refused, except the folder of "
                     f"this command stopped by Ctrl-C, which it continues), with {MANIFEST} "
@@ -666,17 +725,22 @@ def build_parser() -> argparse.ArgumentParser:
                     "linked to its replay)")
 
     pl = sub.add_parser("play", help="play a game in the terminal against an agent")
-    pl.add_argument("--opponent", default="mcts:200", help="agent spec (default mcts:200)")
-    pl.add_argument("--color", "--colour", dest="color", choices=("red", "blue"), default="red")
-    pl.add_argument("--seed", type=SEED, default=0, help="0-4294967295 (default 0)")
-    pl.add_argument("--render", choices=("ansi", "human"), default="ansi")
+    pl.add_argument("--opponent", default="mcts:200", metavar="SPEC",
+                    help="agent spec (default mcts:200)")
+    pl.add_argument("--color", "--colour", dest="color", choices=("red", "blue"), default="red",
+                    help="your colour; red moves first (default red)")
+    pl.add_argument("--seed", type=SEED, default=0, help="seed of the set-up and the agent, "
+                    "0-4294967295 (default 0)")
+    pl.add_argument("--render", choices=("ansi", "human"), default="ansi",
+                    help="ansi: boards in the terminal; human: also a window (default ansi)")
     pl.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
                     help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
-    pl.add_argument("--save", type=Path, help="save the game record (JSON) to this file, "
+    pl.add_argument("--save", type=path_arg, help="save the game record (JSON) to this file, "
                     "however the game stops (checked before the game)")
 
     sv = sub.add_parser("serve", help="play against an agent in the browser (a local page)")
-    sv.add_argument("--opponent", default="mcts:200", help="agent spec (default mcts:200)")
+    sv.add_argument("--opponent", default="mcts:200", metavar="SPEC",
+                    help="agent spec (default mcts:200)")
     sv.add_argument("--port", type=PORT, default=8000,
                     help="port, 0-65535; 0 picks a free one (default 8000)")
     sv.add_argument("--host", default="127.0.0.1",
@@ -687,9 +751,9 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--open", action="store_true", help="open the page in the web browser")
 
     rp = sub.add_parser("replay", help="show a saved game: HTML page, GIF or boards")
-    rp.add_argument("record", type=Path, help="a game record (.json)")
-    rp.add_argument("--html", type=Path, help="write a self-contained HTML replay page")
-    rp.add_argument("--gif", type=Path, help="write an animated GIF")
+    rp.add_argument("record", type=path_arg, help="a game record (.json)")
+    rp.add_argument("--html", type=path_arg, help="write a self-contained HTML replay page")
+    rp.add_argument("--gif", type=path_arg, help="write an animated GIF")
     rp.add_argument("--boards", action="store_true",
                     help="print every board at once (without --gif or --html, a terminal "
                     "steps through the game on key presses instead)")
@@ -699,18 +763,21 @@ def build_parser() -> argparse.ArgumentParser:
                     help="GIF frames per second, more than 0 and at most 100 (default 2)")
 
     dm = sub.add_parser("demo", help="play and render one game between two agents")
-    dm.add_argument("--seed", type=SEED, default=0, help="seed of the set-up and the agents")
+    dm.add_argument("--seed", type=SEED, default=0, help="seed of the set-up and the agents, "
+                    "0-4294967295 (default 0)")
     dm.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
-                    help="move cap (R20)")
-    dm.add_argument("--gif", type=Path, default=None, help="save the game as an animated GIF")
+                    help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
+    dm.add_argument("--gif", type=path_arg, default=None, help="save the game as an animated GIF")
     dm.add_argument("--frame-size", type=FRAME_SIZE, default=400,
-                    help="GIF frame size in pixels, 64-4096")
-    dm.add_argument("--red", default="greedy", help="agent spec playing red")
-    dm.add_argument("--blue", default="random", help="agent spec playing blue")
+                    help="GIF frame size in pixels, 64-4096 (default 400)")
+    dm.add_argument("--red", default="greedy", metavar="SPEC",
+                    help="agent spec playing red (default greedy)")
+    dm.add_argument("--blue", default="random", metavar="SPEC",
+                    help="agent spec playing blue (default random)")
 
     ld = sub.add_parser("ladder", help="a rating ladder: every game in a database, ratings "
                         "with 95%% intervals")
-    steps = ld.add_subparsers(dest="ladder", required=True)
+    steps = ld.add_subparsers(dest="ladder", required=True, metavar="STEP")
     db_help = "the ladder's database (default ladder.db)"
     la = steps.add_parser("add", help="add agents to the ladder (it is created if missing)")
     la.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs")
@@ -733,16 +800,17 @@ def build_parser() -> argparse.ArgumentParser:
                              "(rllib:PATH, agents of other packages): a pickle can run any "
                              "code, so only for a database and files you trust")
         command.add_argument("--workers", type=WORKERS, default=1,
-                             help="games in parallel (processes, or Ray actors with --ray)")
+                             help="games in parallel (processes, or Ray actors with --ray; "
+                             "default 1)")
         add_ray_option(command, "play the games in Ray actors (a local Ray, or the cluster "
                        "at ADDRESS)")
     ls = steps.add_parser("show", help="the ratings, intervals, games and head-to-head matrix")
-    ls.add_argument("--html", type=Path, help="write the leaderboard page (and every game's "
+    ls.add_argument("--html", type=path_arg, help="write the leaderboard page (and every game's "
                     "replay) into this folder")
     ls.add_argument("--json", action="store_true", help="print the table as JSON")
     ls.add_argument("--csv", action="store_true", help="print the ratings as CSV")
     for command in (la, lr, lq, ls):
-        command.add_argument("--db", type=Path, default=Path("ladder.db"), help=db_help)
+        command.add_argument("--db", type=path_arg, default=Path("ladder.db"), help=db_help)
     return parser
 
 
@@ -759,6 +827,8 @@ def run_command(args: argparse.Namespace) -> None:
     elif args.command == "exploit":
         exploit(args.target, args.minutes, args.out, args.config, args.seed, args.games,
                 args.resume, args.ray, args.init)
+    elif args.command == "config":
+        trainer_command("config")(args.config_action, getattr(args, "name", None), console)
     elif args.command == "evaluate":
         evaluate(args.agents, args.games, args.seed, args.workers, args.out, args.records,
                  args.max_moves, args.ray)

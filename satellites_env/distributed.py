@@ -30,7 +30,7 @@ def import_ray():
         import ray
     except ImportError as error:
         raise RayUnavailableError(
-            f"Ray is not installed: install the 'ray' extra (pip install 'satellites[ray]'); "
+            f"Ray is not installed: install the 'ray' extra (pip install 'satellites-env[ray]'); "
             f"import failed: {error}") from None
     return ray
 

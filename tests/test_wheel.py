@@ -57,7 +57,7 @@ def installed(tmp_path_factory):
     finally:  # setuptools builds in the source tree: leave it as it was
         if not built_before:
             shutil.rmtree(ROOT / "build", ignore_errors=True)
-    (wheel,) = (base / "dist").glob("satellites-*.whl")
+    (wheel,) = (base / "dist").glob("satellites_env-*.whl")
     run([sys.executable, "-m", "venv", base / "venv"], base, env)
     python = base / "venv" / "bin" / "python"
     target = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
@@ -99,3 +99,18 @@ def test_a_tiny_training_run_and_an_evaluation_from_the_wheel(installed):
     table = run(["satellites", "evaluate", "--agents", "az:pretrained:2",
                  f"checkpoint:{work / 'run' / 'final.pt'}", "--games", "2"], work, env)
     assert "az:pretrained:2" in table
+
+
+def test_the_command_knows_its_version_and_shipped_configs(installed):
+    python, work, env = installed
+    version = re.search(r'^version = "(.+)"$', (ROOT / "pyproject.toml").read_text(), re.M)[1]
+    assert run(["satellites", "--version"], work, env).strip() == f"satellites-env {version}"
+    listing = run(["satellites", "config", "list"], work, env)
+    assert [line.split()[0] for line in listing.splitlines()] == [
+        "az_quick", "az_standard", "exploit", "quick", "standard"]
+    shown = run(["satellites", "config", "show", "az_quick"], work, env)
+    assert shown.startswith("# ") and "learner: alphazero" in shown
+    (work / "az_quick").write_text("not: a config\n")  # a file never shadows a shipped name
+    assert run([python, "-c", "from training.common.config import config_path\n"
+                              "print(config_path('az_quick'))"], work, env).strip().endswith(
+        "training/configs/az_quick.yaml")

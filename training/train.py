@@ -2,7 +2,7 @@
 run folder.
 
 `--config` is a YAML file or the name of a shipped config (`az_quick`, `az_standard`,
-`quick`, `standard`: training/configs/). What the command does with the run folder (`--out`,
+`quick`, `standard`: configs/). What the command does with the run folder (`--out`,
 default runs/<config name>):
 
 * no run there: start one;

@@ -59,7 +59,7 @@ def _factory(name: str, spec: str) -> Factory | None:
             raise AgentSpecError(
                 f"agent spec {quoted(spec)} needs {point.value.split('.')[0]!r}, which does not "
                 f"import here (for checkpoint:, az: and rllib: install the 'train' extra, "
-                f"pip install 'satellites[train]'; rllib: also the 'rllib' extra): "
+                f"pip install 'satellites-env[train]'; rllib: also the 'rllib' extra): "
                 f"{error}") from error
         _registered[name] = factory
         return factory

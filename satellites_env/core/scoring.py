@@ -195,7 +195,7 @@ def score(board: np.ndarray) -> Score:
     lowest = (None if red_low == NO_COLONY else red_low,
               None if blue_low == NO_COLONY else blue_low)
     if red != blue:
-        reason = f"red controls {red} colonies, blue {blue} (R22)"
+        reason = f"red controls {red} {'colony' if red == 1 else 'colonies'}, blue {blue} (R22)"
     elif red == 0:
         reason = "nobody controls a colony: draw (R23)"
     elif winner is None:

@@ -143,7 +143,7 @@ def colonies_summary(score: Score) -> str:
 
 
 def result_text(game: Game, score: Score) -> str:
-    """`game over: blue wins - red controls 1 colonies, blue 2 (R22)`."""
+    """`game over: blue wins - red controls 1 colony, blue 2 (R22)`."""
     verdict = "draw" if score.winner is None else f"{COLOR_NAMES[score.winner]} wins"
     how = "stopped at the move cap (truncated)" if game.truncated else "game over"
     return f"{how}: {verdict} - {score.reason}"

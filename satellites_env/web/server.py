@@ -28,7 +28,7 @@ full, a new game replaces the least recently used game that has ended or has bee
 `idle_seconds` (default an hour), and when every game is live the new one is refused with a
 503 (``Retry-After``) saying so. Asking for a dropped game answers 404 saying why it was
 dropped. Agents think in a worker thread, so one slow agent does not stall the other tabs.
-Needs the `web` extra (``pip install 'satellites[web]'``).
+Needs the `web` extra (``pip install 'satellites-env[web]'``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 `data/tournament_seed7.json` was written by the code of commit 6a36c25 (before the engine
 API, the batched engine and the search seam) with
-`run_tournament(["random", "greedy", "mcts:8"], 2, seed=7, workers=1, max_moves=200)`.
+`run_tournament(["random", "greedy", "mcts:8"], 2, seed=7, workers=1, max_moves=200)`; its
+reasons say `1 colony` where the engine of then said `1 colonies`.
 """
 
 from __future__ import annotations

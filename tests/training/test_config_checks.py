@@ -68,7 +68,7 @@ def test_numbers_are_read_as_users_mean_them(tmp_path):
     ("seed: 1\nseed: 2\n", "duplicate key 'seed'"),
     ("ppo:\n  clip: 0.1\n  epochs: 2\n  clip: 0.3\n", "duplicate key 'clip'"),
     ("model: [unclosed\n", "not valid YAML"),
-    ("seed: 2001-02-30\n", "not valid YAML"),
+    ("seed: 2001-02-30\n", "seed must be an integer, got '2001-02-30'"),  # YAML 1.2: a string
     ("- 1\n- 2\n", "the config must be a mapping, got list"),
     ("1: 2\n", "unknown config key 1"),
     ("seed: !!python/object/apply:os.system ['true']\n", "not valid YAML"),

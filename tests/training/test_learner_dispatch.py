@@ -18,7 +18,7 @@ def test_shipped_configs_name_their_learner():
     assert load_config(CONFIGS / "quick.yaml").learner == "ppo"
     assert load_config("standard").learner == "ppo"
     assert load_config("az_quick").learner == "alphazero"
-    assert load_config("az_standard.yaml").learner == "alphazero"
+    assert load_config(str(CONFIGS / "az_standard.yaml")).learner == "alphazero"
 
 
 def test_unknown_learner_is_refused(tmp_path):

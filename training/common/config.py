@@ -12,9 +12,11 @@ number out of its range (NaN and infinities included; every number has a ceiling
 honour), an agent spec that names no agent, or a `checkpoint:PATH` opponent that does not exist or
 does not load.
 
-Numbers are read as YAML 1.2 reads them: `5e-4` and `1e3` are floats (PyYAML's YAML 1.1
-rules would make them strings), and an int key accepts a float with an integral value
-(`total_steps: 2e5`).
+Numbers are read as YAML 1.2 reads them (`parse_yaml`): `5e-4` and `1e3` are floats and
+`1:30`, `0x10` and `yes` are strings, not YAML 1.1's 90, 16 and true; an int key accepts a
+float with an integral value (`total_steps: 2e5`). A `--config` value names a file when it
+contains a path separator or ends in `.yaml` or `.yml`, and a shipped config otherwise
+(`config_path`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import os
 import re
 import typing
 from dataclasses import dataclass, field
@@ -209,7 +212,7 @@ class Config:
 
 
 class _Loader(yaml.SafeLoader):
-    """Safe YAML that reads floats as YAML 1.2 does and refuses duplicate keys."""
+    """Safe YAML with YAML 1.2's plain scalars (see `parse_yaml`) that refuses duplicate keys."""
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
@@ -230,19 +233,33 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+# PyYAML resolves plain scalars by YAML 1.1: `1:30` is 90, `0x10` 16, `010` 8, `1_000` 1000,
+# `yes`/`on` true and `2001-02-03` a date. These resolvers keep only null and the merge key
+# from it and read numbers and booleans as YAML 1.2's core schema does, in decimal; every other
+# plain scalar is a string, so a number key refuses it instead of reading something else.
+_YAML_1_1 = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+             "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value")
 _Loader.yaml_implicit_resolvers = {
-    first: list(resolvers) for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _YAML_1_1]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"))
+_Loader.add_implicit_resolver(  # before the float resolver, which also matches `12`
+    "tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789"))
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)
-                |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+    re.compile(r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
                 |[-+]?\.(?:inf|Inf|INF)
                 |\.(?:nan|NaN|NAN))$""", re.X),
     list("-+0123456789."))
+# an explicit `!!int` is decimal too (SafeLoader's would read `010` as octal)
+_Loader.add_constructor("tag:yaml.org,2002:int",
+                        lambda loader, node: int(loader.construct_scalar(node), 10))
 
 
 def read_yaml(path: str | Path) -> typing.Any:
-    """The YAML document in `path` (floats as in YAML 1.2, duplicate keys refused)."""
+    """The YAML document in `path`, read as `parse_yaml` says."""
     path = Path(path)
     if path.is_dir():
         raise ConfigError(f"config file {str(path)!r} is a directory")
@@ -264,7 +281,13 @@ def read_yaml(path: str | Path) -> typing.Any:
 
 
 def parse_yaml(text: str, name: str = "<config>") -> typing.Any:
-    """The YAML document in `text` (ConfigError naming `name` when it is not one)."""
+    """The YAML document in `text` (ConfigError naming `name` when it is not one).
+
+    Plain scalars are read as YAML 1.2's core schema reads them, numbers in decimal: `12`,
+    `-3`, `010` (ten), `5e-4`, `1e3`, `.5`, `.inf` and `.nan` are numbers; `true` and `false`
+    (also `True`, `TRUE`, ...) booleans; `~`, `null` and nothing null. Everything else is a
+    string: YAML 1.1's forms (`1:30`, `1_000`, `0b11`, `yes`, `off`, dates) and hexadecimal
+    or octal (`0x10`, `0o17`). Duplicate keys are errors."""
     try:
         data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as error:  # one line: where, and what
@@ -415,8 +438,20 @@ def check_agents_of(config: Config) -> None:
             raise ConfigError(f"{key}: {error}") from None
 
 
-#: the folder of the shipped configs (package data: `satellites train --config NAME`)
-SHIPPED = Path(__file__).resolve().parents[1] / "configs"
+def shipped_folder() -> Path:
+    """The folder of the shipped configs: `training/configs/` in an installed wheel (package
+    data), `configs/` at the top of a clone (and of its editable install)."""
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "configs"
+    if any(installed.glob("*.yaml")):
+        return installed
+    return package.parent / "configs"
+
+
+#: the folder of the shipped configs (`satellites train --config NAME`)
+SHIPPED = shipped_folder()
+#: the endings that make a `--config` value a file
+YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def shipped_configs() -> list[str]:
@@ -424,17 +459,62 @@ def shipped_configs() -> list[str]:
     return sorted(path.stem for path in SHIPPED.glob("*.yaml"))
 
 
+def names_a_file(value: str) -> bool:
+    """Whether a `--config` value names a file: it contains a path separator or ends in
+    `.yaml` or `.yml`. Any other value is the name of a shipped config, whatever files the
+    current folder holds."""
+    separators = {os.sep, os.altsep} - {None}
+    return any(sep in value for sep in separators) or value.lower().endswith(YAML_SUFFIXES)
+
+
 def config_path(name_or_path: str | Path) -> Path:
-    """The file a `--config` argument names: a path to a YAML file, or the name of a shipped
-    config (`az_quick`, `az_quick.yaml`)."""
-    path = Path(name_or_path)
-    if path.exists() or path.parent != Path("."):
-        return path
-    shipped = SHIPPED / (path.name if path.suffix == ".yaml" else f"{path.name}.yaml")
-    if shipped.is_file():
-        return shipped
-    raise ConfigError(f"config {str(name_or_path)!r} is neither a file nor a shipped config "
-                      f"(shipped: {', '.join(shipped_configs())})")
+    """The file a `--config` value names. A `Path`, or a string that `names_a_file`, is that
+    file; any other string is the name of a shipped config (`az_quick`).
+
+    Raises:
+        ConfigError: the value is empty, or names no shipped config.
+    """
+    if isinstance(name_or_path, Path):
+        return name_or_path
+    if not name_or_path:
+        raise ConfigError(f"the config is empty: name a shipped config "
+                          f"({', '.join(shipped_configs())}) or a YAML file")
+    if names_a_file(name_or_path):
+        return Path(name_or_path)
+    if name_or_path in shipped_configs():
+        return SHIPPED / f"{name_or_path}.yaml"
+    raise ConfigError(f"{quoted(_clip(name_or_path))} is not a shipped config (shipped: "
+                      f"{', '.join(shipped_configs())}); a config file is named by a path "
+                      f"with a / or ending in .yaml or .yml (./{_clip(name_or_path)}.yaml)")
+
+
+def purpose(path: Path) -> str:
+    """A config file's one-line purpose: its first line, when that is a comment."""
+    with path.open(encoding="utf-8") as handle:
+        first = handle.readline().strip()
+    return first.lstrip("#").strip() if first.startswith("#") else ""
+
+
+def config_command(action: str, name: str | None, console) -> None:
+    """`satellites config list` (each shipped config with its purpose) and `satellites config
+    show NAME` (the shipped file, to copy and edit).
+
+    Raises:
+        ConfigError: `name` is no shipped config.
+    """
+    if action == "list":
+        names = shipped_configs()
+        width = max(map(len, names))
+        for name in names:
+            console.print(f"{name:<{width}}  {purpose(SHIPPED / f'{name}.yaml')}",
+                          markup=False, highlight=False)
+        return
+    if name not in shipped_configs():
+        raise ConfigError(f"{quoted(_clip(name or ''))} is not a shipped config (shipped: "
+                          f"{', '.join(shipped_configs())})")
+    text = (SHIPPED / f"{name}.yaml").read_text(encoding="utf-8")
+    console.file.write(text)
+    console.file.flush()
 
 
 def load_config(name_or_path: str | Path, check_agents: bool = True) -> Config:

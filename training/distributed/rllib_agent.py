@@ -48,7 +48,7 @@ class RLlibAgent(Agent):
             from ray.rllib.core.rl_module.rl_module import RLModule
         except ImportError as error:
             raise AgentSpecError(f"agent spec {spec} needs RLlib: install the 'rllib' "
-                                 f"extra (pip install 'satellites[rllib]'); import failed: "
+                                 f"extra (pip install 'satellites-env[rllib]'); import failed: "
                                  f"{error}") from None
         try:
             self.module = RLModule.from_checkpoint(str(path.absolute()))
