@@ -52,6 +52,7 @@ from rich.table import Table
 
 from satellites_env.agents import Agent, make_agent
 from satellites_env.files import check_output, open_output, write_output
+from satellites_env.core.batch import configure_threads
 from satellites_env.arena import (PairResult, elo_against, play_pairing_game,
                                   rate_with_interval, wilson_interval)
 from satellites_env.rating import SCALE, SCALE_ANCHOR
@@ -240,6 +241,7 @@ class Trainer(PoolOwner, abc.ABC):
         self.net: torch.nn.Module
         self.optimizer: torch.optim.Optimizer
         torch.set_num_threads(config.threads)
+        configure_threads()  # torch is imported: numba's idle threads may sleep
         self.setup()
         self.resumed = False
         if self.checkpoint_path.exists() or resume:
