@@ -49,6 +49,25 @@ with contextlib.redirect_stdout(io.StringIO()):
 print(os.environ.get("OMP_WAIT_POLICY"))
 """
 
+# The trainer and a Ray actor's worker are entry points of their own (the Python API, a
+# process Ray starts): each sets the policy after torch's import.
+TRAINER = """
+import os, sys, tempfile
+from training.common.config import config_from_dict
+from training.ppo.trainer import PPOTrainer
+config = config_from_dict({"threads": 1, "model": {"channels": 8, "blocks": 1}})
+assert "torch" in sys.modules and os.environ.get("OMP_WAIT_POLICY") == %r
+PPOTrainer(config, tempfile.mkdtemp()).close()
+print(os.environ.get("OMP_WAIT_POLICY"))
+"""
+
+WORKER = """
+import os
+from training.distributed.pool import Worker
+Worker(lambda worker, seed: None, 0, 0, 0, threads=1)
+print(os.environ.get("OMP_WAIT_POLICY"))
+"""
+
 
 def run_python(code: str, user_policy: str | None) -> str:
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
@@ -75,3 +94,9 @@ def test_train_imports_torch_with_the_users_policy_then_sets_the_engines(user_po
     seen_by_torch, after = run_python(TRAIN, user_policy).split()
     assert seen_by_torch == str(user_policy)  # None when the user set nothing
     assert after == (user_policy or "PASSIVE")  # numba's threads still sleep
+
+
+@pytest.mark.parametrize("user_policy", [None, "ACTIVE"])
+def test_the_trainer_and_a_ray_actors_worker_set_the_engines_policy(user_policy):
+    assert run_python(TRAINER % user_policy, user_policy).split() == [user_policy or "PASSIVE"]
+    assert run_python(WORKER, user_policy).split() == [user_policy or "PASSIVE"]

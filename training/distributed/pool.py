@@ -30,6 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from satellites_env.core.batch import configure_threads
+
 from .generator import Generator, GeneratorFactory, SampleBatch, split, worker_seed
 
 from ..common.config import BACKENDS
@@ -57,6 +59,7 @@ class Worker:
             import torch  # parallelism); in the learner's process the learner decides
 
             torch.set_num_threads(threads)
+            configure_threads()  # this process's entry point, after torch's import
         self.worker, self.incarnation = worker, incarnation
         self.generator: Generator = factory(worker, seed)
         self.sequence = 0
