@@ -218,9 +218,9 @@ class Trainer(abc.ABC):
     `iterate`, `progress`, `players`, `learner_payload`, `restore_learner`, `weights` and
     `_open_pool`.
 
-    Self-play runs in a [`GeneratorPool`][training.distributed.pool.GeneratorPool] that the
-    trainer holds: started on first use (a finished run that is only reported starts none)
-    and stopped by `close()`, which keeps the workers' random streams for the next start."""
+    Self-play runs in a `GeneratorPool` (training/distributed/pool.py) that the trainer holds:
+    started on first use (a finished run that is only reported starts none) and stopped by
+    `close()`, which keeps the workers' random streams for the next start."""
 
     Counters: type = Counters
     UNIT = "steps"
