@@ -12,9 +12,8 @@ scratch, [`rules.new_scratch`][satellites_env.core.rules.new_scratch]), so threa
 memory and no kernel allocates. [`new_batch_scratch`][satellites_env.core.batch.new_batch_scratch]
 sizes it for the numba thread pool (a few chunks per thread, so that a slow chunk does not hold up
 the others). The number of threads is numba's: ``numba.set_num_threads`` or the
-``NUMBA_NUM_THREADS`` environment variable. Entry points call
-`configure_threads` so that idle threads sleep;
-importing this module changes no setting.
+``NUMBA_NUM_THREADS`` environment variable. Entry points call `configure_threads` so that
+idle threads sleep; importing this module changes no setting.
 
 Seeds. The set-up of episode ``e`` of game ``i`` (``e`` = 0 after ``reset``, then 1, 2, ...
 for each automatic reset of that game) is a pure function of ``(seed, i, e)``: the R4
