@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from satellites_env.core.batch import configure_threads
 from satellites_env.agents import make_agent
 from satellites_env.core import Game
 
@@ -41,6 +42,7 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    configure_threads()  # numba's idle threads sleep, as under `satellites`
     positions = sample_positions(args.positions, args.seed)
     timings: dict[str, list[float]] = {}
     for spec in args.agents:

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from numba import njit
 
+from satellites_env.core.batch import configure_threads
 from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.observation import N_PLANES, fill_observation
@@ -86,6 +87,7 @@ def main() -> None:
     parser.add_argument("--torch-threads", type=int, default=1,
                         help="torch threads for inference (the trainer uses 1)")
     args = parser.parse_args()
+    configure_threads()  # numba's idle threads sleep, as under `satellites`
     import numba
 
     torch.set_num_threads(args.torch_threads)

@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
+from satellites_env.core.batch import configure_threads
 from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS
 from satellites_env.observation import observe
@@ -66,6 +67,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6, help="alternating rounds (first: warm-up)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads of the steps")
     args = parser.parse_args()
+    configure_threads()  # numba's idle threads sleep, as under `satellites`
     config = load_config(args.config)
     infer_batch = config.search.games // max(1, config.distributed.workers)
     positions = random_positions(max(infer_batch, config.replay.batch_size) * 4,

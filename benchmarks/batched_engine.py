@@ -43,6 +43,7 @@ from rich.table import Table
 from satellites_env.core.batch import (
     BatchedEngine,
     apply_actions,
+    configure_threads,
     final_rewards,
     legal_masks,
     random_legal_actions_of,
@@ -226,6 +227,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-peers", action="store_true", help="Satellites only")
     args = parser.parse_args()
+    configure_threads()  # numba's idle threads sleep, as under `satellites`
     if not 1 <= args.threads <= numba.config.NUMBA_NUM_THREADS:
         parser.error(f"--threads must be 1..{numba.config.NUMBA_NUM_THREADS} "
                      "(NUMBA_NUM_THREADS caps it)")

@@ -36,6 +36,7 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
+from satellites_env.core.batch import configure_threads
 from training.common.config import load_config
 from training.alphazero.network import PolicyValueNet
 from training.distributed.pool import GeneratorPool
@@ -182,6 +183,7 @@ def main() -> None:
     parser.add_argument("--address", default=None,
                         help="Ray cluster to join for the ray cases (default: a local Ray)")
     args = parser.parse_args()
+    configure_threads()  # numba's idle threads sleep, as under `satellites`
     if args.learner == "ppo":
         config = load_config(args.config or "quick")
         learner = ppo_learner(config)

@@ -23,6 +23,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from satellites_env import satellites_v0
+from satellites_env.core.batch import configure_threads
 from satellites_env.core import engine
 
 
@@ -71,6 +72,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds; the best one counts")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    configure_threads()  # numba's idle threads sleep, as under `satellites`
 
     envs = {"satellites_v0": satellites_v0.env(), "connect_four_v3": connect_four_v3.env()}
     rngs = {name: np.random.default_rng(args.seed) for name in envs}

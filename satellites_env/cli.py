@@ -34,6 +34,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .agents import make_agent
+from .core.batch import configure_threads
 from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
 from .core.notation import NotationError
@@ -433,7 +434,9 @@ def trainer_command(name: str) -> Callable:
 def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -> None:
     """`satellites train`: the learner named by the config (needs the `train` extra); `ray`
     (a cluster address, or "" for a local Ray) runs self-play on Ray whatever the config says."""
-    trainer_command("train")(config, out, resume, console, ray=ray)
+    command = trainer_command("train")  # imports torch before the engine's thread settings
+    configure_threads()
+    command(config, out, resume, console, ray=ray)
 
 
 def exploit(target: str, minutes: float, out: Path | None, config: str | None,
@@ -441,8 +444,9 @@ def exploit(target: str, minutes: float, out: Path | None, config: str | None,
             init: str | None = None) -> None:
     """`satellites exploit`: train an exploiter of the agent `target` for `minutes`, from a
     random network or from `init` (the `train` extra; training/exploit.py)."""
-    trainer_command("exploit")(target, minutes, out, config, seed, games, resume, console,
-                               ray=ray, init=init)
+    command = trainer_command("exploit")  # imports torch before the engine's thread settings
+    configure_threads()
+    command(target, minutes, out, config, seed, games, resume, console, ray=ray, init=init)
 
 
 # --------------------------------------------------------------------------- demo
@@ -822,6 +826,8 @@ def _describe(error: BaseException) -> str:
 
 
 def run_command(args: argparse.Namespace) -> None:
+    if args.command not in ("train", "exploit"):  # those set it once torch is imported
+        configure_threads()
     if args.command == "train":
         train(args.config, args.out, args.resume, args.ray)
     elif args.command == "exploit":

@@ -4,7 +4,7 @@
 * `checkpoint:PATH[:sample|:sample=T|:greedy]`: a checkpoint's raw policy (either learner's;
   `pretrained` is the shipped network);
 * `az:PATH[:SIMS]`: a network with its Gumbel search, SIMS simulations (default 32);
-* `rllib:PATH`: an RLlib RLModule (training/distributed/rllib_agent.py).
+* `rllib:PATH`: an RLlib RLModule (training/rllib_agent.py).
 
 Each factory takes the spec's argument (after `NAME:`) and a seed.
 """
@@ -93,7 +93,7 @@ def rllib_agent(argument: str, seed: int | None = None) -> Agent:
     """`rllib:PATH`: an RLlib RLModule saved with `save_to_path` (the `rllib` extra)."""
     if not argument:
         raise AgentSpecError("agent spec 'rllib:': expected 'rllib:PATH'")
-    from .distributed.rllib_agent import RLlibAgent
+    from .rllib_agent import RLlibAgent
 
     return RLlibAgent(argument, seed=seed)
 

@@ -12,8 +12,8 @@ scratch, [`rules.new_scratch`][satellites_env.core.rules.new_scratch]), so threa
 memory and no kernel allocates. [`new_batch_scratch`][satellites_env.core.batch.new_batch_scratch]
 sizes it for the numba thread pool (a few chunks per thread, so that a slow chunk does not hold up
 the others). The number of threads is numba's: ``numba.set_num_threads`` or the
-``NUMBA_NUM_THREADS`` environment variable. This module sets ``OMP_WAIT_POLICY=PASSIVE`` unless the
-environment sets it (see below why).
+``NUMBA_NUM_THREADS`` environment variable. Entry points call `configure_threads` so that
+idle threads sleep; importing this module changes no setting.
 
 Seeds. The set-up of episode ``e`` of game ``i`` (``e`` = 0 after ``reset``, then 1, 2, ...
 for each automatic reset of that game) is a pure function of ``(seed, i, e)``: the R4
@@ -68,22 +68,31 @@ from .state import (
     check_state_rows,
 )
 
-# numba's default threading layer on Linux is OpenMP, whose idle threads spin between parallel
-# regions. On a machine shared with other processes (tests, a trainer, torch's own threads)
-# the spinning threads fight for the cores: measured here, 64 games stepped 6.6x slower than
-# with sleeping threads. PASSIVE makes them sleep; a user's own setting wins. It only takes
-# effect if OpenMP was not loaded yet in this process (numba loads it at the first parallel
-# kernel call), so setting it here, before any kernel runs, is enough. torch's own OpenMP reads
-# it too when torch is imported later, where it costs the learner's multi-threaded gradient
-# steps (training/__init__.py imports torch without it; WAIT_POLICY_SET_HERE says whose it is).
-WAIT_POLICY_SET_HERE = "OMP_WAIT_POLICY" not in os.environ
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 __all__ = [
-    "BatchedEngine", "MAX_NUM_GAMES", "apply_actions", "final_rewards", "legal_masks",
-    "new_batch_scratch", "random_legal_actions", "random_legal_actions_of", "reset_states",
-    "setup_state", "statuses", "step_autoreset",
+    "BatchedEngine", "MAX_NUM_GAMES", "apply_actions", "configure_threads", "final_rewards",
+    "legal_masks", "new_batch_scratch", "random_legal_actions", "random_legal_actions_of",
+    "reset_states", "setup_state", "statuses", "step_autoreset",
 ]
+
+
+def configure_threads() -> None:
+    """Let numba's idle threads sleep: set ``OMP_WAIT_POLICY=PASSIVE`` unless the user set a
+    policy. Entry points call it (the `satellites` CLI, the trainer), before their first
+    parallel kernel; a process that trains with torch calls it after importing torch.
+
+    numba's default threading layer on Linux is OpenMP, whose idle threads spin between
+    parallel regions. On a machine shared with other processes (tests, a trainer, torch's own
+    threads) the spinning threads fight for the cores: measured here, 64 games stepped 6.6x
+    slower than with sleeping threads. OpenMP reads the variable once, when it is loaded
+    (numba loads it at its first parallel kernel), so setting it before any kernel runs is
+    enough. torch's own OpenMP reads it when torch is imported, and under PASSIVE every
+    operator of a multi-threaded gradient step has to wake its helper threads: the learner's
+    steps took about 1.5 times as long. Hence torch first, then this. (torch's OpenMP library
+    has the same name as the system's: loaded after numba's, it is numba's, policy included.)
+    Child processes inherit the setting.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 # The most games one BatchedEngine (or SatellitesVectorEnv) holds: about 4 KB of engine
 # buffers per game, 13 KB with a vector env's observations, so 1.7 GB at the ceiling; a batch

@@ -52,11 +52,12 @@ from rich.table import Table
 
 from satellites_env.agents import Agent, make_agent
 from satellites_env.files import check_output, open_output, write_output
+from satellites_env.core.batch import configure_threads
 from satellites_env.arena import (PairResult, elo_against, play_pairing_game,
                                   rate_with_interval, wilson_interval)
 from satellites_env.rating import SCALE, SCALE_ANCHOR
 
-from ..distributed.pool import GeneratorPool, PoolOwner, log_pool
+from ..distributed.pool import GeneratorPool, log_pool
 from .checkpoint import (VERSION, CheckpointError, check_counters, check_optimizer_state,
                          check_results, load_checkpoint, load_weights, restoring,
                          save_checkpoint)
@@ -206,7 +207,7 @@ class _Interrupt:
             signal.signal(signal.SIGINT, previous)
 
 
-class Trainer(PoolOwner, abc.ABC):
+class Trainer(abc.ABC):
     """One run in one folder. `Trainer(config, run_dir)` starts a new run (an error if the
     folder holds an unfinished one); `resume=True` continues the folder's run. Opening a
     finished run, with or without `resume`, restores it with `finished` set: `report()` shows
@@ -215,7 +216,11 @@ class Trainer(PoolOwner, abc.ABC):
     A learner sets `Counters` (a [`Counters`][training.common.run.Counters] dataclass), `UNIT` (what
     its progress counts) and `ITERATION` (what one iteration is called), and implements `setup`,
     `iterate`, `progress`, `players`, `learner_payload`, `restore_learner`, `weights` and
-    `_open_pool`."""
+    `_open_pool`.
+
+    Self-play runs in a `GeneratorPool` (training/distributed/pool.py) that the trainer holds:
+    started on first use (a finished run that is only reported starts none) and stopped by
+    `close()`, which keeps the workers' random streams for the next start."""
 
     Counters: type = Counters
     UNIT = "steps"
@@ -234,12 +239,13 @@ class Trainer(PoolOwner, abc.ABC):
         self.sample_game = None  # the last evaluation's first game against its last opponent
         self.config_changes: list[dict] = []
         self.new_changes: dict[str, list] = {}  # changes accepted when this session resumed
-        self._pool: GeneratorPool | None = None
-        self._generator_states: list[dict] | None = None
+        self._pool: GeneratorPool | None = None  # self-play, started by `generators`
+        self._generator_states: list[dict] | None = None  # the workers' streams while none runs
         self._eval_pool = None  # evaluation processes (with distributed.workers > 1)
         self.net: torch.nn.Module
         self.optimizer: torch.optim.Optimizer
         torch.set_num_threads(config.threads)
+        configure_threads()  # torch is imported: numba's idle threads may sleep
         self.setup()
         self.resumed = False
         if self.checkpoint_path.exists() or resume:
@@ -515,8 +521,29 @@ class Trainer(PoolOwner, abc.ABC):
             self._eval_pool = Workers(workers, init=init_worker, context=get_context("spawn"))
         return self._eval_pool
 
+    @abc.abstractmethod
+    def _open_pool(self) -> GeneratorPool:
+        """A new pool for this learner's self-play (with `open_pool`), continuing
+        `_generator_states`: None for fresh streams, else a checkpoint's."""
+
+    @property
+    def generators(self) -> GeneratorPool:
+        """The self-play generators (started on first use, restored from the checkpoint)."""
+        if self._pool is None:
+            self._pool = self._open_pool()
+        return self._pool
+
+    def generator_states(self) -> list[dict] | None:
+        """Each worker's random streams, in worker order (None: not started, fresh)."""
+        return self._pool.states() if self._pool is not None else self._generator_states
+
     def close(self) -> None:
-        super().close()
+        """Stop the generators (Ray actors) and the evaluation processes; the next use starts
+        them again, the generators from their current random streams."""
+        if self._pool is not None:
+            self._generator_states = self._pool.states()
+            self._pool.close()
+            self._pool = None
         if self._eval_pool is not None:
             self._eval_pool.close()
             self._eval_pool = None

@@ -4,9 +4,9 @@ or as Ray actors (`backend: ray`, the optional `ray` extra; Ray is imported only
 
 * `generator.py`: `Generator`, `SampleBatch`, seeds and shares of the workers;
 * `pool.py`: `GeneratorPool` (weights broadcast, batches collected once and in worker order,
-  dead actors replaced) and `Worker`, the one wrapper behind both backends;
-* `rllib_agent.py`: `rllib:PATH`, an RLlib RLModule as an arena agent.
+  dead actors replaced) and `Worker`, the one wrapper behind both backends.
 
 The arena's games on Ray (`satellites evaluate --ray`) live in `satellites_env.distributed`,
-so that `satellites_env` needs nothing from here.
+so that `satellites_env` needs nothing from here; the `rllib:PATH` agent, an RLlib RLModule
+playing in the arena, is an agent spec beside the others (`training/rllib_agent.py`).
 """

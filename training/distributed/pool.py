@@ -24,12 +24,13 @@ place.
 
 from __future__ import annotations
 
-import abc
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+
+from satellites_env.core.batch import configure_threads
 
 from .generator import Generator, GeneratorFactory, SampleBatch, split, worker_seed
 
@@ -58,6 +59,7 @@ class Worker:
             import torch  # parallelism); in the learner's process the learner decides
 
             torch.set_num_threads(threads)
+            configure_threads()  # this process's entry point, after torch's import
         self.worker, self.incarnation = worker, incarnation
         self.generator: Generator = factory(worker, seed)
         self.sequence = 0
@@ -137,39 +139,6 @@ def open_pool(factory: GeneratorFactory, distributed: Any, seed: int,
         pool.restore(states)
         pool.restart_games()
     return pool
-
-
-class PoolOwner(abc.ABC):
-    """A learner whose self-play runs in a `GeneratorPool` started on first use (a finished
-    run that is only reported starts none) and stopped by `close()`, which keeps the workers'
-    random streams for the next start. The learner builds the pool in `_open_pool()` (with
-    `open_pool`, from `_generator_states`: None for fresh streams, else a checkpoint's)."""
-
-    _pool: "GeneratorPool | None" = None
-    _generator_states: list[dict] | None = None  # the workers' streams while no pool runs
-
-    @abc.abstractmethod
-    def _open_pool(self) -> "GeneratorPool":
-        """A new pool for this learner's self-play, continuing `_generator_states`."""
-
-    @property
-    def generators(self) -> "GeneratorPool":
-        """The self-play generators (started on first use, restored from the checkpoint)."""
-        if self._pool is None:
-            self._pool = self._open_pool()
-        return self._pool
-
-    def generator_states(self) -> list[dict] | None:
-        """Each worker's random streams, in worker order (None: not started, fresh)."""
-        return self._pool.states() if self._pool is not None else self._generator_states
-
-    def close(self) -> None:
-        """Stop the generators (Ray actors); the next use starts them again from their
-        current random streams."""
-        if self._pool is not None:
-            self._generator_states = self._pool.states()
-            self._pool.close()
-            self._pool = None
 
 
 def log_pool(writer, pool: "GeneratorPool | None", step: int) -> None:
