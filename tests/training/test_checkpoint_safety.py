@@ -499,8 +499,9 @@ def test_a_tensor_of_another_kind_anywhere_in_a_run_checkpoint_is_refused(tmp_pa
     run = tmp_path / "run"
     run.mkdir()
     torch.save(mutated(payload, ("optimizer",), optimizer, False), run / "checkpoint.pt")
-    with pytest.raises(CheckpointError, match=rf"checkpoint '{run / 'checkpoint.pt'}': "
-                                              rf"optimizer\['state'\]\[0\]\['exp_avg'\] is .*{message}"):
+    field = r"optimizer\['state'\]\[0\]\['exp_avg'\]"
+    with pytest.raises(CheckpointError,
+                       match=rf"checkpoint '{run / 'checkpoint.pt'}': {field} is .*{message}"):
         PPOTrainer(tiny_config(), run, resume=True)
 
 
