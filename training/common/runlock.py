@@ -33,6 +33,23 @@ class RunLockedError(ValueError):
     """Another process is training in this run folder."""
 
 
+def make_folders(folder: str | Path) -> None:
+    """Create `folder` and the missing folders above it (`mkdir -p`), one at a time from the
+    top: `Path.mkdir(parents=True)` recurses once per missing folder, so a path a thousand
+    folders deep would end in a RecursionError instead of an OSError (ENAMETOOLONG, ...)."""
+    folder = Path(folder)
+    missing = []
+    while not folder.is_dir() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+
+
 _held: dict[str, list] = {}  # resolved lock path -> [file descriptor, depth]
 _FLAGS = (os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
           | getattr(os, "O_NONBLOCK", 0))
@@ -76,7 +93,7 @@ class RunLock:
         self.path = self.run_dir / LOCK_NAME
 
     def acquire(self) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        make_folders(self.run_dir)
         key = self._key()
         if key in _held:
             _held[key][1] += 1
