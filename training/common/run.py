@@ -100,6 +100,7 @@ def check_run_folder(run_dir: str | Path) -> bool:
     or empty (nothing of a run there yet). Nothing is written.
 
     Raises:
+        FileKindError: One of the run's files (OUTPUT_FILES) is a link or a special file.
         RunError: `run_dir` is a file, a non-empty folder that is not a run's, a marker that
             is not ours, or a path the system refuses (too long, too deep, no permission).
     """
@@ -111,8 +112,10 @@ def check_run_folder(run_dir: str | Path) -> bool:
         if not run_dir.is_dir():
             raise RunError(f"run folder {name} is {kind_of(run_dir.stat().st_mode)}, not a "
                            f"folder; give a folder path with --out")
+        for file in OUTPUT_FILES:  # a link or special file: refused first, whoever put it
+            check_output(run_dir / file, "run file")
         marker = run_dir / RUN_MARKER
-        if marker.exists() or marker.is_symlink():
+        if marker.exists():
             try:
                 data = json.loads(read_input(marker, 4096, "run marker"))
             except (ValueError, FileKindError) as error:
@@ -123,6 +126,8 @@ def check_run_folder(run_dir: str | Path) -> bool:
                                f"another --out folder")
             return True
         entries = {entry.name for entry in os.scandir(run_dir)}
+    except FileKindError:
+        raise
     except OSError as error:
         raise RunError(f"run folder {name} cannot be used: "
                        f"{error.strerror or type(error).__name__}") from None
