@@ -622,6 +622,23 @@ def _records_fallback(result: TournamentResult, records: Path, error: OSError) -
 # --------------------------------------------------------------------------- play
 
 
+def _stdin_line(read: Callable[[str], str]) -> Callable[[str], str]:
+    """`read` (input) with a closed standard input taken as its end: EOFError, as at the end
+    of a file, where Python would say "lost sys.stdin" (`<&-`) or fail to read (EBADF)."""
+
+    def line(prompt: str) -> str:
+        if sys.stdin is None or getattr(sys.stdin, "closed", False):
+            raise EOFError
+        try:
+            return read(prompt)
+        except OSError as error:
+            if error.errno in (errno.EBADF, errno.EIO):
+                raise EOFError from None
+            raise
+
+    return line
+
+
 def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
          save: Path | None, input_fn: Callable[[str], str] | None = None) -> GameRecord:
     """Play a game against `opponent` in the terminal, moves typed in notation.
@@ -632,7 +649,7 @@ def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
 
     if save:
         check_output_file(save, "--save", "game.json")
-    input_fn = input_fn or input  # looked up now, so a patched builtins.input is used
+    input_fn = input_fn or _stdin_line(input)  # looked up now: a patched input is used
     agent = make_agent(opponent, seed=seed)
     game = Game.new(seed=seed, max_moves=max_moves)
     start = game.to_spn()
