@@ -527,3 +527,28 @@ def test_the_command_line_says_one_line_naming_the_file(tmp_path, capsys, spec):
     error = capsys.readouterr().err.strip().splitlines()
     assert error[-1].startswith("error: ") and str(path) in error[-1], error
     assert "internal error" not in "\n".join(error)
+
+
+@pytest.mark.parametrize("entry", ["exploit --target", "exploit --init", "config opponent",
+                                   "config init"])
+def test_every_entry_point_names_the_file_of_a_bad_tensor(tmp_path, capsys, entry):
+    from satellites_env import cli
+
+    payload = net_payload()
+    payload["model"]["stem.0.weight"] = torch.empty(8, 22, 3, 3, device="meta")
+    path = save_checkpoint(tmp_path / "meta weights.pt", payload)
+    if entry.startswith("exploit"):
+        target, init = ((f"checkpoint:{path}", None) if entry.endswith("target")
+                        else ("greedy", str(path)))
+        argv = ["exploit", "--target", target, "--minutes", "1", "--out", str(tmp_path / "x")]
+        assert cli.main(argv + (["--init", init] if init else [])) == 2
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert error.startswith("error: ") and str(path) in error and "meta" in error, error
+        assert not (tmp_path / "x").exists()
+    elif entry == "config opponent":
+        with pytest.raises(ConfigError, match=rf"{path}.*on the 'meta' device"):
+            config_from_dict({**TINY, "eval": {"opponents": ["random", f"checkpoint:{path}"]}})
+    else:  # the AlphaZero config's `init` network
+        with pytest.raises(ConfigError, match=rf"init: .*{path}.*on the 'meta' device"):
+            config_from_dict({"learner": "alphazero", "init": str(path),
+                              "model": {"channels": 8, "blocks": 1}})
