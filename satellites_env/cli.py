@@ -132,7 +132,8 @@ def FPS(text: str) -> float:  # noqa: N802 - an argparse type, named like the ot
     try:
         return check_fps(text)
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error).removeprefix("fps must be ")) from None
+        raise argparse.ArgumentTypeError(
+            "expected " + str(error).removeprefix("fps must be ")) from None
 
 
 PORT = int_in(0, 65535)

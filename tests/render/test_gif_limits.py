@@ -98,7 +98,7 @@ def long_record(tmp_path, moves: int = 60):
 def test_replay_fps_out_of_range_is_one_error(tmp_path, capsys, fps):
     path, _ = long_record(tmp_path, 2)
     assert cli.main(["replay", str(path), "--gif", str(tmp_path / "g.gif"), "--fps", fps]) == 2
-    assert "--fps: a number from 0.1 to 50" in capsys.readouterr().err
+    assert "--fps: expected a number from 0.1 to 50" in capsys.readouterr().err
     assert not (tmp_path / "g.gif").exists()
 
 
