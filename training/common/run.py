@@ -136,9 +136,10 @@ def check_run_folder(run_dir: str | Path) -> bool:
     checkpoint = run_dir / "checkpoint.pt"
     if "checkpoint.pt" in entries and checkpoint.is_file() and not checkpoint.is_symlink():
         return True  # a run of an earlier version: its checkpoint says whether it is ours
-    listed = ", ".join(sorted(entries - {LOCK_NAME})[:3])
-    raise RunError(f"run folder {name} holds files that are not a satellites run ({listed[:200]}"
-                   f"{', ...' if len(entries) > 4 else ''}) and no {RUN_MARKER}; nothing in it "
+    others = sorted(entries - {LOCK_NAME})
+    listed = ", ".join(others[:3])[:200] + (", ..." if len(others) > 3 else "")
+    raise RunError(f"run folder {name} holds files that are not a satellites run ({listed}"
+                   f") and no {RUN_MARKER}; nothing in it "
                    f"is read or replaced: train into a new or empty folder")
 
 
