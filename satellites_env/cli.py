@@ -18,6 +18,7 @@ socket) or a symbolic link (`satellites_env.files`).
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
@@ -127,7 +128,19 @@ SEED = int_in(0, 2**32 - 1)
 WORKERS = int_in(1, 256)
 MAX_MOVES = int_in(1, 1_000_000)
 FRAME_SIZE = int_in(64, 4096)
-FPS = float_in(0, 100)  # a GIF frame lasts at least 10 ms
+
+
+def FPS(text: str) -> float:  # noqa: N802 - an argparse type, named like the others
+    """An argparse type: a GIF frame rate, MIN_FPS to MAX_FPS (render.files)."""
+    from .render.files import check_fps
+
+    try:
+        return check_fps(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(
+            "expected " + str(error).removeprefix("fps must be ")) from None
+
+
 PORT = int_in(0, 65535)
 MINUTES = float_in(0, 10**6)
 
@@ -247,6 +260,23 @@ def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | 
 # --------------------------------------------------------------------------- play
 
 
+def _stdin_line(read: Callable[[str], str]) -> Callable[[str], str]:
+    """`read` (input) with a closed standard input taken as its end: EOFError, as at the end
+    of a file, where Python would say "lost sys.stdin" (`<&-`) or fail to read (EBADF)."""
+
+    def line(prompt: str) -> str:
+        if sys.stdin is None or getattr(sys.stdin, "closed", False):
+            raise EOFError
+        try:
+            return read(prompt)
+        except OSError as error:
+            if error.errno in (errno.EBADF, errno.EIO):
+                raise EOFError from None
+            raise
+
+    return line
+
+
 def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
          save: Path | None, input_fn: Callable[[str], str] | None = None) -> GameRecord:
     """Play a game against `opponent` in the terminal, moves typed in notation.
@@ -257,7 +287,7 @@ def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
 
     if save:
         check_output_file(save, "--save", "game.json")
-    input_fn = input_fn or input  # looked up now, so a patched builtins.input is used
+    input_fn = input_fn or _stdin_line(input)  # looked up now: a patched input is used
     agent = make_agent(opponent, seed=seed)
     game = Game.new(seed=seed, max_moves=max_moves)
     start = game.to_spn()
@@ -338,6 +368,10 @@ def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: flo
     if html:
         check_output_file(html, "--html", "game.html")
     record = GameRecord.load(path)
+    if gif:
+        from .render.files import check_gif_budget
+
+        check_gif_budget(len(record.moves) + 1, frame_size, "--frame-size")
     source = f"game record {str(path)!r}"
     positions = record.replay(source)  # each with its history: the last move is highlighted
     if html:
@@ -346,9 +380,8 @@ def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: flo
         write_or_fallback(lambda target: write_replay(record, target, source), html, "--html")
         say(f"wrote the replay page {html} ({len(record.moves)} moves); open it in a browser")
     if gif:
-        frames = [render_rgb(game, size=frame_size) for game in positions]
-        save_gif(frames, gif, fps=fps)
-        say(f"wrote {len(frames)} frames to {gif}")
+        save_gif((render_rgb(game, size=frame_size) for game in positions), gif, fps=fps)
+        say(f"wrote {len(positions)} frames to {gif}")
     if boards or not (gif or html):
         from .terminal import interactive
         from .terminal import read_key as terminal_key
@@ -457,6 +490,7 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
     """Play one game between two agents through the wrapped PettingZoo env and render it."""
     from . import satellites_v0
     from .render import render_rgb, render_rich, save_gif
+    from .render.files import check_gif_budget
 
     if gif:
         check_output_file(gif, "--gif", "game.gif")
@@ -464,7 +498,9 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
     env.reset(seed=seed)
     game = env.unwrapped.game
     agents = {"player_0": make_agent(red, seed=seed), "player_1": make_agent(blue, seed=seed + 1)}
-    frames = [render_rgb(game, size=frame_size)] if gif else []
+    # the frames are drawn once the game is over and their number is known: the game is
+    # played again from its start, one frame after each whole move
+    start, frames = game.clone(), 1
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("playing", total=max_moves)
         for agent in env.agent_iter():
@@ -477,8 +513,7 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
             env.step(action)
             if game.pending_push is None:
                 progress.update(task, completed=game.moves)
-                if gif:
-                    frames.append(render_rgb(game, size=frame_size, last_move=game.history[-1]))
+                frames += 1
     console.print(render_rich(game))
     result = game.score()
     console.print(f"moves: {game.moves}  ended by: "
@@ -486,8 +521,17 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
                   f"rewards: red {result.reward(0):+d}, blue {result.reward(1):+d}")
     say(f"red = {red}, blue = {blue}; result: {result.reason}")
     if gif:
-        save_gif(frames, gif)
-        say(f"saved {len(frames)} frames to {gif}")
+        check_gif_budget(frames, frame_size, "--frame-size")
+
+        def drawn():
+            yield render_rgb(start, size=frame_size)
+            for action in game.actions[len(start.actions):]:
+                start.play(action)
+                if start.pending_push is None:
+                    yield render_rgb(start, size=frame_size, last_move=start.history[-1])
+
+        save_gif(drawn(), gif)
+        say(f"saved {frames} frames to {gif}")
 
 
 # --------------------------------------------------------------------------- main
@@ -764,7 +808,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--frame-size", type=FRAME_SIZE, default=480,
                     help="GIF frame size in pixels, 64-4096 (default 480)")
     rp.add_argument("--fps", type=FPS, default=2.0,
-                    help="GIF frames per second, more than 0 and at most 100 (default 2)")
+                    help="GIF frames per second, 0.1 to 50 (default 2); a frame lasts a whole "
+                    "number of hundredths of a second, so rates are rounded to 100/n")
 
     dm = sub.add_parser("demo", help="play and render one game between two agents")
     dm.add_argument("--seed", type=SEED, default=0, help="seed of the set-up and the agents, "

@@ -15,7 +15,9 @@ default runs/<config name>):
   evaluated again;
 * `--ray [ADDRESS]`: self-play in Ray actors, on a local Ray or the cluster at ADDRESS, in
   place of the config's `distributed.backend` and `address`;
-* another `satellites train` holding the folder's run.lock: an error, nothing touched.
+* another `satellites train` holding the folder's run.lock: an error, nothing touched;
+* a folder that is not empty and not a run folder (no `satellites-run.json`): an error,
+  nothing in it read or replaced (training.common.run).
 
 Every refusal is a ValueError (ConfigError, CheckpointError, RunError, RunLockedError), or a
 FileKindError (an OSError) for a link or special file where a run file or run.lock goes, with
@@ -29,7 +31,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .common.config import Config, config_path, load_config
-from .common.run import Trainer
+from .common.run import Trainer, claim_run_folder
 from .common.runlock import RunLock
 
 
@@ -63,6 +65,7 @@ def run(settings: Config, path: Path, run_dir: Path, resume: bool, console: Cons
     `train` says; returns the trainer, finished."""
     if ray is not None:
         settings.distributed.backend, settings.distributed.address = "ray", ray
+    claim_run_folder(run_dir)  # recognised as a run's (or new) before the lock touches it
     with RunLock(run_dir):
         trainer = trainer_class(settings)(settings, run_dir, resume=resume, console=console)
         if trainer.finished:

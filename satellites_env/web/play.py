@@ -20,6 +20,7 @@ from html import escape
 from satellites_env.agents import Agent, make_agent
 from satellites_env.core.board import (COLOR_NAMES, DEFAULT_MAX_MOVES, N_MOVE_ACTIONS,
                                        PASS_ACTION, RAY, decode_move_action, decode_push_action)
+from satellites_env.core.checks import quoted
 from satellites_env.core.game import Game
 from satellites_env.core.notation import square_name
 from satellites_env.record import GameRecord
@@ -47,7 +48,7 @@ class PlaySession:
                  spn: str | None = None, max_moves: int = DEFAULT_MAX_MOVES,
                  agent: Agent | None = None):
         if color not in COLOR_NAMES:
-            raise RequestError(f"color must be 'red' or 'blue', got {color!r}")
+            raise RequestError(f"color must be 'red' or 'blue', got {quoted(color)}")
         self.id = secrets.token_hex(8)
         self.opponent = opponent
         self.human = COLOR_NAMES.index(color)
@@ -91,7 +92,7 @@ class PlaySession:
         if len(keys) != 1 or set(request) - keys:
             raise RequestError("a move request has exactly one of 'action' (an action id), "
                                "'actions' (a displacement's move and push ids) or 'move' "
-                               f"(notation); got keys {sorted(map(str, request))}")
+                               f"(notation); got keys {quoted(sorted(map(str, request)))}")
         if self.game.is_over:
             raise RequestError("the game is over; start a new game")
         if self.game.to_move != self.human:
@@ -99,15 +100,15 @@ class PlaySession:
         if "move" in request:
             if not isinstance(request["move"], str):
                 raise RequestError(f"'move' must be a string in notation such as 'c10-c7', "
-                                   f"got {request['move']!r}")
+                                   f"got {quoted(request['move'])}")
             return self.game.actions_of(request["move"])
         actions = [request["action"]] if "action" in request else request["actions"]
         if not isinstance(actions, list) or not 1 <= len(actions) <= 2 or \
                 not all(_is_action_id(a) for a in actions):
             raise RequestError(f"'actions' must be a list of one or two action ids, got "
-                               f"{request.get('actions')!r}" if "actions" in request else
+                               f"{quoted(request.get('actions'))}" if "actions" in request else
                                f"'action' must be an integer action id, got "
-                               f"{request['action']!r}")
+                               f"{quoted(request['action'])}")
         return actions
 
     def move(self, request: dict) -> None:
@@ -129,7 +130,7 @@ class PlaySession:
         """The position after a displacement's first step, with its legal pushes: what the
         page shows while the human picks a push cell (the game itself does not change)."""
         if not _is_action_id(action):
-            raise RequestError(f"'action' must be an integer action id, got {action!r}")
+            raise RequestError(f"'action' must be an integer action id, got {quoted(action)}")
         if self.game.to_move != self.human or self.game.is_over:
             raise RequestError("it is not your turn")
         if not self.game.is_displacement(action):

@@ -51,6 +51,7 @@ from starlette.routing import Route
 
 from satellites_env.agents import make_agent
 from satellites_env.core.board import DEFAULT_MAX_MOVES
+from satellites_env.core.checks import quoted
 from satellites_env.core.notation import MAX_SPN_MOVES
 
 from .play import PlaySession, RequestError, play_page
@@ -157,7 +158,14 @@ class GameStore:
         return len(self._games)
 
 
+#: the longest `error` the server answers: what quotes input quotes at most about
+#: QUOTE_LIMIT characters of it (checks.quoted), and this bounds whatever else a message holds
+MAX_ERROR = 400
+
+
 def _error(message: str, status: int = 400) -> JSONResponse:
+    if len(message) > MAX_ERROR:
+        message = message[:MAX_ERROR] + "..."
     return JSONResponse({"error": message}, status_code=status)
 
 
@@ -180,17 +188,37 @@ def _check_origin(request: Request) -> None:
     host = request.headers.get("host", "").lower()
     if parts is None or parts.scheme not in ("http", "https") or parts.path not in ("", "/") \
             or parts.netloc.lower() != host:
-        raise CrossOriginError(f"a request from the origin {origin[:80]!r} is refused: play "
+        raise CrossOriginError(f"a request from the origin {quoted(origin)} is refused: play "
                                f"from this server's own page")
+
+
+async def _read_body(request: Request) -> bytes:
+    """The body of a request, at most MAX_BODY bytes of it: a declared `Content-Length` over
+    the limit is refused before a byte is read, and a chunked or undeclared body as soon as
+    more than the limit has arrived, so no request holds more than MAX_BODY in memory."""
+    too_large = RequestError(f"the request body is larger than {MAX_BODY} bytes")
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        text = declared.strip()
+        if not (text.isascii() and text.isdigit() and len(text) <= 20):
+            raise RequestError(f"the Content-Length header {quoted(declared)} is not a number "
+                               f"of bytes")
+        if int(text) > MAX_BODY:
+            raise too_large
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def _body(request: Request) -> dict:
     """The JSON object of a POST's body. An empty body is refused like any non-JSON one: a
     page elsewhere may send a body-less or text/plain POST without asking, never a JSON one."""
     _check_origin(request)
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise RequestError(f"the request body is larger than {MAX_BODY} bytes")
+    raw = await _read_body(request)
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         raise RequestError("send the request body as JSON (Content-Type: application/json)")
     if not raw.strip():
@@ -250,15 +278,16 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
             return _error(str(error))
         unknown = sorted(set(body) - {"color", "seed", "spn"})
         if unknown:
-            return _error(f"unknown keys {unknown}; a new game takes 'color', 'seed', 'spn'")
+            return _error(f"unknown keys {quoted(unknown)}; a new game takes 'color', 'seed', "
+                          f"'spn'")
         color, seed, spn = body.get("color", "red"), body.get("seed"), body.get("spn")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
                                  or not 0 <= seed <= 2**32 - 1):
-            return _error(f"'seed' must be an integer from 0 to {2**32 - 1}, got {seed!r}")
+            return _error(f"'seed' must be an integer from 0 to {2**32 - 1}, got {quoted(seed)}")
         if spn is not None and not isinstance(spn, str):
-            return _error(f"'spn' must be a position in SPN (a string), got {spn!r}")
+            return _error(f"'spn' must be a position in SPN (a string), got {quoted(spn)}")
         if not isinstance(color, str):
-            return _error(f"'color' must be 'red' or 'blue', got {color!r}")
+            return _error(f"'color' must be 'red' or 'blue', got {quoted(color)}")
 
         def work():
             session = store.new(color, seed, spn or None)
@@ -294,7 +323,7 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
     async def preview(request: Request) -> Response:
         text = request.query_params.get("action", "")
         if not (text.isascii() and text.isdigit() and len(text) <= 6):
-            return _error(f"preview needs ?action=ID (an action id), got {text!r}")
+            return _error(f"preview needs ?action=ID (an action id), got {quoted(text)}")
 
         def work():
             session = session_of(request)

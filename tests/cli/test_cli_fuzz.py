@@ -79,7 +79,7 @@ PLAY = st.tuples(
 ).map(lambda parts: parts[0] + ["--max-moves", parts[1]])
 REPLAY = command("replay", option("--gif", GIFS), option("--html", HTMLS),
                  option("--frame-size", mostly(["64"], ["10", "x", "-64", "4097", HUGE])),
-                 option("--fps", mostly(["1", "100"], ["0", "nan", "101", "-1", "100.0001",
+                 option("--fps", mostly(["1", "50", "0.1"], ["0", "nan", "100", "-1", "50.0001",
                                                       "1e309", HUGE])),
                  st.just(["--boards"]), positional=RECORDS)
 DEMO = st.tuples(

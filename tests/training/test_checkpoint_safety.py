@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import pickle
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -389,3 +390,165 @@ def test_a_failing_final_evaluation_keeps_the_trained_network(tmp_path, monkeypa
         trainer.run()
     saved = load_checkpoint(tmp_path / "run" / "final.pt")
     assert all(torch.equal(saved["model"][k], v) for k, v in trainer.net.state_dict().items())
+
+
+# --------------------------------------------------------------------------- tensor kinds
+
+LAYOUTS = ["dense", "strided", "sparse_coo", "sparse_csr", "meta", "quantized", "nested"]
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+          torch.uint8, torch.bool, torch.complex64]
+
+
+def tensor_of(like: torch.Tensor, layout: str, dtype: torch.dtype,
+              shape: tuple[int, ...] | None) -> torch.Tensor:
+    """A tensor with `like`'s values (or zeros of `shape`), of `dtype` and `layout`."""
+    base = like.clone() if shape is None else torch.zeros(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's notes on beta and deprecated layouts
+        return _tensor_of(base, layout, dtype)
+
+
+def _tensor_of(base: torch.Tensor, layout: str, dtype: torch.dtype) -> torch.Tensor:
+    if layout == "quantized":
+        return torch.quantize_per_tensor(base.float(), 0.1, 0, torch.qint8)
+    base = base.to(dtype)
+    if layout == "strided":  # the same values, every other element of a larger storage
+        return torch.stack([base, base], -1)[..., 0]
+    if layout == "sparse_coo":
+        return base.to_sparse()
+    if layout == "sparse_csr":
+        return base.reshape(base.shape[0] if base.dim() else 1, -1).to_sparse_csr()
+    if layout == "meta":
+        return torch.empty(base.shape, dtype=dtype, device="meta")
+    if layout == "nested":
+        return torch.nested.nested_tensor([base.flatten(), base.flatten()[:1]])
+    return base
+
+
+def _loaders(path: Path):
+    """Every way a checkpoint file becomes a network: the file loader with each learner's
+    network, and the agent specs (CLI, configs, serve and demo all use them)."""
+    from training.alphazero.agent import load_network
+
+    yield lambda: network_from_checkpoint(load_checkpoint(path), path)
+    yield lambda: load_network(path)
+    yield lambda: make_agent(f"checkpoint:{path}")
+    yield lambda: make_agent(f"az:{path}:2")
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.sampled_from(LAYOUTS), st.sampled_from(DTYPES),
+       st.none() | st.lists(st.integers(0, 9), max_size=3).map(tuple),
+       st.integers(0, 7), st.sampled_from(["replace", "missing", "extra"]))
+def test_fuzz_weights_of_any_layout_dtype_or_shape_load_or_name_the_file(
+        tmp_path, layout, dtype, shape, which, change):
+    payload = net_payload()
+    names = list(payload["model"])
+    name = names[which % len(names)]
+    like = payload["model"][name]
+    try:
+        tensor = tensor_of(like, layout, dtype, shape)
+    except (RuntimeError, ValueError):
+        return  # a kind torch cannot make of this dtype or shape
+    model = dict(payload["model"])
+    if change == "missing":
+        del model[name]
+    elif change == "extra":
+        model["extra." + name] = tensor
+    else:
+        model[name] = tensor
+    path = tmp_path / "weights of a kind.pt"
+    torch.save({"format": "satellites-checkpoint", "version": 1, "planes": 22,
+                "actions": 3217, "model": model, "model_shape": payload["model_shape"]}, path)
+    plain = layout in ("dense", "strided") and dtype == torch.float32
+    fits = change == "replace" and (shape is None or tuple(shape) == tuple(like.shape))
+    for load in _loaders(path):
+        if plain and fits:
+            load()
+            continue
+        with pytest.raises(CheckpointError) as caught:
+            load()
+        message = str(caught.value)
+        assert str(path) in message and "\n" not in message and len(message) < 600, message
+
+
+def test_non_contiguous_float32_weights_load_with_their_values(tmp_path):
+    """Any strides are fine: the weights are copied into the network."""
+    net = small_net()
+    model = {k: tensor_of(v, "strided", torch.float32, None) for k, v in net.state_dict().items()}
+    assert not all(t.is_contiguous() for t in model.values())
+    path = save_checkpoint(tmp_path / "strided.pt", {"model": model, "model_shape": net.shape})
+    for load in _loaders(path):
+        loaded = load()
+        state = (loaded.net if hasattr(loaded, "net") else loaded).state_dict()
+        assert all(torch.equal(state[k], v) for k, v in net.state_dict().items())
+
+
+@pytest.mark.parametrize("layout, message", [
+    ("meta", "on the 'meta' device"), ("sparse_coo", "sparse_coo tensor, not a dense one"),
+    ("sparse_csr", "sparse_csr tensor, not a dense one"), ("quantized", "quantized")])
+def test_a_tensor_of_another_kind_anywhere_in_a_run_checkpoint_is_refused(tmp_path, layout,
+                                                                           message):
+    """Not only the weights: the optimizer's moments, RNG states, the replay buffer."""
+    payload = _run_checkpoint()
+    moment = payload["optimizer"]["state"][0]["exp_avg"]
+    optimizer = {**payload["optimizer"], "state": dict(payload["optimizer"]["state"])}
+    optimizer["state"][0] = {**optimizer["state"][0],
+                             "exp_avg": tensor_of(moment, layout, torch.float32, None)}
+    run = tmp_path / "run"
+    run.mkdir()
+    torch.save(mutated(payload, ("optimizer",), optimizer, False), run / "checkpoint.pt")
+    field = r"optimizer\['state'\]\[0\]\['exp_avg'\]"
+    with pytest.raises(CheckpointError,
+                       match=rf"checkpoint '{run / 'checkpoint.pt'}': {field} is .*{message}"):
+        PPOTrainer(tiny_config(), run, resume=True)
+
+
+def test_a_weight_of_the_wrong_shape_names_the_file_for_every_agent(tmp_path):
+    payload = net_payload()
+    payload["model"]["stem.0.weight"] = torch.zeros(3)
+    path = save_checkpoint(tmp_path / "wrong shape.pt", payload)
+    for load in _loaders(path):
+        with pytest.raises(CheckpointError, match=rf"checkpoint '{path}': model\['stem.0.weight'\] "
+                                                  rf"has shape \(3,\), the network .* needs "
+                                                  rf"\(8, 22, 3, 3\)"):
+            load()
+
+
+@pytest.mark.parametrize("spec", ["checkpoint:{}", "az:{}:2"])
+def test_the_command_line_says_one_line_naming_the_file(tmp_path, capsys, spec):
+    from satellites_env import cli
+
+    payload = net_payload()
+    payload["model"]["stem.0.weight"] = payload["model"]["stem.0.weight"].to_sparse()
+    path = save_checkpoint(tmp_path / "sparse.pt", payload)
+    assert cli.main(["evaluate", "--agents", spec.format(path), "random", "--games", "1"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert error[-1].startswith("error: ") and str(path) in error[-1], error
+    assert "internal error" not in "\n".join(error)
+
+
+@pytest.mark.parametrize("entry", ["exploit --target", "exploit --init", "config opponent",
+                                   "config init"])
+def test_every_entry_point_names_the_file_of_a_bad_tensor(tmp_path, capsys, entry):
+    from satellites_env import cli
+
+    payload = net_payload()
+    payload["model"]["stem.0.weight"] = torch.empty(8, 22, 3, 3, device="meta")
+    path = save_checkpoint(tmp_path / "meta weights.pt", payload)
+    if entry.startswith("exploit"):
+        target, init = ((f"checkpoint:{path}", None) if entry.endswith("target")
+                        else ("greedy", str(path)))
+        argv = ["exploit", "--target", target, "--minutes", "1", "--out", str(tmp_path / "x")]
+        assert cli.main(argv + (["--init", init] if init else [])) == 2
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert error.startswith("error: ") and str(path) in error and "meta" in error, error
+        assert not (tmp_path / "x").exists()
+    elif entry == "config opponent":
+        with pytest.raises(ConfigError, match=rf"{path}.*on the 'meta' device"):
+            config_from_dict({**TINY, "eval": {"opponents": ["random", f"checkpoint:{path}"]}})
+    else:  # the AlphaZero config's `init` network
+        with pytest.raises(ConfigError, match=rf"init: .*{path}.*on the 'meta' device"):
+            config_from_dict({"learner": "alphazero", "init": str(path),
+                              "model": {"channels": 8, "blocks": 1}})

@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -193,6 +196,79 @@ def test_bodies_near_the_size_ceiling(server, extra):
     assert (status == 201) == (extra <= 0), (status, answer)
     if extra > 0:
         assert status == 400 and f"larger than {MAX_BODY} bytes" in answer["error"]
+
+
+def _raw_post(server, head: bytes) -> socket.socket:
+    """A socket that has sent a POST to /api/games with the header lines `head`."""
+    host, port = server.split("//")[1].rstrip("/").rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    sock.sendall(b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                 b"Content-Type: application/json\r\n" + head + b"\r\n")
+    return sock
+
+
+def test_a_declared_length_over_the_ceiling_is_refused_before_the_body_is_read(server):
+    """2 GB announced, one byte sent: the answer comes at once (nothing waits for the body,
+    nothing holds it)."""
+    with _raw_post(server, b"Content-Length: 2100000000\r\n") as sock:
+        sock.sendall(b"{")
+        answer = b""
+        while b"larger" not in answer:
+            part = sock.recv(4096)
+            if not part:
+                break
+            answer += part
+        answer = answer.decode()
+    assert answer.startswith("HTTP/1.1 400") and "larger than 65536 bytes" in answer
+
+
+def test_an_endless_chunked_body_is_refused_once_past_the_ceiling(server):
+    """No declared length: the server stops reading once the ceiling is passed (what was sent
+    beyond it sits in the sockets' buffers, a few MB at most)."""
+    chunk = b"%x\r\n" % 65536 + b" " * 65536 + b"\r\n"
+    sent, answer = 0, b""
+    with _raw_post(server, b"Transfer-Encoding: chunked\r\n") as sock:
+        try:
+            while sent < 256 * 2**20 and not select.select([sock], [], [], 0)[0]:
+                sock.sendall(chunk)
+                sent += 65536
+            answer = sock.recv(4096)
+        except OSError:  # the server closed the connection while we were still sending
+            answer = answer or b"closed"
+    assert sent < 64 * 2**20, sent
+    assert answer == b"closed" or answer.startswith(b"HTTP/1.1 400"), answer[:100]
+
+
+LONG = st.text(min_size=100, max_size=70_000).filter(lambda t: t.strip()) | st.just("x" * 60_000)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(["color", "seed", "spn", "unknown", "move", "action", "actions",
+                              "keys", "preview"]), text=LONG)
+def test_error_answers_quote_at_most_about_80_characters_of_input(server, field, text):
+    from satellites_env.web.server import MAX_ERROR
+
+    text = text[:60_000]
+    if field in ("color", "seed", "spn"):
+        status, answer, _ = call(server + "api/games", "POST", {field: text})
+    elif field == "unknown":
+        status, answer, _ = call(server + "api/games", "POST", {text: 1})
+    elif field == "preview":
+        state = new_game(server, color="red", spn=DISPLACEMENT_SPN, seed=1)
+        status, answer, _ = call(server + f"api/games/{state['id']}/preview?action="
+                                 + urllib.parse.quote(text[:6000]))
+    else:
+        state = new_game(server, color="red", spn=DISPLACEMENT_SPN, seed=1)
+        body = ({"move": text} if field == "move" else {"action": text} if field == "action"
+                else {"actions": [text]} if field == "actions" else {"action": 1, text: 2})
+        status, answer = move(server, state, body)
+    assert status == 400, (status, str(answer)[:200])
+    error = answer["error"]
+    assert len(error) <= MAX_ERROR + 3, len(error)
+    if text.isascii() and text.isprintable():  # quoted as itself: about 80 characters of it
+        assert text[:75] in error or field in ("keys", "unknown", "actions"), error
+        assert text[:200] not in error, error
 
 
 def test_a_number_beyond_the_integer_string_limit_is_a_400(server):

@@ -25,6 +25,7 @@ import torch
 
 from satellites_env.agents.base import Agent
 from satellites_env.agents.mcts import Evaluation, Evaluator as SearchEvaluator
+from satellites_env.core.checks import quoted_path
 from satellites_env.core.engine import N_ACTIONS, TO_MOVE, new_work
 from satellites_env.core.game import Game
 from satellites_env.observation import observe
@@ -52,13 +53,16 @@ def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]
             else load_checkpoint(resolve(path_or_payload)))
 
 
-def load_network(path_or_payload: str | Path | dict[str, Any]) -> PolicyValueNet:
-    """The network of a checkpoint without PPO's prior (a path, `pretrained`, or a payload)."""
-    where = "<payload>" if isinstance(path_or_payload, dict) else resolve(path_or_payload)
+def load_network(path_or_payload: str | Path | dict[str, Any],
+                 where: str | Path | None = None) -> PolicyValueNet:
+    """The network of a checkpoint without PPO's prior (a path, `pretrained`, or a payload
+    already loaded from the file `where`, which errors name)."""
+    if where is None:
+        where = "<payload>" if isinstance(path_or_payload, dict) else resolve(path_or_payload)
     payload = load_payload(path_or_payload)
     shape = check_shape(payload.get("model_shape"), where)
     if shape.pop("lookahead", 0.0):
-        raise CheckpointError(f"checkpoint {str(where)!r} holds a PPO network with the "
+        raise CheckpointError(f"checkpoint {quoted_path(where)} holds a PPO network with the "
                               f"lookahead prior, which needs the game as well as the planes: "
                               f"play it as checkpoint:PATH")
     return load_weights(PolicyValueNet(**shape), payload.get("model"), where)
@@ -197,7 +201,7 @@ class AZAgent(Agent):
             if not isinstance(path_or_payload, dict):
                 self.source = resolve(path_or_payload)
             payload = load_payload(path_or_payload)
-            self.net = load_network(payload)
+            self.net = load_network(payload, getattr(self, "source", None))
             settings = settings or search_settings(payload)
         self.settings = settings or AZSearchConfig()
         self.simulations = int(simulations)

@@ -27,7 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..common.checkpoint import CheckpointError, check_shape, check_weights
+from satellites_env.core.checks import quoted
+
+from ..common.checkpoint import CheckpointError, check_shape, load_weights
+from .network import PolicyValueNet
 
 #: the PFSP weightings `league.weighting` names
 WEIGHTINGS = ("hard", "variance", "uniform")
@@ -140,7 +143,10 @@ class League:
             shape = check_shape(item.get("shape"), path)
             if shape.pop("lookahead", 0.0):
                 raise bad(f"member {item['name']!r}: a network with PPO's lookahead prior")
-            check_weights(item.get("weights"), path, "league")
+            # filled once into a network of its shape: names and shapes checked here, not in
+            # a generator when the member first plays
+            load_weights(PolicyValueNet(**shape), item.get("weights"), path,
+                         f"league member {quoted(item['name'])}")
             members.append(Member(item["name"], shape, item["weights"], item["fixed"],
                                   *counts))
         if len({m.name for m in members}) != len(members):

@@ -9,7 +9,16 @@ A checkpoint holds data only: dicts, lists, tuples, str, int, float, bool, None 
 which refuses anything else, so opening a checkpoint never runs code from it (a pickle with
 a `__reduce__` payload is a CheckpointError, and its payload does not run). Every field the
 loader uses is checked for type and range: a damaged or hand-edited file is a
-CheckpointError naming the field, never a traceback from deep inside torch.
+CheckpointError naming the file and the field, never a traceback from deep inside torch.
+
+Every file goes through :func:`load_checkpoint`, and every network is filled through
+:func:`load_weights`. What they accept:
+
+* tensors anywhere in the file: plain dense tensors in CPU memory (`torch.strided` layout,
+  any strides); a sparse (COO, CSR, ...), quantized, nested or meta tensor, or a tensor
+  subclass, is refused when the file is opened, whatever field holds it;
+* a network's weights: float32 and finite (no NaN or infinity: a network that held them
+  would play arbitrary moves), exactly the names the network has, each of exactly its shape.
 """
 
 from __future__ import annotations
@@ -107,6 +116,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(
             f"checkpoint {name} was made for {payload.get('planes')!r} observation planes "
             f"and {payload.get('actions')!r} actions; this code has {N_PLANES} and {N_ACTIONS}")
+    check_tensors(payload, path)
     for key in ("model", "model_shape"):
         if key not in payload:
             raise CheckpointError(f"checkpoint {name} has no {key!r} entry")
@@ -122,7 +132,7 @@ def _equal(value: Any, expected: str | int) -> bool:
 
 def check_shape(shape: Any, path: str | Path = "?") -> dict:
     """A `model_shape` entry with the right keys, types and ranges, or a CheckpointError."""
-    where = f"checkpoint {str(path)!r}: model_shape"
+    where = f"checkpoint {quoted_path(path)}: model_shape"
     if not isinstance(shape, dict) or set(shape) - {"channels", "blocks", "lookahead",
                                                      "landing_values", "norm"}:
         raise CheckpointError(f"{where} must be a mapping of channels, blocks, lookahead, "
@@ -153,19 +163,58 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     return checked
 
 
+def plain_tensor_problem(tensor: torch.Tensor) -> str | None:
+    """Why `tensor` is not a plain dense CPU tensor (a phrase), or None when it is one."""
+    if type(tensor) is not torch.Tensor:
+        return f"a {type(tensor).__name__} (a tensor subclass)"
+    if tensor.device.type != "cpu":
+        return f"a tensor on the {tensor.device.type!r} device, not in CPU memory"
+    if tensor.layout != torch.strided:
+        return f"a {str(tensor.layout).removeprefix('torch.')} tensor, not a dense one"
+    if tensor.is_nested:
+        return "a nested tensor, not a dense one"
+    if tensor.is_quantized:
+        return f"a quantized {tensor.dtype} tensor"
+    return None
+
+
+def check_tensors(payload: Any, path: str | Path = "?") -> None:
+    """Refuse a payload holding any tensor that is not plain (see
+    [`plain_tensor_problem`][training.common.checkpoint.plain_tensor_problem]), wherever it
+    is; a CheckpointError names the file and the field."""
+    stack: list[tuple[Any, str]] = [(payload, "")]
+    while stack:  # a loop, not recursion: a deeply nested file is no RecursionError
+        value, where = stack.pop()
+        if isinstance(value, torch.Tensor):
+            problem = plain_tensor_problem(value)
+            if problem:
+                raise CheckpointError(f"checkpoint {quoted_path(path)}: {where[:200] or 'payload'}"
+                                      f" is {problem}; a checkpoint holds dense CPU tensors")
+        elif isinstance(value, dict):
+            stack.extend((item, f"{where}[{quoted(key, 40)}]" if where else
+                          key[:40] if isinstance(key, str) and key.isidentifier() else
+                          quoted(key, 40)) for key, item in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
+
+
 def check_weights(weights: Any, path: str | Path = "?", key: str = "model") -> None:
-    """A state dict: str keys and float32 tensors with finite values (the networks' own
+    """A state dict: str keys and plain float32 tensors with finite values (the networks' own
     dtype: integer or complex weights would load cast, and play other moves)."""
+    name = quoted_path(path)
     if not isinstance(weights, dict) or not all(
             isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()):
-        raise CheckpointError(f"checkpoint {str(path)!r}: {key} must map parameter names to "
-                              f"tensors")
-    for name, tensor in weights.items():
+        raise CheckpointError(f"checkpoint {name}: {key} must map parameter names to tensors")
+    for weight, tensor in weights.items():
+        problem = plain_tensor_problem(tensor)
+        if problem:
+            raise CheckpointError(f"checkpoint {name}: {key}[{quoted(weight)}] is {problem}; "
+                                  f"the networks hold dense CPU float32 tensors")
         if tensor.dtype != torch.float32:
-            raise CheckpointError(f"checkpoint {str(path)!r}: {key}[{quoted(name)}] is a "
+            raise CheckpointError(f"checkpoint {name}: {key}[{quoted(weight)}] is a "
                                   f"{tensor.dtype} tensor; the networks hold float32")
         if not torch.isfinite(tensor).all():
-            raise CheckpointError(f"checkpoint {str(path)!r}: {key}[{quoted(name)}] holds "
+            raise CheckpointError(f"checkpoint {name}: {key}[{quoted(weight)}] holds "
                                   f"NaN or infinite values")
 
 
@@ -231,13 +280,45 @@ def check_optimizer_state(state: Any, params: list[torch.Tensor]) -> None:
 
 def load_weights(net: torch.nn.Module, weights: Any, path: str | Path = "?",
                  key: str = "model") -> torch.nn.Module:
-    """`net` with a checkpoint's state dict loaded (checked: finite tensors that fit the
-    network exactly), in eval mode; a CheckpointError naming `key` otherwise."""
+    """`net` with a checkpoint's state dict loaded, in eval mode.
+
+    Args:
+        net: The network to fill (its state dict gives the names and shapes expected).
+        weights: The state dict read from the checkpoint.
+        path: The checkpoint file, named in errors.
+        key: The checkpoint's field that holds `weights`, named in errors.
+
+    Returns:
+        `net`, filled and in eval mode.
+
+    Raises:
+        CheckpointError: `weights` is not a state dict of plain finite float32 tensors with
+            exactly the network's names and shapes (the message names the file and the
+            first weight that differs).
+    """
     check_weights(weights, path, key)
+    name = quoted_path(path)
+    expected = net.state_dict()
+    missing = [k for k in expected if k not in weights]
+    extra = [k for k in weights if k not in expected]
+    if missing or extra:
+        listed = "; ".join(part for part in (
+            missing and f"missing {', '.join(map(quoted, missing[:3]))}"
+            + (f" and {len(missing) - 3} more" if len(missing) > 3 else ""),
+            extra and f"unexpected {', '.join(map(quoted, extra[:3]))}"
+            + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")) if part)
+        raise CheckpointError(f"checkpoint {name}: {key} weights do not fit the network "
+                              f"{getattr(net, 'shape', '')}: {listed}")
+    for weight, tensor in expected.items():
+        if weights[weight].shape != tensor.shape:
+            raise CheckpointError(
+                f"checkpoint {name}: {key}[{quoted(weight)}] has shape "
+                f"{tuple(weights[weight].shape)}, the network {getattr(net, 'shape', '')} "
+                f"needs {tuple(tensor.shape)}")
     try:
         net.load_state_dict(weights)
     except (RuntimeError, ValueError, TypeError, KeyError) as error:
         first = str(error).strip().splitlines()
-        raise CheckpointError(f"checkpoint {str(path)!r}: {key} weights do not fit the network "
-                              f"{getattr(net, 'shape', '')}: {' '.join(first[:3])}") from None
+        raise CheckpointError(f"checkpoint {name}: {key} weights do not fit the network "
+                              f"{getattr(net, 'shape', '')}: {' '.join(first[:3])[:300]}") from None
     return net.eval()

@@ -5,9 +5,10 @@ evaluation, logging, summary and plots. A learner subclasses
 
 Everything a run writes lives in its folder:
 
+    satellites-run.json  marks the folder as a run's (written first, before anything else)
     checkpoint.pt        latest state (weights, optimizer, config, counters, RNG, history, ...)
     final.pt             the network at the end (`checkpoint:PATH`; AlphaZero's also `az:PATH`)
-    config.json          the settings the run started with (never rewritten)
+    config.json          the settings the run started with (never rewritten by --resume)
     config_changes.json  settings changed by later `--resume` sessions (old -> new, when)
     run.lock             held by the process training in the folder (one at a time)
     tensorboard/         losses, win rates, Elo, throughput, a sample game per evaluation
@@ -26,6 +27,11 @@ Guarantees:
   run's length, evaluation and checkpoint cadence, threads, the `distributed` keys) and records
   each change; any other difference is an error listing the keys.
 * A finished run is not trained again: opening it reports its final evaluation.
+* A folder is a run folder when it holds `satellites-run.json` (or, written by a version
+  before that file, a satellites `checkpoint.pt`). A run starts only in a new or empty folder
+  (a `run.lock` alone counts as empty); nothing in any other folder is read or replaced, so
+  a user's own `config.json` or `summary.json` is never taken for the run's. A path that
+  cannot be a folder (too long, too deep, under a file) is one RunError.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import copy
 import dataclasses
 import datetime
 import json
+import os
 import signal
 import threading
 import time
@@ -51,8 +58,10 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 
 from satellites_env.agents import Agent, make_agent
-from satellites_env.files import check_output, open_output, write_output
 from satellites_env.core.batch import configure_threads
+from satellites_env.core.checks import quoted_path
+from satellites_env.files import (FileKindError, check_output, kind_of, open_output,
+                                  read_input, write_output)
 from satellites_env.arena import (PairResult, elo_against, play_pairing_game,
                                   rate_with_interval, wilson_interval)
 from satellites_env.rating import SCALE, SCALE_ANCHOR
@@ -62,7 +71,9 @@ from .checkpoint import (VERSION, CheckpointError, check_counters, check_optimiz
                          check_results, load_checkpoint, load_weights, restoring,
                          save_checkpoint)
 from .config import Config, ConfigError, flatten, build, differences
-from .runlock import RunLock
+from satellites_env.files import make_folders
+
+from .runlock import LOCK_NAME, RunLock
 from .tensorboard import log_game
 
 #: seconds between progress lines when the console is not a terminal (a log file)
@@ -71,8 +82,8 @@ PROGRESS_SECONDS = 30.0
 EVAL_SEED = 10_000
 #: the files a run writes into its folder (beside run.lock and tensorboard/), each written
 #: atomically and never through a link or into a special file (satellites_env.files)
-OUTPUT_FILES = ("config.json", "config_changes.json", "checkpoint.pt", "final.pt",
-                "summary.json", "learning_curve.png")
+OUTPUT_FILES = ("satellites-run.json", "config.json", "config_changes.json", "checkpoint.pt",
+                "final.pt", "summary.json", "learning_curve.png")
 
 
 class RunError(ValueError):
@@ -81,6 +92,81 @@ class RunError(ValueError):
 
 class RunExistsError(RunError, FileExistsError):
     """The run folder holds an unfinished run and `--resume` was not given."""
+
+
+#: the file that marks a folder as a run folder, and what it holds
+RUN_MARKER = "satellites-run.json"
+RUN_FORMAT = {"format": "satellites-run", "version": 1}
+
+
+def check_run_folder(run_dir: str | Path) -> bool:
+    """Whether `run_dir` may hold a run: True when it is marked as one (or holds a checkpoint
+    written before the mark existed, which the caller loads and checks), False when it is new
+    or empty (nothing of a run there yet). Nothing is written.
+
+    Raises:
+        FileKindError: One of the run's files (OUTPUT_FILES) is a link or a special file.
+        RunError: `run_dir` is a file, a non-empty folder that is not a run's, a marker that
+            is not ours, or a path the system refuses (too long, too deep, no permission).
+    """
+    run_dir = Path(run_dir)
+    name = quoted_path(run_dir)
+    try:
+        if not run_dir.exists():
+            return False
+        if not run_dir.is_dir():
+            raise RunError(f"run folder {name} is {kind_of(run_dir.stat().st_mode)}, not a "
+                           f"folder; give a folder path with --out")
+        for file in OUTPUT_FILES:  # a link or special file: refused first, whoever put it
+            check_output(run_dir / file, "run file")
+        marker = run_dir / RUN_MARKER
+        if marker.exists():
+            try:
+                data = json.loads(read_input(marker, 4096, "run marker"))
+            except (ValueError, FileKindError) as error:
+                raise RunError(f"{quoted_path(marker)} is not a satellites run marker "
+                               f"({str(error)[:120]}); choose another --out folder") from None
+            if not (isinstance(data, dict) and data.get("format") == RUN_FORMAT["format"]):
+                raise RunError(f"{quoted_path(marker)} is not a satellites run marker; choose "
+                               f"another --out folder")
+            return True
+        entries = {entry.name for entry in os.scandir(run_dir)}
+    except FileKindError:
+        raise
+    except OSError as error:
+        raise RunError(f"run folder {name} cannot be used: "
+                       f"{error.strerror or type(error).__name__}") from None
+    if entries <= {LOCK_NAME}:
+        return False
+    checkpoint = run_dir / "checkpoint.pt"
+    if "checkpoint.pt" in entries and checkpoint.is_file() and not checkpoint.is_symlink():
+        return True  # a run of an earlier version: its checkpoint says whether it is ours
+    others = sorted(entries - {LOCK_NAME})
+    listed = ", ".join(others[:3])[:200] + (", ..." if len(others) > 3 else "")
+    raise RunError(f"run folder {name} holds files that are not a satellites run ({listed}"
+                   f") and no {RUN_MARKER}; nothing in it "
+                   f"is read or replaced: train into a new or empty folder")
+
+
+def claim_run_folder(run_dir: str | Path) -> Path:
+    """Make `run_dir` a run folder: checked by [`check_run_folder`][
+    training.common.run.check_run_folder], created (with the folders above it) and marked
+    when it is new or empty, or holds a checkpoint of an earlier version that loads as one.
+    Returns the folder; RunError (or CheckpointError) when it cannot be a run's."""
+    run_dir = Path(run_dir)
+    ours = check_run_folder(run_dir)
+    marker = run_dir / RUN_MARKER
+    if ours and marker.exists():
+        return run_dir
+    if ours:
+        load_checkpoint(run_dir / "checkpoint.pt")  # a CheckpointError unless it is ours
+    try:
+        make_folders(run_dir)
+        write_output(marker, json.dumps(RUN_FORMAT, indent=1) + "\n", "run marker")
+    except OSError as error:
+        raise RunError(f"run folder {quoted_path(run_dir)} cannot be created: "
+                       f"{error.strerror or error}"[:1300]) from None
+    return run_dir
 
 
 @dataclass
@@ -230,6 +316,7 @@ class Trainer(abc.ABC):
                  console: Console | None = None):
         self.config = config
         self.run_dir = Path(run_dir)
+        check_run_folder(self.run_dir)  # a folder that is not a run's: refused, nothing read
         for name in OUTPUT_FILES:  # a link or special file in the folder: refused before work
             check_output(self.run_dir / name, "run file")
         self.console = console or Console()
@@ -336,6 +423,7 @@ class Trainer(abc.ABC):
     def save(self, path: Path | None = None) -> Path:
         """Save the current state to the checkpoint (call it between iterations), or the
         network and the record of the run to `path` (final.pt)."""
+        claim_run_folder(self.run_dir)
         return save_checkpoint(path or self.checkpoint_path, self.state_payload(path is None))
 
     def _open(self, payload: dict, resume: bool) -> None:
@@ -553,6 +641,7 @@ class Trainer(abc.ABC):
     def run(self) -> Evaluation:
         """Train to the config's length, evaluate at the end and save everything; returns the
         final evaluation. A finished run returns its final evaluation at once."""
+        claim_run_folder(self.run_dir)
         with RunLock(self.run_dir):
             if self.finished:
                 return self.final_evaluation()
@@ -579,8 +668,8 @@ class Trainer(abc.ABC):
 
     def _run(self) -> Evaluation:
         config = self.config
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        if not (self.run_dir / "config.json").exists():
+        claim_run_folder(self.run_dir)
+        if not (self.resumed and (self.run_dir / "config.json").exists()):
             write_output(self.run_dir / "config.json", json.dumps(config.to_dict(), indent=1),
                          "run file")
         if self.config_changes:

@@ -19,7 +19,7 @@ import os
 import stat
 from pathlib import Path
 
-from satellites_env.files import FileKindError, kind_of
+from satellites_env.files import FileKindError, kind_of, make_folders
 
 try:
     import fcntl
@@ -76,7 +76,7 @@ class RunLock:
         self.path = self.run_dir / LOCK_NAME
 
     def acquire(self) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        make_folders(self.run_dir)
         key = self._key()
         if key in _held:
             _held[key][1] += 1
