@@ -27,12 +27,12 @@ from __future__ import annotations
 import argparse
 import time
 
+import numba
 import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from satellites_env.core import engine
-from satellites_env.core.board import N_ACTIONS
 from training.alphazero import trainer as az_trainer
 from training.alphazero.network import Evaluator, network_for
 from training.alphazero.replay import ReplayBuffer, make_batch
@@ -102,6 +102,7 @@ def measure(config_name: str, args) -> tuple[str, list[tuple], dict]:
 
     # self-play, as a generator plays it: 1 torch thread, 1 numba thread
     torch.set_num_threads(1)
+    numba.set_num_threads(1)  # as the trainer: spinning kernel threads slow torch down
     net = network_for(run.model, seed=0).eval()
     evaluator = Evaluator(net)
     per_row = _flops(lambda: net.forward_all(torch.zeros(1, 10, 10, 22),
