@@ -214,12 +214,21 @@ def main() -> None:
     if min(args.steps, args.train_steps, args.bf16_size) < 1:
         parser.error("--steps, --train-steps and --bf16-size must be at least 1")
     try:
-        measured = [measure(name, args) for name in args.configs]
+        threads = sorted({1} | {load_config(name).threads for name in args.configs})
     except (FileNotFoundError, ValueError) as error:
         parser.exit(2, f"az_phases: {error}\n")
-    thread_counts = sorted({1} | {f["train_threads"] for _, _, f in measured})
-    peaks = {t: (matmul_peak(t, 2048, torch.float32, 3),
-                 matmul_peak(t, args.bf16_size, torch.bfloat16, 1)) for t in thread_counts}
+
+    def peaks_now() -> dict[int, tuple[float, float]]:
+        return {t: (matmul_peak(t, 2048, torch.float32, 3),
+                    matmul_peak(t, args.bf16_size, torch.bfloat16, 1)) for t in threads}
+
+    # the peak before and after the phases, the higher kept: on a shared machine the load
+    # changes during the run, and a peak measured at a busy moment would flatter the phases
+    before = peaks_now()
+    measured = [measure(name, args) for name in args.configs]
+    after = peaks_now()
+    peaks = {t: (max(before[t][0], after[t][0]), max(before[t][1], after[t][1]))
+             for t in threads}
 
     print("Peak, same process: " + "; ".join(
         f"{t} thread{'s' if t > 1 else ''}: fp32 {fp32:,.1f} GFLOP/s (2048), bf16 {bf16:,.1f} "
