@@ -254,7 +254,8 @@ class Evaluator:
 
     The network's convolution weights are put in channels-last layout (in place), the
     observation's own layout: a quarter less time a forward pass on a CPU than the default
-    layout (`benchmarks/az_phases.py`)."""
+    layout (`benchmarks/az_phases.py`). The trainer keeps its network channels-last too, so
+    that its runs are the same whether self-play evaluates with that network or a copy."""
 
     def __init__(self, net: PolicyValueNet):
         reuse_freed_memory()

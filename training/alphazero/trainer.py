@@ -150,7 +150,9 @@ class AZTrainer(Trainer):
         self.net = network_for(config.model, seed=config.seed)
         if config.init:  # its shape was checked with the config
             self.net.load_state_dict(load_network(config.init).state_dict())
-        self.net = self.net.to(self.device)
+        # channels-last, as the generators' evaluators hold it: a run is the same whether
+        # self-play uses this network or a copy of it
+        self.net = self.net.to(self.device, memory_format=torch.channels_last)
         self.optimizer = make_optimizer(self.net, config.optim)
         self.buffer = ReplayBuffer(config.replay.capacity)
         self.selfplay_stats = SelfPlayStats()  # the totals of the generators' stats
