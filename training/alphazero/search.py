@@ -621,6 +621,9 @@ class BatchedSearch:
 def _evaluate_routed(evaluators, owner: np.ndarray, obs: np.ndarray, policy_rows: np.ndarray):
     """Each row's position evaluated by `evaluators[owner[row]]`, one call per evaluator with
     all of its rows, the answers put together: (logits of the policy rows, values)."""
+    owners = np.unique(owner)
+    if len(owners) == 1:  # one network searches every game now (plain self-play)
+        return evaluators[int(owners[0])](obs, policy_rows)
     values = np.zeros(len(obs), np.float32)
     logits = np.zeros((len(policy_rows), N_ACTIONS), np.float32)
     wants_logits = np.zeros(len(obs), bool)

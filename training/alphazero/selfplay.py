@@ -50,6 +50,7 @@ from .agent import BatchedPlayer
 from .config import AZSearchConfig
 from .replay import ReplayBuffer
 from .search import IDLE, NEED_ROOT, SLOTS, BatchedSearch, search_options
+from .seats import AGENT, MEMBER, RAW, SeatPolicy, stored
 
 CHEAP, FULL = 0, 1
 
@@ -74,7 +75,12 @@ class SelfPlayStats:
 
 
 class SelfPlay:
-    """`config.games` games in flight, searched in one `BatchedSearch`; `play` runs them."""
+    """`config.games` games in flight, searched in one `BatchedSearch`; `play` runs them.
+
+    Who plays each colour of a game is the seat policy's answer at its start
+    ([`SeatPolicy`][training.alphazero.seats.SeatPolicy]): the play loop asks the seats, never
+    the mode (self-play, DAgger, a fixed opponent, a league).
+    """
 
     def __init__(self, config: AZSearchConfig, seed: int, league_share: float = 0.0):
         self.config = config
@@ -84,46 +90,59 @@ class SelfPlay:
         self.rng = np.random.default_rng(seed)
         self.stats = SelfPlayStats()
         self.trajectories: list[list] = [[] for _ in range(config.games)]
-        self.dagger_side = np.full(config.games, -1, np.int32)  # RED/BLUE: plays raw moves
-        # the opponent's colour in each game (-1: self-play); its own random stream, so that
-        # its moves do not shift the games' set-ups
-        self.opponent_side = np.full(config.games, -1, np.int32)
+        # the opponent has its own random stream, so that its moves do not shift the games'
+        # set-ups
         self.opponent = (make_agent(config.opponent, seed=int(self.rng.integers(2**63)))
                          if config.opponent else None)
         self.opponent_batch = (BatchedPlayer.of(self.opponent, config.games, config.max_moves)
                                if self.opponent is not None else None)
+        self.seat_policy = SeatPolicy(config.dagger, self.opponent is not None, league_share)
+        self.seats = np.zeros((config.games, 2), np.int32)  # per game, per colour
         # the league: (name, evaluate) of the members and of those still playing a game in
-        # flight, the chance of each current member, and per game its member (an index into
-        # league_table) and colour, -1 for none; route: who searches each game's current move
+        # flight (a league seat MEMBER + k is league_table[k]); route: who searches each
+        # game's current move, 0 the network, k league_table[k - 1]
         self.league_share = league_share
         self.league_table: list[tuple[str, object]] = []
-        self.league_draw = np.zeros(0, np.int64)  # the current members' indices in the table
-        self.league_probabilities = np.zeros(0)
-        self.league_member = np.full(config.games, -1, np.int32)
-        self.league_side = np.full(config.games, -1, np.int32)
-        self.route = np.zeros(config.games, np.int32)  # 0: the network; k: league_table[k-1]
+        self.route = np.zeros(config.games, np.int32)
         self.league_results: dict[str, list[int]] = {}  # name -> [games, wins, draws]
         self.restart_games()
+
+    def _colour_of(self, seat_test) -> np.ndarray:
+        """Per game, the colour whose seat passes `seat_test`, -1 for none."""
+        hits = seat_test(self.seats)
+        return np.where(hits[:, 0], 0, np.where(hits[:, 1], 1, -1)).astype(np.int32)
+
+    @property
+    def dagger_side(self) -> np.ndarray:
+        """Per game, the colour that plays the raw policy's moves, -1 for none."""
+        return self._colour_of(lambda seats: seats == RAW)
+
+    @property
+    def league_member(self) -> np.ndarray:
+        """Per game, the index in `league_table` of the member it is against, -1 for none."""
+        seat = self.seats.max(axis=1)
+        return np.where(seat >= MEMBER, seat - MEMBER, -1).astype(np.int32)
 
     def set_league(self, members: list[tuple[str, object]], probabilities) -> None:
         """The league's members as (name, evaluate) and the chance of each to be drawn for a
         new league game; a member that left finishes the games it is playing."""
-        playing = {int(k) for k in self.league_member[self.league_member >= 0]}
+        in_game = self.seats >= MEMBER
+        playing = {int(k) for k in self.seats[in_game] - MEMBER}
         names = {name for name, _ in members}
         keep = [k for k, (name, _) in enumerate(self.league_table)
                 if k in playing and name not in names]
         table = [self.league_table[k] for k in keep] + list(members)
         where = {old: new for new, old in enumerate(keep)}
         index = {name: len(keep) + i for i, (name, _) in enumerate(members)}
-        for b in np.flatnonzero(self.league_member >= 0):
-            name = self.league_table[self.league_member[b]][0]
-            self.league_member[b] = index.get(name, where.get(int(self.league_member[b]), -1))
+        for b, colour in zip(*np.nonzero(in_game)):
+            old = int(self.seats[b, colour]) - MEMBER
+            self.seats[b, colour] = MEMBER + index.get(self.league_table[old][0], where.get(old))
         self.league_table = table
-        self.league_draw = np.arange(len(keep), len(table), dtype=np.int64)
-        self.league_probabilities = np.asarray(probabilities, np.float64)
-        if len(self.league_probabilities) != len(members):
+        probabilities = np.asarray(probabilities, np.float64)
+        if len(probabilities) != len(members):
             raise ValueError(f"{len(members)} league members, {len(probabilities)} "
                              f"probabilities")
+        self.seat_policy.set_members(np.arange(len(keep), len(table)), probabilities)
         if self.league_share and members and not self.stats.positions and not self.route.any():
             self.restart_games()  # before the first move: the first games are drawn too
 
@@ -138,24 +157,7 @@ class SelfPlay:
     def _start_game(self, b: int) -> None:
         self.search.tree.game_state[b] = engine.init(rng=self.rng)
         self.trajectories[b] = []
-        self.league_member[b] = self.league_side[b] = -1
-        if (self.league_share and len(self.league_draw)
-                and self.rng.random() < self.league_share):
-            self.league_member[b] = self.rng.choice(self.league_draw,
-                                                    p=self.league_probabilities)
-            self.league_side[b] = int(self.rng.integers(2))
-            self.dagger_side[b] = -1
-            return
-        self.dagger_side[b] = self._draw_side(self.config.dagger)
-        if self.opponent is not None:
-            self.opponent_side[b] = int(self.rng.integers(2))
-
-    def _draw_side(self, share: float) -> int:
-        """The colour (either) that plays the raw policy in a new game, with probability
-        share; else -1. No draw when share is 0: a seed's games stay the same."""
-        if not share or self.rng.random() >= share:
-            return -1
-        return int(self.rng.integers(2))
+        self.seats[b] = self.seat_policy(self.rng)
 
     def _new_roots(self) -> None:
         rows = self.search.needs_root()
@@ -164,9 +166,9 @@ class SelfPlay:
             tree.gumbel[rows] = self.rng.gumbel(size=(len(rows), SLOTS)).astype(np.float32)
             tree.kind[rows] = (self.rng.random(len(rows)) < self.config.full_fraction
                                ).astype(np.int32)
-            tree.raw_move[rows] = tree.game_state[rows, TO_MOVE] == self.dagger_side[rows]
-            member = tree.game_state[rows, TO_MOVE] == self.league_side[rows]
-            self.route[rows] = np.where(member, self.league_member[rows] + 1, 0)
+            seat = self.seats[rows, tree.game_state[rows, TO_MOVE]]
+            tree.raw_move[rows] = seat == RAW
+            self.route[rows] = np.where(seat >= MEMBER, seat - MEMBER + 1, 0)
 
     def play(self, positions: int, evaluate, buffer: ReplayBuffer) -> int:
         """Play until `positions` more moves were searched; finished games go to `buffer`.
@@ -175,44 +177,39 @@ class SelfPlay:
         target = self.stats.positions + positions
         added = 0
         while self.stats.positions < target:
-            if self.opponent is not None:
-                added += self._opponent_moves(buffer)
+            added += self._agent_moves(buffer)
             self._new_roots()
-            if self.route.any():  # league members search some games: each with its network
-                self.search.step([evaluate, *(e for _, e in self.league_table)], self.route)
-            else:
-                self.search.step(evaluate)
+            # each game's move is searched with the network of the seat to move (route)
+            self.search.step([evaluate, *(e for _, e in self.league_table)], self.route)
             for b in np.flatnonzero(out.ready):
-                if self.route[b]:  # a league member's move: searched, not stored
-                    self.stats.positions += 1
-                    self.stats.league_moves += 1
-                    if out.done[b]:
-                        added += self._game_over(b, int(out.winner[b]), buffer)
-                    continue
-                n = int(out.count[b])
-                full = int(out.kind[b]) == FULL and bool(out.searched[b])
                 self.stats.positions += 1
-                self.stats.full_searches += full
-                self.trajectories[b].append((out.state[b].copy(), out.actions[b, :n].copy(),
-                                             out.policy[b, :n].copy(), full))
+                if stored(int(self.seats[b, out.state[b, TO_MOVE]])):
+                    n = int(out.count[b])
+                    full = int(out.kind[b]) == FULL and bool(out.searched[b])
+                    self.stats.full_searches += full
+                    self.trajectories[b].append((out.state[b].copy(),
+                                                 out.actions[b, :n].copy(),
+                                                 out.policy[b, :n].copy(), full))
+                else:  # a league member's move: searched, not stored
+                    self.stats.league_moves += 1
                 if out.done[b]:
                     added += self._game_over(b, int(out.winner[b]), buffer)
-            if self.opponent_batch is not None and self.opponent_batch.busy:
-                added += self._batched_opponent_moves(buffer)
+            added += self._batched_agent_moves(buffer)
         return added
 
-    def _opponent_moves(self, buffer: ReplayBuffer) -> int:
-        """The opponent's moves in every game waiting for a new search where it is to move,
-        until the network's turn (a finished game starts the next one); positions added."""
+    def _agent_moves(self, buffer: ReplayBuffer) -> int:
+        """The fixed opponent's moves in every game waiting for a new search where its seat
+        is to move, until the network's turn (a finished game starts the next one); positions
+        added. A batched opponent only gets the game: its own search makes the move."""
         added = 0
         state = self.search.tree.game_state
         for b in self.search.needs_root():
-            if self.opponent_batch is not None:  # its batched search makes the move
-                if state[b, TO_MOVE] == self.opponent_side[b]:
+            if self.opponent_batch is not None:
+                if self.seats[b, state[b, TO_MOVE]] == AGENT:
                     self.search.tree.phase[b] = IDLE
                     self.opponent_batch.start(b, state[b])
                 continue
-            while state[b, TO_MOVE] == self.opponent_side[b]:
+            while self.seats[b, state[b, TO_MOVE]] == AGENT:
                 game = Game(state[b].copy(), self.search.max_moves)
                 game.play(self.opponent.act(game))  # checked: a wrong agent is an error
                 state[b] = game.state
@@ -221,11 +218,13 @@ class SelfPlay:
                         game.state[:N_CELLS], engine.new_work())), buffer)
         return added
 
-    def _batched_opponent_moves(self, buffer: ReplayBuffer) -> int:
-        """One step of the network opponent's search; the games whose move it made go back to
-        the network's search, or end. Positions added."""
+    def _batched_agent_moves(self, buffer: ReplayBuffer) -> int:
+        """One step of a batched opponent's search, when it has games; the games whose move it
+        made go back to the network's search, or end. Positions added."""
         added = 0
         player = self.opponent_batch
+        if player is None or not player.busy:
+            return 0
         for b in player.step():
             self.search.tree.game_state[b] = player.state[b]
             self.search.tree.phase[b] = NEED_ROOT
@@ -244,24 +243,24 @@ class SelfPlay:
             self.stats.red_wins += 1
         else:
             self.stats.blue_wins += 1
-        opponent = int(self.opponent_side[b])
-        if opponent >= 0:
-            self.stats.opponent_games += 1
-            self.stats.opponent_wins += winner == 1 - opponent
-            self.stats.opponent_losses += winner == opponent
-        side = int(self.league_side[b])
-        if side >= 0:
-            self.stats.league_games += 1
-            self.stats.league_wins += winner == 1 - side
-            result = self.league_results.setdefault(
-                self.league_table[self.league_member[b]][0], [0, 0, 0])
-            result[0] += 1
-            result[1] += winner == 1 - side
-            result[2] += winner == DRAW
-        raw = int(self.dagger_side[b])
-        if raw >= 0:
-            self.stats.dagger_games += 1
-            self.stats.dagger_wins += winner == raw
+        seats = [int(seat) for seat in self.seats[b]]
+        for colour, seat in enumerate(seats):
+            seat_won, other_won = winner == colour, winner == 1 - colour
+            if seat == AGENT:  # the other colour is the network's
+                self.stats.opponent_games += 1
+                self.stats.opponent_wins += other_won
+                self.stats.opponent_losses += seat_won
+            elif seat >= MEMBER:
+                self.stats.league_games += 1
+                self.stats.league_wins += other_won
+                result = self.league_results.setdefault(
+                    self.league_table[seat - MEMBER][0], [0, 0, 0])
+                result[0] += 1
+                result[1] += other_won
+                result[2] += winner == DRAW
+            elif seat == RAW:
+                self.stats.dagger_games += 1
+                self.stats.dagger_wins += seat_won
         # the final result from the view of each position's player to move (R24)
         to_move = np.array([s[0][TO_MOVE] for s in trajectory])
         value = (np.zeros(n, np.float32) if winner == DRAW

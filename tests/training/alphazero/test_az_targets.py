@@ -294,8 +294,8 @@ def _record_selfplay(selfplay, evaluate, n_games):
         games.append((side, winner, trajectory, slice(before, buffer.size)))
         return added
 
-    def recorded_step(evaluate):
-        step(evaluate)
+    def recorded_step(*args):
+        step(*args)
         for b in np.flatnonzero(out.ready):
             moves.append((out.state[b].copy(), int(out.action[b]), int(out.kind[b]),
                           int(selfplay.dagger_side[b])))
