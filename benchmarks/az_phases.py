@@ -33,6 +33,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from satellites_env.core import engine
+from satellites_env.core.batch import configure_threads
 from training.alphazero import trainer as az_trainer
 from training.alphazero.network import Evaluator, network_for
 from training.alphazero.replay import ReplayBuffer, make_batch
@@ -213,6 +214,7 @@ def main() -> None:
     args = parser.parse_args()
     if min(args.steps, args.train_steps, args.bf16_size) < 1:
         parser.error("--steps, --train-steps and --bf16-size must be at least 1")
+    configure_threads()  # numba's idle threads sleep, as under `satellites`
     try:
         threads = sorted({1} | {load_config(name).threads for name in args.configs})
     except (FileNotFoundError, ValueError) as error:
