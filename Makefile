@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -n 2
 

@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
-from satellites_env.core.batch import configure_threads
 from satellites_env.agents import make_agent
 from satellites_env.core import Game
+from satellites_env.core.batch import configure_threads
 
 
 def sample_positions(count: int, seed: int) -> list[Game]:
@@ -60,8 +60,13 @@ def main() -> None:
     greedy = np.mean(timings["greedy"]) if "greedy" in timings else None
     for spec, times in timings.items():
         ratio = f"{np.mean(times) / greedy:.0f}x" if greedy else "-"
-        table.add_row(spec, f"{1000 * np.mean(times):.1f}", f"{1000 * np.median(times):.1f}",
-                      f"{1000 * np.max(times):.1f}", ratio)
+        table.add_row(
+            spec,
+            f"{1000 * np.mean(times):.1f}",
+            f"{1000 * np.median(times):.1f}",
+            f"{1000 * np.max(times):.1f}",
+            ratio,
+        )
     Console().print(table)
 
 

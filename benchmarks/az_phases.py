@@ -60,7 +60,7 @@ def matmul_peak(threads: int, size: int, dtype: torch.dtype, repeats: int) -> fl
     torch.set_num_threads(threads)
     a = torch.randn(size, size).to(dtype)
     b = torch.randn(size, size).to(dtype)
-    return 2 * size ** 3 / _best_seconds(lambda: a @ b, repeats) / 1e9
+    return 2 * size**3 / _best_seconds(lambda: a @ b, repeats) / 1e9
 
 
 def _flops(function) -> int:
@@ -81,16 +81,20 @@ def random_positions(n: int, seed: int) -> dict[str, np.ndarray]:
             legal = np.flatnonzero(engine.legal_action_mask(state, work))
             row = np.full(SLOTS, -1, np.int16)
             chosen = legal[:SLOTS]
-            row[:len(chosen)] = chosen
+            row[: len(chosen)] = chosen
             p = np.zeros(SLOTS, np.float16)
-            p[:len(chosen)] = rng.dirichlet(np.ones(len(chosen)))
+            p[: len(chosen)] = rng.dirichlet(np.ones(len(chosen)))
             states.append(state.copy())
             actions.append(row)
             policy.append(p)
             engine.apply_unchecked(state, int(rng.choice(legal)), work)
-    return {"states": np.stack(states), "actions": np.stack(actions),
-            "policy": np.stack(policy), "value": rng.choice([-1.0, 0.0, 1.0], n).astype(np.float32),
-            "policy_weight": (rng.random(n) < 0.1).astype(np.float32)}
+    return {
+        "states": np.stack(states),
+        "actions": np.stack(actions),
+        "policy": np.stack(policy),
+        "value": rng.choice([-1.0, 0.0, 1.0], n).astype(np.float32),
+        "policy_weight": (rng.random(n) < 0.1).astype(np.float32),
+    }
 
 
 def measure(config_name: str, args) -> tuple[str, list[tuple], dict]:
@@ -106,11 +110,13 @@ def measure(config_name: str, args) -> tuple[str, list[tuple], dict]:
     numba.set_num_threads(1)  # as the trainer: spinning kernel threads slow torch down
     net = network_for(run.model, seed=0).eval()
     evaluator = Evaluator(net)
-    per_row = _flops(lambda: net.forward_all(torch.zeros(1, 10, 10, 22),
-                                             torch.zeros(0, dtype=torch.int64)))
+    per_row = _flops(
+        lambda: net.forward_all(torch.zeros(1, 10, 10, 22), torch.zeros(0, dtype=torch.int64))
+    )
     with torch.inference_mode():
-        per_policy_row = _flops(lambda: net.forward_all(torch.zeros(1, 10, 10, 22),
-                                                        torch.zeros(1, dtype=torch.int64)))
+        per_policy_row = _flops(
+            lambda: net.forward_all(torch.zeros(1, 10, 10, 22), torch.zeros(1, dtype=torch.int64))
+        )
     per_policy_row -= per_row
     counted = {"rows": 0, "policy": 0}
 
@@ -145,9 +151,13 @@ def measure(config_name: str, args) -> tuple[str, list[tuple], dict]:
     net = network_for(run.model, seed=0)
     net.train()
     make_optimizer = getattr(az_trainer, "make_optimizer", None)
-    optimizer = (make_optimizer(net, optim) if make_optimizer else
-                 torch.optim.AdamW(net.parameters(), lr=optim.learning_rate,
-                                   weight_decay=optim.weight_decay))
+    optimizer = (
+        make_optimizer(net, optim)
+        if make_optimizer
+        else torch.optim.AdamW(
+            net.parameters(), lr=optim.learning_rate, weight_decay=optim.weight_decay
+        )
+    )
     n_params = sum(p.numel() for p in net.parameters())
 
     def batch():
@@ -185,22 +195,50 @@ def measure(config_name: str, args) -> tuple[str, list[tuple], dict]:
     per_step = {k: v / args.train_steps for k, v in times.items()}
 
     rows = [
-        ("self-play forward", net_s * scale, forward_flops / net_s / 1e9, 1,
-         f"{counted['rows'] / net_s:,.0f} evaluations/s"),
-        ("tree, engine and driver", (tree_s + other_s) * scale, None, 1,
-         f"{positions / wall:,.1f} positions/s (all of self-play)"),
-        ("batch assembly and augmentation", per_step["batch"] * steps, None, train_threads,
-         f"{replay.batch_size / per_step['batch']:,.0f} positions/s"),
-        ("gradient step (forward+backward)", per_step["grad"] * steps,
-         grad_flops / per_step["grad"] / 1e9, train_threads,
-         f"{per_step['grad'] * 1e3:.1f} ms a step, {grad_flops / 1e9:.2f} GFLOP"),
-        ("optimizer step (clip + AdamW)", per_step["opt"] * steps,
-         OPTIMIZER_FLOPS_PER_PARAMETER * n_params / per_step["opt"] / 1e9, train_threads,
-         f"{per_step['opt'] * 1e3:.2f} ms a step, {n_params:,} parameters"),
+        (
+            "self-play forward",
+            net_s * scale,
+            forward_flops / net_s / 1e9,
+            1,
+            f"{counted['rows'] / net_s:,.0f} evaluations/s",
+        ),
+        (
+            "tree, engine and driver",
+            (tree_s + other_s) * scale,
+            None,
+            1,
+            f"{positions / wall:,.1f} positions/s (all of self-play)",
+        ),
+        (
+            "batch assembly and augmentation",
+            per_step["batch"] * steps,
+            None,
+            train_threads,
+            f"{replay.batch_size / per_step['batch']:,.0f} positions/s",
+        ),
+        (
+            "gradient step (forward+backward)",
+            per_step["grad"] * steps,
+            grad_flops / per_step["grad"] / 1e9,
+            train_threads,
+            f"{per_step['grad'] * 1e3:.1f} ms a step, {grad_flops / 1e9:.2f} GFLOP",
+        ),
+        (
+            "optimizer step (clip + AdamW)",
+            per_step["opt"] * steps,
+            OPTIMIZER_FLOPS_PER_PARAMETER * n_params / per_step["opt"] / 1e9,
+            train_threads,
+            f"{per_step['opt'] * 1e3:.2f} ms a step, {n_params:,} parameters",
+        ),
     ]
-    facts = {"model": run.model, "iteration": iteration, "steps": steps,
-             "train_threads": train_threads, "positions_per_s": positions / wall,
-             "policy_share": policy_rows / (args.train_steps * replay.batch_size)}
+    facts = {
+        "model": run.model,
+        "iteration": iteration,
+        "steps": steps,
+        "train_threads": train_threads,
+        "positions_per_s": positions / wall,
+        "policy_share": policy_rows / (args.train_steps * replay.batch_size),
+    }
     return config_name, rows, facts
 
 
@@ -209,8 +247,12 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+", default=["az_quick", "az_standard"])
     parser.add_argument("--steps", type=int, default=150, help="self-play simulation steps")
     parser.add_argument("--train-steps", type=int, default=16, help="gradient steps timed")
-    parser.add_argument("--bf16-size", type=int, default=512,
-                        help="side of the bf16 peak matmul (the fp32 one is 2048)")
+    parser.add_argument(
+        "--bf16-size",
+        type=int,
+        default=512,
+        help="side of the bf16 peak matmul (the fp32 one is 2048)",
+    )
     args = parser.parse_args()
     if min(args.steps, args.train_steps, args.bf16_size) < 1:
         parser.error("--steps, --train-steps and --bf16-size must be at least 1")
@@ -221,42 +263,60 @@ def main() -> None:
         parser.exit(2, f"az_phases: {error}\n")
 
     def peaks_now() -> dict[int, tuple[float, float]]:
-        return {t: (matmul_peak(t, 2048, torch.float32, 3),
-                    matmul_peak(t, args.bf16_size, torch.bfloat16, 1)) for t in threads}
+        return {
+            t: (
+                matmul_peak(t, 2048, torch.float32, 3),
+                matmul_peak(t, args.bf16_size, torch.bfloat16, 1),
+            )
+            for t in threads
+        }
 
     # the peak before and after the phases, the higher kept: on a shared machine the load
     # changes during the run, and a peak measured at a busy moment would flatter the phases
     before = peaks_now()
     measured = [measure(name, args) for name in args.configs]
     after = peaks_now()
-    peaks = {t: (max(before[t][0], after[t][0]), max(before[t][1], after[t][1]))
-             for t in threads}
+    peaks = {t: (max(before[t][0], after[t][0]), max(before[t][1], after[t][1])) for t in threads}
 
-    print("Peak, same process: " + "; ".join(
-        f"{t} thread{'s' if t > 1 else ''}: fp32 {fp32:,.1f} GFLOP/s (2048), bf16 {bf16:,.1f} "
-        f"GFLOP/s ({args.bf16_size})" for t, (fp32, bf16) in peaks.items()))
+    print(
+        "Peak, same process: "
+        + "; ".join(
+            f"{t} thread{'s' if t > 1 else ''}: fp32 {fp32:,.1f} GFLOP/s (2048), bf16 {bf16:,.1f} "
+            f"GFLOP/s ({args.bf16_size})"
+            for t, (fp32, bf16) in peaks.items()
+        )
+    )
     summary = []
     for name, rows, facts in measured:
         model = facts["model"]
         total = sum(r[1] for r in rows)
         print()
-        print(f"### {name}: {model.channels} channels x {model.blocks} blocks, one iteration = "
-              f"{facts['iteration']} positions + {facts['steps']:.0f} gradient steps "
-              f"({facts['train_threads']} torch thread(s) for the steps)")
+        print(
+            f"### {name}: {model.channels} channels x {model.blocks} blocks, one iteration = "
+            f"{facts['iteration']} positions + {facts['steps']:.0f} gradient steps "
+            f"({facts['train_threads']} torch thread(s) for the steps)"
+        )
         print()
         print("| phase | s / iteration | share | GFLOP/s | of fp32 peak | of bf16 peak | rate |")
         print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
         for phase, seconds, gflops, threads, rate in rows:
             fp32, bf16 = peaks[threads]
-            cells = (("—", "—", "—") if gflops is None else
-                     (f"{gflops:.1f}", f"{gflops / fp32:.0%}", f"{gflops / bf16:.0%}"))
-            print(f"| {phase} | {seconds:.2f} | {seconds / total:.0%} | {' | '.join(cells)} "
-                  f"| {rate} |")
+            cells = (
+                ("—", "—", "—")
+                if gflops is None
+                else (f"{gflops:.1f}", f"{gflops / fp32:.0%}", f"{gflops / bf16:.0%}")
+            )
+            print(
+                f"| {phase} | {seconds:.2f} | {seconds / total:.0%} | {' | '.join(cells)} "
+                f"| {rate} |"
+            )
         print(f"| total | {total:.2f} | 100% | | | | |")
         worst = max(rows, key=lambda r: r[1])
-        summary.append(f"{name}: {facts['positions_per_s']:,.1f} searched positions/s, "
-                       f"{total:.1f} s an iteration, most in {worst[0]} "
-                       f"({worst[1] / total:.0%})")
+        summary.append(
+            f"{name}: {facts['positions_per_s']:,.1f} searched positions/s, "
+            f"{total:.1f} s an iteration, most in {worst[0]} "
+            f"({worst[1] / total:.0%})"
+        )
     print()
     print("Summary: " + "; ".join(summary))
 

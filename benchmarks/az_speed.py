@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from numba import njit
 
-from satellites_env.core.batch import configure_threads
 from satellites_env.core import engine
+from satellites_env.core.batch import configure_threads
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.observation import N_PLANES, fill_observation
 from training.alphazero.config import AZModelConfig, AZSearchConfig
@@ -82,10 +82,13 @@ def main() -> None:
     parser.add_argument("--cheap", type=int, default=4)
     parser.add_argument("--fraction", type=float, default=0.25)
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--threads", type=int, default=1, help="numba threads (the trainer "
-                        "uses 1)")
-    parser.add_argument("--torch-threads", type=int, default=1,
-                        help="torch threads for inference (the trainer uses 1)")
+    parser.add_argument("--threads", type=int, default=1, help="numba threads (the trainer uses 1)")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch threads for inference (the trainer uses 1)",
+    )
     args = parser.parse_args()
     configure_threads()  # numba's idle threads sleep, as under `satellites`
     import numba
@@ -99,8 +102,12 @@ def main() -> None:
         model, config = run.model, run.search
     else:
         model = AZModelConfig(channels=args.channels, blocks=args.blocks)
-        config = AZSearchConfig(games=args.games, full_simulations=args.full,
-                                cheap_simulations=args.cheap, full_fraction=args.fraction)
+        config = AZSearchConfig(
+            games=args.games,
+            full_simulations=args.full,
+            cheap_simulations=args.cheap,
+            full_fraction=args.fraction,
+        )
     net = network_for(model, seed=0).eval()
     evaluate = Evaluator(net)
 
@@ -134,10 +141,12 @@ def main() -> None:
     net_s = search.timers["network"]
     other = max(wall - tree_s - engine_s - net_s, 0.0)
 
-    print(f"Gumbel AlphaZero self-play: {config.games} games in flight, net {model.channels}ch x "
-          f"{model.blocks} blocks, {config.full_simulations}/{config.cheap_simulations} "
-          f"simulations (full share {config.full_fraction}), {args.threads} numba / "
-          f"{args.torch_threads} torch threads, {args.steps} simulation steps")
+    print(
+        f"Gumbel AlphaZero self-play: {config.games} games in flight, net {model.channels}ch x "
+        f"{model.blocks} blocks, {config.full_simulations}/{config.cheap_simulations} "
+        f"simulations (full share {config.full_fraction}), {args.threads} numba / "
+        f"{args.torch_threads} torch threads, {args.steps} simulation steps"
+    )
     print()
     print("| measure | value |")
     print("| --- | ---: |")
@@ -149,10 +158,12 @@ def main() -> None:
     print()
     print("| part | seconds | share |")
     print("| --- | ---: | ---: |")
-    for name, seconds in (("network (torch forward)", net_s),
-                          ("engine (numba, estimated)", engine_s),
-                          ("tree (numba: select, expand, backup)", tree_s),
-                          ("python (driver, recording)", other)):
+    for name, seconds in (
+        ("network (torch forward)", net_s),
+        ("engine (numba, estimated)", engine_s),
+        ("tree (numba: select, expand, backup)", tree_s),
+        ("python (driver, recording)", other),
+    ):
         print(f"| {name} | {seconds:.2f} | {seconds / wall:.0%} |")
     print(f"| total | {wall:.2f} | 100% |")
 

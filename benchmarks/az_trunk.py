@@ -25,13 +25,13 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
-from satellites_env.core.batch import configure_threads
 from satellites_env.core import engine
+from satellites_env.core.batch import configure_threads
 from satellites_env.core.board import N_ACTIONS
 from satellites_env.observation import observe
-from training.common.config import load_config
 from training.alphazero.network import network_for
 from training.alphazero.trainer import policy_value_loss
+from training.common.config import load_config
 
 
 def random_positions(n: int, max_moves: int, seed: int = 0) -> dict:
@@ -55,27 +55,35 @@ def training_batch(positions: dict, size: int, policy_share: float, seed: int = 
     mask = positions["mask"][rows]
     policy = mask.float() / mask.float().sum(1, keepdim=True)
     weight = torch.as_tensor(rng.random(size) < policy_share, dtype=torch.float32)
-    return {"obs": positions["obs"][rows], "mask": mask, "policy": policy,
-            "value": torch.as_tensor(rng.choice([-1.0, 1.0], size), dtype=torch.float32),
-            "policy_weight": weight}
+    return {
+        "obs": positions["obs"][rows],
+        "mask": mask,
+        "policy": policy,
+        "value": torch.as_tensor(rng.choice([-1.0, 1.0], size), dtype=torch.float32),
+        "policy_weight": weight,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="az_quick",
-                        help="a shipped config's name or a YAML path")
+    parser.add_argument(
+        "--config", default="az_quick", help="a shipped config's name or a YAML path"
+    )
     parser.add_argument("--rounds", type=int, default=6, help="alternating rounds (first: warm-up)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads of the steps")
     args = parser.parse_args()
     configure_threads()  # numba's idle threads sleep, as under `satellites`
     config = load_config(args.config)
     infer_batch = config.search.games // max(1, config.distributed.workers)
-    positions = random_positions(max(infer_batch, config.replay.batch_size) * 4,
-                                 config.search.max_moves)
+    positions = random_positions(
+        max(infer_batch, config.replay.batch_size) * 4, config.search.max_moves
+    )
     obs = positions["obs"][:infer_batch]
     batch = training_batch(positions, config.replay.batch_size, config.search.full_fraction)
-    nets = {norm: network_for(dataclasses.replace(config.model, norm=norm), seed=0)
-            for norm in ("group", "none")}
+    nets = {
+        norm: network_for(dataclasses.replace(config.model, norm=norm), seed=0)
+        for norm in ("group", "none")
+    }
     optimizers = {norm: torch.optim.AdamW(net.parameters(), lr=1e-4) for norm, net in nets.items()}
     seconds = {norm: {"forward": 0.0, "step": 0.0} for norm in nets}
     calls = {"forward": 50, "step": 10}
@@ -101,16 +109,27 @@ def main() -> None:
                 seconds[norm]["forward"] += took_forward
                 seconds[norm]["step"] += took_step
     timed = args.rounds - 1
-    table = Table(title=f"{args.config}: {config.model.channels} x {config.model.blocks}, "
-                        f"{N_ACTIONS} actions")
-    for column in ("trunk", f"forward, batch {infer_batch}, 1 thread",
-                   f"gradient step, batch {config.replay.batch_size}, {args.threads} threads"):
+    table = Table(
+        title=f"{args.config}: {config.model.channels} x {config.model.blocks}, {N_ACTIONS} actions"
+    )
+    for column in (
+        "trunk",
+        f"forward, batch {infer_batch}, 1 thread",
+        f"gradient step, batch {config.replay.batch_size}, {args.threads} threads",
+    ):
         table.add_column(column, justify="right")
     for norm in nets:
-        table.add_row(norm, *(f"{1000 * seconds[norm][part] / (timed * calls[part]):.2f} ms"
-                              for part in ("forward", "step")))
-    table.add_row("group / none", *(f"{seconds['group'][part] / seconds['none'][part]:.2f}x"
-                                    for part in ("forward", "step")))
+        table.add_row(
+            norm,
+            *(
+                f"{1000 * seconds[norm][part] / (timed * calls[part]):.2f} ms"
+                for part in ("forward", "step")
+            ),
+        )
+    table.add_row(
+        "group / none",
+        *(f"{seconds['group'][part] / seconds['none'][part]:.2f}x" for part in ("forward", "step")),
+    )
     Console().print(table)
 
 

@@ -98,8 +98,16 @@ def satellites_breakdown(batch: int, seconds: float, seed: int) -> dict[str, flo
     rewards = np.empty((batch, 2), dtype=np.float32)
     planes = np.empty((batch, 100, 22), dtype=np.float32)
     seed64 = np.uint64(engine.seed)
-    parts = dict.fromkeys(("sample action", "apply + status + result", "auto-reset",
-                           "legal masks", "observation planes"), 0.0)
+    parts = dict.fromkeys(
+        (
+            "sample action",
+            "apply + status + result",
+            "auto-reset",
+            "legal masks",
+            "observation planes",
+        ),
+        0.0,
+    )
     step = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds or step < 60:
@@ -119,7 +127,7 @@ def satellites_breakdown(batch: int, seconds: float, seed: int) -> dict[str, flo
         observe_states(states, engine.max_moves, planes, scratch)
         t5 = time.perf_counter()
         if step >= 20:  # after compilation and the opening
-            for name, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+            for name, dt in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=False):
                 parts[name] += dt
         step += 1
     return {name: total / ((step - 20) * batch) for name, total in parts.items()}
@@ -182,6 +190,7 @@ def pgx_rate(batch: int, seconds: float, seed: int):
             action = jax.random.categorical(k_action, logits, axis=-1)
             state = step_fn(state, action, jax.random.split(k_reset, batch))
             return state, key
+
         return jax.lax.fori_loop(0, inner, body, carry)
 
     play = jax.jit(play)
@@ -209,8 +218,8 @@ def peer(label: str, make, *args):
     try:
         return make(*args), None
     except ImportError as error:
-        return None, f"{label} skipped: not installed ({error}); pip install -e \".[bench]\""
-    except Exception as error:  # noqa: BLE001 - a broken peer must not stop the benchmark
+        return None, f'{label} skipped: not installed ({error}); pip install -e ".[bench]"'
+    except Exception as error:
         return None, f"{label} skipped: {type(error).__name__}: {error}"
 
 
@@ -222,15 +231,20 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--seconds", type=float, default=3.0, help="length of one run")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure (best is kept)")
-    parser.add_argument("--threads", type=int, default=numba.config.NUMBA_NUM_THREADS,
-                        help="numba threads (at most NUMBA_NUM_THREADS, default: all)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=numba.config.NUMBA_NUM_THREADS,
+        help="numba threads (at most NUMBA_NUM_THREADS, default: all)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-peers", action="store_true", help="Satellites only")
     args = parser.parse_args()
     configure_threads()  # numba's idle threads sleep, as under `satellites`
     if not 1 <= args.threads <= numba.config.NUMBA_NUM_THREADS:
-        parser.error(f"--threads must be 1..{numba.config.NUMBA_NUM_THREADS} "
-                     "(NUMBA_NUM_THREADS caps it)")
+        parser.error(
+            f"--threads must be 1..{numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS caps it)"
+        )
 
     load_before = os.getloadavg()
     rows = []  # (engine, game, threads, mask+step, with observation)
@@ -246,23 +260,36 @@ def main() -> None:
         layer = numba.threading_layer()
         for threads in sorted({args.threads, 1}, reverse=True):
             key = f"satellites-{threads}"
-            meta[key] = ("Satellites batched engine (numba)", "Satellites 10x10",
-                         f"{threads} ({layer})")
+            meta[key] = (
+                "Satellites batched engine (numba)",
+                "Satellites 10x10",
+                f"{threads} ({layer})",
+            )
             for column, observe in ((0, False), (1, True)):
                 numba.set_num_threads(threads)
-                measures.append((key, column, threads,
-                                 satellites_rate(args.batch, args.seconds, observe, args.seed)))
+                measures.append(
+                    (
+                        key,
+                        column,
+                        threads,
+                        satellites_rate(args.batch, args.seconds, observe, args.seed),
+                    )
+                )
         if not args.skip_peers:
-            run, why = peer("OpenSpiel", openspiel_rate, args.batch, args.seconds, False,
-                            args.seed)
+            run, why = peer("OpenSpiel", openspiel_rate, args.batch, args.seconds, False, args.seed)
             if run is None:
                 notes.append(why)
             else:
-                meta["openspiel"] = ("OpenSpiel C++ via pyspiel", "Othello 8x8",
-                                     "1 (Python loop)")
+                meta["openspiel"] = ("OpenSpiel C++ via pyspiel", "Othello 8x8", "1 (Python loop)")
                 measures.append(("openspiel", 0, None, run))
-                measures.append(("openspiel", 1, None, openspiel_rate(
-                    args.batch, args.seconds, True, args.seed)))
+                measures.append(
+                    (
+                        "openspiel",
+                        1,
+                        None,
+                        openspiel_rate(args.batch, args.seconds, True, args.seed),
+                    )
+                )
             run, why = peer("pgx", pgx_rate, args.batch, args.seconds, args.seed)
             if run is None:
                 notes.append(why)
@@ -270,15 +297,21 @@ def main() -> None:
                 import jax
                 import pgx
 
-                meta["pgx"] = (f"pgx {pgx.__version__} (JAX {jax.__version__} CPU)",
-                               "Othello 8x8", "XLA's own")
+                meta["pgx"] = (
+                    f"pgx {pgx.__version__} (JAX {jax.__version__} CPU)",
+                    "Othello 8x8",
+                    "XLA's own",
+                )
                 measures.append(("pgx", 0, None, run))
-                notes.append("pgx computes the observation in every step: its one figure "
-                             "(mask + step + observation) is shown in both columns.")
+                notes.append(
+                    "pgx computes the observation in every step: its one figure "
+                    "(mask + step + observation) is shown in both columns."
+                )
         progress.remove_task(warm)
         best: dict[tuple[str, int], float] = {}
-        task = progress.add_task("measuring (rounds x measurements)",
-                                 total=args.repeats * len(measures))
+        task = progress.add_task(
+            "measuring (rounds x measurements)", total=args.repeats * len(measures)
+        )
         for _ in range(args.repeats):
             for key, column, threads, run_once in measures:
                 numba.set_num_threads(threads or args.threads)
@@ -293,19 +326,37 @@ def main() -> None:
     load_after = os.getloadavg()
 
     ours_plain, ours_observed = rows[0][3], rows[0][4]
-    table = Table(title=f"Random legal play, batch {args.batch}: positions per second "
-                        f"(best of {args.repeats} runs of {args.seconds:g} s)")
-    for column in ("engine", "game", "threads", "mask + step", "+ observation",
-                   "Satellites / this (mask + step)", "(+ observation)"):
+    table = Table(
+        title=f"Random legal play, batch {args.batch}: positions per second "
+        f"(best of {args.repeats} runs of {args.seconds:g} s)"
+    )
+    for column in (
+        "engine",
+        "game",
+        "threads",
+        "mask + step",
+        "+ observation",
+        "Satellites / this (mask + step)",
+        "(+ observation)",
+    ):
         table.add_column(column, justify="right" if column[0] in "m+S(" else "left")
     for engine, game, threads, plain, observed in rows:
-        table.add_row(engine, game, str(threads), f"{plain:,.0f}", f"{observed:,.0f}",
-                      f"{ours_plain / plain:.2f}x", f"{ours_observed / observed:.2f}x")
+        table.add_row(
+            engine,
+            game,
+            str(threads),
+            f"{plain:,.0f}",
+            f"{observed:,.0f}",
+            f"{ours_plain / plain:.2f}x",
+            f"{ours_observed / observed:.2f}x",
+        )
     console.print(table)
 
     total = sum(breakdown.values())
-    parts = Table(title=f"Where the Satellites engine's time goes ({args.threads} thread(s), "
-                        "kernel by kernel)")
+    parts = Table(
+        title=f"Where the Satellites engine's time goes ({args.threads} thread(s), "
+        "kernel by kernel)"
+    )
     parts.add_column("kernel")
     parts.add_column("us per position (wall)", justify="right")
     parts.add_column("share", justify="right")
@@ -314,15 +365,21 @@ def main() -> None:
     console.print(parts)
     one = rows[1][3] if len(rows) > 1 and rows[1][2].startswith("1 ") else None
     if one is not None and args.threads > 1:
-        console.print(f"Scaling: {ours_plain / one:.2f}x from 1 to {args.threads} numba threads "
-                      f"(threading layer {layer}).")
-    console.print(f"Numba threads: {args.threads} (NUMBA_NUM_THREADS="
-                  f"{numba.config.NUMBA_NUM_THREADS}, set with numba.set_num_threads); "
-                  f"threading layer {layer}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')};"
-                  f" CPU cores: {os.cpu_count()}.")
-    console.print(f"Load average (1, 5, 15 min) before: {load_before[0]:.2f} {load_before[1]:.2f} "
-                  f"{load_before[2]:.2f}; after: {load_after[0]:.2f} {load_after[1]:.2f} "
-                  f"{load_after[2]:.2f} (above the thread count means other work shared the CPU).")
+        console.print(
+            f"Scaling: {ours_plain / one:.2f}x from 1 to {args.threads} numba threads "
+            f"(threading layer {layer})."
+        )
+    console.print(
+        f"Numba threads: {args.threads} (NUMBA_NUM_THREADS="
+        f"{numba.config.NUMBA_NUM_THREADS}, set with numba.set_num_threads); "
+        f"threading layer {layer}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')};"
+        f" CPU cores: {os.cpu_count()}."
+    )
+    console.print(
+        f"Load average (1, 5, 15 min) before: {load_before[0]:.2f} {load_before[1]:.2f} "
+        f"{load_before[2]:.2f}; after: {load_after[0]:.2f} {load_after[1]:.2f} "
+        f"{load_after[2]:.2f} (above the thread count means other work shared the CPU)."
+    )
     for note in notes:
         console.print(note)
 

@@ -29,19 +29,18 @@ import functools
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from rich.console import Console
 from rich.table import Table
 
 from satellites_env.core.batch import configure_threads
-from training.common.config import load_config
 from training.alphazero.network import PolicyValueNet
+from training.common.config import load_config
 from training.distributed.pool import GeneratorPool
 from training.ppo.selfplay import make_generator
-
 
 
 @dataclass
@@ -66,11 +65,17 @@ def ppo_learner(config) -> Learner:
     torch.manual_seed(0)
     net = PolicyValueNet(config.model.channels, config.model.blocks, config.model.lookahead)
     return Learner(
-        "ppo", "learner steps", "count", config.ppo.steps_per_update, config.selfplay.envs,
+        "ppo",
+        "learner steps",
+        "count",
+        config.ppo.steps_per_update,
+        config.selfplay.envs,
         lambda workers: functools.partial(make_generator, config.selfplay, net.shape, workers),
         {"model": net.state_dict(), "pool": [], "pool_version": 0},
         {"env steps/s": "env_steps", "games/s": "games", "learner steps/s": "count"},
-        lambda: update_seconds(config), f"PPO update ({config.threads} threads)")
+        lambda: update_seconds(config),
+        f"PPO update ({config.threads} threads)",
+    )
 
 
 def alphazero_learner(config) -> Learner:
@@ -80,21 +85,27 @@ def alphazero_learner(config) -> Learner:
     steps = config.positions_per_iteration * config.replay.replay_ratio / config.replay.batch_size
     net = network_for(config.model, seed=0)
     return Learner(
-        "alphazero", "positions", "positions", config.positions_per_iteration,
+        "alphazero",
+        "positions",
+        "positions",
+        config.positions_per_iteration,
         config.search.games,
         lambda workers: functools.partial(az_generator, config, net.shape, workers),
         net.state_dict(),
         {"positions/s": "positions", "evaluations/s": "evaluations", "games/s": "games"},
         lambda: az_train_seconds(config),
-        f"{steps:.0f} gradient steps ({config.threads} threads)")
+        f"{steps:.0f} gradient steps ({config.threads} threads)",
+    )
 
 
-def measure(learner: Learner, seed: int, backend: str, workers: int, rounds: int,
-            address: str | None) -> dict:
+def measure(
+    learner: Learner, seed: int, backend: str, workers: int, rounds: int, address: str | None
+) -> dict:
     """Steady-state throughput of `rounds` updates' worth of generation (after a warm-up)."""
     torch.set_num_threads(1)
-    with GeneratorPool(learner.factory(workers), workers, seed, backend=backend,
-                       address=address) as pool:
+    with GeneratorPool(
+        learner.factory(workers), workers, seed, backend=backend, address=address
+    ) as pool:
         # Warm up until as many games ended as are in flight: compiled kernels, started
         # actors, and games of every age in flight (the first ones all start together).
         version, finished = 0, 0
@@ -169,19 +180,37 @@ def az_train_seconds(config, iterations: int = 3) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learner", choices=("ppo", "alphazero"), default="ppo")
-    parser.add_argument("--config", default=None,
-                        help="a shipped config's name or a YAML path (default: quick for ppo, "
-                             "az_quick for alphazero)")
+    parser.add_argument(
+        "--config",
+        default=None,
+        help="a shipped config's name or a YAML path (default: quick for ppo, "
+        "az_quick for alphazero)",
+    )
     parser.add_argument("--rounds", type=int, default=20, help="measured updates per case")
-    parser.add_argument("--cases", nargs="+", default=["local:1", "ray:1", "local:2", "ray:2"],
-                        help="BACKEND:WORKERS")
-    parser.add_argument("--repeats", type=int, default=2,
-                        help="measure the cases in turn this many times; keep each one's best")
-    parser.add_argument("--numba-threads", type=int, default=None,
-                        help="numba threads of this process (the local cases); default: as "
-                             "the trainer (alphazero: the config's threads; ppo: numba's own)")
-    parser.add_argument("--address", default=None,
-                        help="Ray cluster to join for the ray cases (default: a local Ray)")
+    parser.add_argument(
+        "--cases",
+        nargs="+",
+        default=["local:1", "ray:1", "local:2", "ray:2"],
+        help="BACKEND:WORKERS",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=2,
+        help="measure the cases in turn this many times; keep each one's best",
+    )
+    parser.add_argument(
+        "--numba-threads",
+        type=int,
+        default=None,
+        help="numba threads of this process (the local cases); default: as "
+        "the trainer (alphazero: the config's threads; ppo: numba's own)",
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster to join for the ray cases (default: a local Ray)",
+    )
     args = parser.parse_args()
     configure_threads()  # numba's idle threads sleep, as under `satellites`
     if args.learner == "ppo":
@@ -207,8 +236,10 @@ def main() -> None:
     for repeat in range(args.repeats):  # alternating: a load that comes and goes hits all
         for case in args.cases:
             backend, _, workers = case.partition(":")
-            console.print(f"{case} (round {repeat + 1}/{args.repeats}): {args.rounds} updates "
-                          f"of {learner.n} {learner.unit}, {learner.games} games in flight ...")
+            console.print(
+                f"{case} (round {repeat + 1}/{args.repeats}): {args.rounds} updates "
+                f"of {learner.n} {learner.unit}, {learner.games} games in flight ..."
+            )
             r = measure(learner, config.seed, backend, int(workers), args.rounds, args.address)
             if case not in results or r[rank] > results[case][rank]:
                 results[case] = r
@@ -217,20 +248,27 @@ def main() -> None:
 
         ray.shutdown()
     load = os.getloadavg()[0]
-    table = Table(title=f"{learner.name} self-play generation, {args.config.name} "
-                        f"({learner.games} games in flight, model {config.model.channels}x"
-                        f"{config.model.blocks}), best of {args.repeats}; load average "
-                        f"{load:.1f} on {os.cpu_count()} CPUs; local cases: {numba_threads()} "
-                        f"numba threads")
+    table = Table(
+        title=f"{learner.name} self-play generation, {args.config.name} "
+        f"({learner.games} games in flight, model {config.model.channels}x"
+        f"{config.model.blocks}), best of {args.repeats}; load average "
+        f"{load:.1f} on {os.cpu_count()} CPUs; local cases: {numba_threads()} "
+        f"numba threads"
+    )
     for column in ("case", *learner.rates, "vs local same workers", "vs local:1"):
         table.add_column(column, justify="left" if column == "case" else "right")
     base = results.get("local:1")
     for case, r in results.items():
         peer = results.get("local:" + case.partition(":")[2])
-        table.add_row(case, *(f"{r[key]:.2f}" if key == "games" else f"{r[key]:,.0f}"
-                              for key in learner.rates.values()),
-                      f"{r[rank] / peer[rank]:.2f}x" if peer else "-",
-                      f"{r[rank] / base[rank]:.2f}x" if base else "-")
+        table.add_row(
+            case,
+            *(
+                f"{r[key]:.2f}" if key == "games" else f"{r[key]:,.0f}"
+                for key in learner.rates.values()
+            ),
+            f"{r[rank] / peer[rank]:.2f}x" if peer else "-",
+            f"{r[rank] / base[rank]:.2f}x" if base else "-",
+        )
     console.print(table)
     update = learner.learning_seconds()
     if base:
@@ -241,7 +279,8 @@ def main() -> None:
             f"(local:1) + {learner.learning} {update:.2f} s. Generation is {share:.0%} of an "
             f"update, so with K workers and no overhead an update takes {generation:.2f}/K + "
             f"{update:.2f} s: at most {1 / (1 - share):.2f}x faster training, however many "
-            f"workers (load average {os.getloadavg()[0]:.1f} now).")
+            f"workers (load average {os.getloadavg()[0]:.1f} now)."
+        )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,8 @@ from rich.progress import Progress
 from rich.table import Table
 
 from satellites_env import satellites_v0
-from satellites_env.core.batch import configure_threads
 from satellites_env.core import engine
+from satellites_env.core.batch import configure_threads
 
 
 def aec_round(env, rng: np.random.Generator, seconds: float) -> tuple[float, int]:
@@ -92,30 +92,37 @@ def main() -> None:
                 best[name] = max(best[name], result)
                 progress.advance(task)
             progress.update(task, description=f"round {round_ + 1}: engine")
-            best["engine"] = max(best["engine"],
-                                 engine_round(np.random.default_rng(args.seed + round_),
-                                              args.seconds))
+            best["engine"] = max(
+                best["engine"],
+                engine_round(np.random.default_rng(args.seed + round_), args.seconds),
+            )
             progress.advance(task)
     load_after = os.getloadavg()
 
     ours, peer = best["satellites_v0"][0], best["connect_four_v3"][0]
-    table = Table(title=f"Random legal play: best of {args.rounds} rounds of "
-                        f"{args.seconds:g} s, one process")
+    table = Table(
+        title=f"Random legal play: best of {args.rounds} rounds of {args.seconds:g} s, one process"
+    )
     table.add_column("what")
     table.add_column("steps/s", justify="right")
     table.add_column("games (best round)", justify="right")
-    table.add_row("satellites_v0.env() (wrapped AEC)", f"{ours:,.0f}",
-                  str(best["satellites_v0"][1]))
-    table.add_row("connect_four_v3.env() (wrapped AEC)", f"{peer:,.0f}",
-                  str(best["connect_four_v3"][1]))
-    table.add_row("satellites engine: mask + apply", f"{best['engine'][0]:,.0f}",
-                  str(best["engine"][1]))
+    table.add_row(
+        "satellites_v0.env() (wrapped AEC)", f"{ours:,.0f}", str(best["satellites_v0"][1])
+    )
+    table.add_row(
+        "connect_four_v3.env() (wrapped AEC)", f"{peer:,.0f}", str(best["connect_four_v3"][1])
+    )
+    table.add_row(
+        "satellites engine: mask + apply", f"{best['engine'][0]:,.0f}", str(best["engine"][1])
+    )
     console = Console()
     console.print(table)
     console.print(f"ratio satellites_v0 / connect_four_v3 = [bold]{ours / peer:.2f}x[/bold]")
-    console.print(f"{platform.python_implementation()} {platform.python_version()}, "
-                  f"{os.cpu_count()} CPUs; load average (1 min) {load_before[0]:.2f} before, "
-                  f"{load_after[0]:.2f} after")
+    console.print(
+        f"{platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs; load average (1 min) {load_before[0]:.2f} before, "
+        f"{load_after[0]:.2f} after"
+    )
 
 
 if __name__ == "__main__":

@@ -19,8 +19,10 @@ sys.path.insert(0, str(ROOT))
 from satellites_env.core import Game  # noqa: E402
 from satellites_env.render import render_rgb, render_text, save_png  # noqa: E402
 
-SPN = ("...Ad...../C........./.D.....D.b/.aC...cB../.......b../....c...../"
-       ".bC....aB./aB..dAc.../..DdA...../.......... b - 0 63")
+SPN = (
+    "...Ad...../C........./.D.....D.b/.aC...cB../.......b../....c...../"
+    ".bC....aB./aB..dAc.../..DdA...../.......... b - 0 63"
+)
 LAST_MOVE = "h10-h8"
 
 

@@ -36,8 +36,10 @@ class TinyPolicy(nn.Module):
     def __init__(self, planes: int = 22, channels: int = 32):
         super().__init__()
         self.trunk = nn.Sequential(
-            nn.Conv2d(planes, channels, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(planes, channels, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(channels, channels, 3, padding=1),
+            nn.ReLU(),
         )
         self.moves = nn.Conv2d(channels, 32, 1)
         self.others = nn.Linear(channels, N_ACTIONS - PUSH_BASE)  # 16 pushes + pass
@@ -59,7 +61,7 @@ def play_episode(env, policy: TinyPolicy, seed: int, generator: torch.Generator)
     final_reward = {}
     illegal = 0
     for agent in env.agent_iter():
-        observation, reward, termination, truncation, info = env.last()
+        observation, reward, termination, truncation, _info = env.last()
         if termination or truncation:
             final_reward[agent] = reward  # the agent's reward for the whole game
             env.step(None)
@@ -80,15 +82,25 @@ def play_episode(env, policy: TinyPolicy, seed: int, generator: torch.Generator)
     game = env.unwrapped.game
     # Ended by the rules or the move cap: never by the illegal-action wrapper.
     assert game.is_over, "the game stopped before its end (an illegal action?)"
-    return {"obs": torch.stack(observations), "mask": torch.stack(masks),
-            "action": torch.tensor(actions),
-            "return": torch.tensor([float(final_reward[p]) for p in players]),
-            "winner": game.score().winner, "truncated": game.truncated,
-            "steps": len(actions), "illegal": illegal}
+    return {
+        "obs": torch.stack(observations),
+        "mask": torch.stack(masks),
+        "action": torch.tensor(actions),
+        "return": torch.tensor([float(final_reward[p]) for p in players]),
+        "winner": game.score().winner,
+        "truncated": game.truncated,
+        "steps": len(actions),
+        "illegal": illegal,
+    }
 
 
-def update(policy: TinyPolicy, optimizer: torch.optim.Optimizer, episodes: list[dict],
-           ent_coef: float, vf_coef: float) -> dict:
+def update(
+    policy: TinyPolicy,
+    optimizer: torch.optim.Optimizer,
+    episodes: list[dict],
+    ent_coef: float,
+    vf_coef: float,
+) -> dict:
     """One REINFORCE step with a value baseline over a batch of games."""
     obs = torch.cat([e["obs"] for e in episodes])
     mask = torch.cat([e["mask"] for e in episodes])
@@ -108,9 +120,17 @@ def update(policy: TinyPolicy, optimizer: torch.optim.Optimizer, episodes: list[
     return {"loss": loss.item(), "entropy": entropy.item(), "value_loss": value_loss.item()}
 
 
-def main(total_steps: int = 50_000, games_per_update: int = 4, learning_rate: float = 1e-3,
-         ent_coef: float = 0.01, vf_coef: float = 0.5, seed: int = 0, max_moves: int = 400,
-         torch_threads: int | None = 1, verbose: bool = True) -> dict:
+def main(
+    total_steps: int = 50_000,
+    games_per_update: int = 4,
+    learning_rate: float = 1e-3,
+    ent_coef: float = 0.01,
+    vf_coef: float = 0.5,
+    seed: int = 0,
+    max_moves: int = 400,
+    torch_threads: int | None = 1,
+    verbose: bool = True,
+) -> dict:
     """Self-play for about `total_steps` agent steps; return a summary dict."""
     if torch_threads:
         torch.set_num_threads(torch_threads)
@@ -139,17 +159,29 @@ def main(total_steps: int = 50_000, games_per_update: int = 4, learning_rate: fl
             updates += 1
             batch = []
             if verbose:
-                print(f"update {updates}: {steps} steps, {games} games, "
-                      f"entropy {stats['entropy']:.2f}, value loss {stats['value_loss']:.3f}")
+                print(
+                    f"update {updates}: {steps} steps, {games} games, "
+                    f"entropy {stats['entropy']:.2f}, value loss {stats['value_loss']:.3f}"
+                )
     env.close()
-    summary = {"steps": steps, "games": games, "updates": updates, "illegal_actions": illegal,
-               "red_wins": red_wins, "blue_wins": blue_wins, "draws": draws,
-               "truncated_games": truncated, "seconds": round(time.perf_counter() - start, 1),
-               **{f"last_{k}": v for k, v in stats.items()}}
+    summary = {
+        "steps": steps,
+        "games": games,
+        "updates": updates,
+        "illegal_actions": illegal,
+        "red_wins": red_wins,
+        "blue_wins": blue_wins,
+        "draws": draws,
+        "truncated_games": truncated,
+        "seconds": round(time.perf_counter() - start, 1),
+        **{f"last_{k}": v for k, v in stats.items()},
+    }
     if verbose:
-        print(f"self-play: {steps} steps, {games} games ({red_wins} red wins, {blue_wins} blue "
-              f"wins, {draws} draws, {truncated} truncated), {updates} updates, "
-              f"illegal actions: {illegal}, {summary['seconds']} s")
+        print(
+            f"self-play: {steps} steps, {games} games ({red_wins} red wins, {blue_wins} blue "
+            f"wins, {draws} draws, {truncated} truncated), {updates} updates, "
+            f"illegal actions: {illegal}, {summary['seconds']} s"
+        )
     return summary
 
 
@@ -162,9 +194,12 @@ def _parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--vf-coef", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-moves", type=int, default=400)
-    parser.add_argument("--torch-threads", type=int, default=1,
-                        help="PyTorch threads (0: PyTorch's default); a network this small "
-                             "runs fastest on one")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="PyTorch threads (0: PyTorch's default); a network this small runs fastest on one",
+    )
     return parser.parse_args(argv)
 
 

@@ -38,8 +38,11 @@ def make_env(config: dict | None = None):
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
     config = config or {}
-    return PettingZooEnv(MaskedDictObservation(
-        satellites_v0.env(max_moves=int(config.get("max_moves", 400))), flatten=True))
+    return PettingZooEnv(
+        MaskedDictObservation(
+            satellites_v0.env(max_moves=int(config.get("max_moves", 400))), flatten=True
+        )
+    )
 
 
 def _callbacks_class():
@@ -57,14 +60,14 @@ def _callbacks_class():
     return IllegalActionCounter
 
 
-def build_config(seed: int, max_moves: int, batch: int, minibatch: int, epochs: int,
-                 hidden: int, lr: float):
+def build_config(
+    seed: int, max_moves: int, batch: int, minibatch: int, epochs: int, hidden: int, lr: float
+):
     """The PPOConfig: new API stack, one env runner in this process, one shared module."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
-        ActionMaskingTorchRLModule)
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
     return (
         PPOConfig()
@@ -73,14 +76,26 @@ def build_config(seed: int, max_moves: int, batch: int, minibatch: int, epochs: 
         .environment(ENV_NAME, env_config={"max_moves": max_moves}, disable_env_checking=True)
         .env_runners(num_env_runners=0, num_envs_per_env_runner=1)
         .learners(num_learners=0)
-        .multi_agent(policies={POLICY},
-                     policy_mapping_fn=lambda agent_id, episode, **kwargs: POLICY)
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={POLICY: RLModuleSpec(
-            module_class=ActionMaskingTorchRLModule,
-            model_config={"fcnet_hiddens": [hidden], "head_fcnet_hiddens": [],
-                          "vf_share_layers": True})}))
-        .training(train_batch_size_per_learner=batch, minibatch_size=minibatch,
-                  num_epochs=epochs, lr=lr)
+        .multi_agent(
+            policies={POLICY}, policy_mapping_fn=lambda agent_id, episode, **kwargs: POLICY
+        )
+        .rl_module(
+            rl_module_spec=MultiRLModuleSpec(
+                rl_module_specs={
+                    POLICY: RLModuleSpec(
+                        module_class=ActionMaskingTorchRLModule,
+                        model_config={
+                            "fcnet_hiddens": [hidden],
+                            "head_fcnet_hiddens": [],
+                            "vf_share_layers": True,
+                        },
+                    )
+                }
+            )
+        )
+        .training(
+            train_batch_size_per_learner=batch, minibatch_size=minibatch, num_epochs=epochs, lr=lr
+        )
         .callbacks(_callbacks_class())
         .debugging(seed=seed)
     )
@@ -115,10 +130,20 @@ def play_against_random(module_path: Path, games: int, seed: int, max_moves: int
     return summary
 
 
-def main(total_steps: int = 20_000, seed: int = 0, max_moves: int = 400, batch: int = 2000,
-         minibatch: int = 250, epochs: int = 2, hidden: int = 256, lr: float = 3e-4,
-         eval_games: int = 10, save: str = "runs/rllib_module", num_cpus: int = 2,
-         verbose: bool = True) -> dict:
+def main(
+    total_steps: int = 20_000,
+    seed: int = 0,
+    max_moves: int = 400,
+    batch: int = 2000,
+    minibatch: int = 250,
+    epochs: int = 2,
+    hidden: int = 256,
+    lr: float = 3e-4,
+    eval_games: int = 10,
+    save: str = "runs/rllib_module",
+    num_cpus: int = 2,
+    verbose: bool = True,
+) -> dict:
     """Train until `total_steps` env steps were sampled, save the shared module to `save`,
     play `eval_games` against random; returns the counts (illegal actions must be 0)."""
     import ray
@@ -140,9 +165,12 @@ def main(total_steps: int = 20_000, seed: int = 0, max_moves: int = 400, batch: 
             summary["train_games"] += int(runners.get("games", 0))
             summary["train_illegal_actions"] += int(runners.get("illegal_actions", 0))
             if verbose:
-                print(f"iteration {summary['iterations']}: {summary['train_steps']:,} env "
-                      f"steps, {summary['train_games']} games, illegal actions "
-                      f"{summary['train_illegal_actions']}", flush=True)
+                print(
+                    f"iteration {summary['iterations']}: {summary['train_steps']:,} env "
+                    f"steps, {summary['train_games']} games, illegal actions "
+                    f"{summary['train_illegal_actions']}",
+                    flush=True,
+                )
         path = Path(save)
         path.mkdir(parents=True, exist_ok=True)
         algo.get_module(POLICY).save_to_path(str(path.absolute()))
@@ -154,9 +182,11 @@ def main(total_steps: int = 20_000, seed: int = 0, max_moves: int = 400, batch: 
     summary.update(play_against_random(path, eval_games, seed, max_moves))
     summary["module"] = str(path)
     if verbose:
-        print(f"saved the shared module to {path} (agent spec rllib:{path}); against random: "
-              f"{summary['wins']} won, {summary['draws']} drawn, {summary['losses']} lost, "
-              f"{summary['illegal_actions']} illegal actions")
+        print(
+            f"saved the shared module to {path} (agent spec rllib:{path}); against random: "
+            f"{summary['wins']} won, {summary['draws']} drawn, {summary['losses']} lost, "
+            f"{summary['illegal_actions']} illegal actions"
+        )
     return summary
 
 

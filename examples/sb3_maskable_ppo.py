@@ -33,23 +33,28 @@ class SatellitesCNN(BaseFeaturesExtractor):
     """A small CNN over the (10, 10, 22) planes; the action mask part of the observation is not
     a feature (MaskablePPO applies it to the logits itself)."""
 
-    def __init__(self, observation_space: gymnasium.spaces.Dict, features_dim: int = 128,
-                 channels: int = 32):
+    def __init__(
+        self, observation_space: gymnasium.spaces.Dict, features_dim: int = 128, channels: int = 32
+    ):
         super().__init__(observation_space, features_dim)
         height, width, planes = observation_space["observation"].shape
         self.net = nn.Sequential(
-            nn.Conv2d(planes, channels, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(planes, channels, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(channels, channels, 3, padding=1),
+            nn.ReLU(),
             nn.Flatten(),
-            nn.Linear(channels * height * width, features_dim), nn.ReLU(),
+            nn.Linear(channels * height * width, features_dim),
+            nn.ReLU(),
         )
 
     def forward(self, observations: dict[str, torch.Tensor]) -> torch.Tensor:
         return self.net(observations["observation"].permute(0, 3, 1, 2))  # channels first
 
 
-def evaluate(model: MaskablePPO, env: SatellitesGymEnv, games: int, seed: int,
-             deterministic: bool = True) -> dict:
+def evaluate(
+    model: MaskablePPO, env: SatellitesGymEnv, games: int, seed: int, deterministic: bool = True
+) -> dict:
     """Play `games` games of `model` against the env's opponent, with masks; count results."""
     results = {"wins": 0, "draws": 0, "losses": 0, "illegal_actions": 0, "steps": 0}
     for game in range(games):
@@ -68,11 +73,22 @@ def evaluate(model: MaskablePPO, env: SatellitesGymEnv, games: int, seed: int,
     return results
 
 
-def main(total_steps: int = 10_000, n_envs: int = 2, opponent: str = "random",
-         agent_color: str = "random", eval_games: int = 10, seed: int = 0, n_steps: int = 256,
-         batch_size: int = 128, n_epochs: int = 4, learning_rate: float = 3e-4,
-         max_moves: int = 400, torch_threads: int | None = 1, save: str | None = None,
-         verbose: bool = True) -> dict:
+def main(
+    total_steps: int = 10_000,
+    n_envs: int = 2,
+    opponent: str = "random",
+    agent_color: str = "random",
+    eval_games: int = 10,
+    seed: int = 0,
+    n_steps: int = 256,
+    batch_size: int = 128,
+    n_epochs: int = 4,
+    learning_rate: float = 3e-4,
+    max_moves: int = 400,
+    torch_threads: int | None = 1,
+    save: str | None = None,
+    verbose: bool = True,
+) -> dict:
     """Train MaskablePPO for `total_steps` learner steps, evaluate it, return a summary dict."""
     if torch_threads:
         torch.set_num_threads(torch_threads)
@@ -82,10 +98,17 @@ def main(total_steps: int = 10_000, n_envs: int = 2, opponent: str = "random",
     # action, so a finished run is also a run without one.
     train_env = make_vec_env(SatellitesGymEnv, n_envs=n_envs, seed=seed, env_kwargs=env_kwargs)
     model = MaskablePPO(
-        "MultiInputPolicy", train_env, n_steps=n_steps, batch_size=batch_size, n_epochs=n_epochs,
-        learning_rate=learning_rate, gamma=0.995, ent_coef=0.01, seed=seed, verbose=0,
-        policy_kwargs=dict(features_extractor_class=SatellitesCNN,
-                           net_arch=dict(pi=[64], vf=[64])),
+        "MultiInputPolicy",
+        train_env,
+        n_steps=n_steps,
+        batch_size=batch_size,
+        n_epochs=n_epochs,
+        learning_rate=learning_rate,
+        gamma=0.995,
+        ent_coef=0.01,
+        seed=seed,
+        verbose=0,
+        policy_kwargs=dict(features_extractor_class=SatellitesCNN, net_arch=dict(pi=[64], vf=[64])),
     )
     # A masked action on the fresh env, as MaskablePPO itself gets them (VecEnv.env_method).
     assert get_action_masks(train_env).shape == (n_envs, train_env.action_space.n)
@@ -110,12 +133,16 @@ def main(total_steps: int = 10_000, n_envs: int = 2, opponent: str = "random",
     }
     if verbose:
         mean = summary["train_mean_return"]
-        print(f"MaskablePPO vs {opponent} ({agent_color}): {summary['train_steps']} steps, "
-              f"{summary['train_episodes']} episodes in the last-100 buffer"
-              + (f" (mean return {mean:+.2f})" if mean is not None else "")
-              + f", {summary['train_seconds']} s")
-        print(f"evaluation, {eval_games} games: {results['wins']} won, {results['draws']} drawn, "
-              f"{results['losses']} lost; illegal actions: {results['illegal_actions']}")
+        print(
+            f"MaskablePPO vs {opponent} ({agent_color}): {summary['train_steps']} steps, "
+            f"{summary['train_episodes']} episodes in the last-100 buffer"
+            + (f" (mean return {mean:+.2f})" if mean is not None else "")
+            + f", {summary['train_seconds']} s"
+        )
+        print(
+            f"evaluation, {eval_games} games: {results['wins']} won, {results['draws']} drawn, "
+            f"{results['losses']} lost; illegal actions: {results['illegal_actions']}"
+        )
     return summary
 
 
@@ -123,8 +150,9 @@ def _parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--total-steps", type=int, default=10_000)
     parser.add_argument("--n-envs", type=int, default=2)
-    parser.add_argument("--opponent", default="random",
-                        help="agent spec: random, greedy, mcts:N, checkpoint:PATH")
+    parser.add_argument(
+        "--opponent", default="random", help="agent spec: random, greedy, mcts:N, checkpoint:PATH"
+    )
     parser.add_argument("--agent-color", default="random", choices=["red", "blue", "random"])
     parser.add_argument("--eval-games", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
@@ -133,9 +161,12 @@ def _parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--n-epochs", type=int, default=4)
     parser.add_argument("--learning-rate", type=float, default=3e-4)
     parser.add_argument("--max-moves", type=int, default=400)
-    parser.add_argument("--torch-threads", type=int, default=1,
-                        help="PyTorch threads (0: PyTorch's default); a network this small "
-                             "runs fastest on one")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="PyTorch threads (0: PyTorch's default); a network this small runs fastest on one",
+    )
     parser.add_argument("--save", default=None, help="save the trained model to this .zip")
     return parser.parse_args(argv)
 

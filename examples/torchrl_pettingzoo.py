@@ -43,8 +43,9 @@ def make_env(max_moves: int = 400, seed: int = 0) -> PettingZooWrapper:
     aec = satellites_v0.env(max_moves=max_moves)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="PettingZoo in TorchRL is tested")
-        return PettingZooWrapper(aec, use_mask=True,
-                                 group_map={GROUP: list(aec.possible_agents)}, seed=seed)
+        return PettingZooWrapper(
+            aec, use_mask=True, group_map={GROUP: list(aec.possible_agents)}, seed=seed
+        )
 
 
 def make_policy(env: PettingZooWrapper, hidden: int = 64) -> ProbabilisticActor:
@@ -53,8 +54,12 @@ def make_policy(env: PettingZooWrapper, hidden: int = 64) -> ProbabilisticActor:
     planes_key = (GROUP, "observation", "observation")
     planes_shape = env.observation_spec[planes_key].shape[1:]  # (10, 10, 22), per player
     n_actions = env.full_action_spec[GROUP, "action"].space.n
-    net = nn.Sequential(nn.Flatten(start_dim=-3), nn.Linear(planes_shape.numel(), hidden),
-                        nn.Tanh(), nn.Linear(hidden, n_actions))
+    net = nn.Sequential(
+        nn.Flatten(start_dim=-3),
+        nn.Linear(planes_shape.numel(), hidden),
+        nn.Tanh(),
+        nn.Linear(hidden, n_actions),
+    )
     logits = TensorDictModule(net, in_keys=[planes_key], out_keys=[(GROUP, "logits")])
     return ProbabilisticActor(
         logits,
@@ -76,8 +81,14 @@ def count_illegal(frames) -> int:
     return int((~players["action_mask"][rows, actor, action]).sum())
 
 
-def main(total_frames: int = 2000, frames_per_batch: int = 500, max_moves: int = 400,
-         seed: int = 0, torch_threads: int | None = 1, verbose: bool = True) -> dict:
+def main(
+    total_frames: int = 2000,
+    frames_per_batch: int = 500,
+    max_moves: int = 400,
+    seed: int = 0,
+    torch_threads: int | None = 1,
+    verbose: bool = True,
+) -> dict:
     """Collect `total_frames` frames with the masked policy; return a summary dict."""
     if torch_threads:
         torch.set_num_threads(torch_threads)  # a tiny net: more threads only add waiting
@@ -86,8 +97,13 @@ def main(total_frames: int = 2000, frames_per_batch: int = 500, max_moves: int =
     env = make_env(max_moves, seed)
     policy = make_policy(env)
     # The policy keeps no recurrent state, so the env needs no transform added for it.
-    collector = Collector(env, policy, frames_per_batch=frames_per_batch,
-                          total_frames=total_frames, auto_register_policy_transforms=False)
+    collector = Collector(
+        env,
+        policy,
+        frames_per_batch=frames_per_batch,
+        total_frames=total_frames,
+        auto_register_policy_transforms=False,
+    )
     frames = illegal = 0
     lengths, current = [], 0  # episode lengths in frames (one frame = one player's action)
     for batch in collector:
@@ -109,24 +125,38 @@ def main(total_frames: int = 2000, frames_per_batch: int = 500, max_moves: int =
     }
     if verbose:
         mean = summary["mean_episode_length"]
-        print(f"TorchRL Collector on satellites_v0: {frames} frames, {episodes} episodes "
-              f"finished" + (f" (mean length {mean:.1f} frames)" if mean is not None else "")
-              + f", {summary['seconds']} s")
-        print(f"illegal actions: {illegal} of {frames} (each checked against the acting "
-              f"player's action_mask)")
+        print(
+            f"TorchRL Collector on satellites_v0: {frames} frames, {episodes} episodes "
+            f"finished"
+            + (f" (mean length {mean:.1f} frames)" if mean is not None else "")
+            + f", {summary['seconds']} s"
+        )
+        print(
+            f"illegal actions: {illegal} of {frames} (each checked against the acting "
+            f"player's action_mask)"
+        )
     return summary
 
 
 def _parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--total-frames", type=int, default=2000,
-                        help="frames to collect; one frame is one player's action")
+    parser.add_argument(
+        "--total-frames",
+        type=int,
+        default=2000,
+        help="frames to collect; one frame is one player's action",
+    )
     parser.add_argument("--frames-per-batch", type=int, default=500)
-    parser.add_argument("--max-moves", type=int, default=400,
-                        help="the move cap; reaching it ends (truncates) the game")
+    parser.add_argument(
+        "--max-moves",
+        type=int,
+        default=400,
+        help="the move cap; reaching it ends (truncates) the game",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--torch-threads", type=int, default=1,
-                        help="PyTorch threads (0: PyTorch's default)")
+    parser.add_argument(
+        "--torch-threads", type=int, default=1, help="PyTorch threads (0: PyTorch's default)"
+    )
     return parser.parse_args(argv)
 
 

@@ -59,17 +59,19 @@ def masked_random(envs: int, steps: int, seed: int) -> None:
     ended = {"terminated": 0, "truncated": 0}
     start = time.perf_counter()
     for _ in range(steps):
-        obs, rewards, terminations, truncations, infos = env.step(random_policy(obs, rng))
+        obs, rewards, terminations, truncations, _infos = env.step(random_policy(obs, rng))
         done = terminations | truncations
         ended["terminated"] += int(terminations.sum())
         ended["truncated"] += int(truncations.sum())
         red = rewards[done, 0]
         results += [(red > 0).sum(), (red < 0).sum(), (red == 0).sum()]
     seconds = time.perf_counter() - start
-    print(f"masked random: {envs} games x {steps} steps = {envs * steps:,} positions in "
-          f"{seconds:.2f} s; {sum(ended.values())} games finished ({ended['terminated']} by the "
-          f"rules, {ended['truncated']} at the move cap); red won {results[0]}, blue "
-          f"{results[1]}, draws {results[2]}")
+    print(
+        f"masked random: {envs} games x {steps} steps = {envs * steps:,} positions in "
+        f"{seconds:.2f} s; {sum(ended.values())} games finished ({ended['terminated']} by the "
+        f"rules, {ended['truncated']} at the move cap); red won {results[0]}, blue "
+        f"{results[1]}, draws {results[2]}"
+    )
 
 
 def self_play(envs: int, steps: int, seed: int) -> None:
@@ -86,8 +88,10 @@ def self_play(envs: int, steps: int, seed: int) -> None:
             eager_reward = rewards[i, eager_color[i]]
             score["eager" if eager_reward > 0 else "random" if eager_reward < 0 else "draw"] += 1
     games = sum(score.values())
-    print(f"self-play eager vs random: {games} games finished; eager won {score['eager']}, "
-          f"random {score['random']}, draws {score['draw']}")
+    print(
+        f"self-play eager vs random: {games} games finished; eager won {score['eager']}, "
+        f"random {score['random']}, draws {score['draw']}"
+    )
     assert games > 0
     assert N_ACTIONS == env.single_action_space.n
 

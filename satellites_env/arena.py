@@ -56,16 +56,18 @@ ELO_PER_NAT = rating.ELO_PER_NAT
 BASELINE_ELO = {name: rating.SCALE[name] for name in ("random", "greedy", "mcts:200")}
 
 
-def elo_against(results: list[tuple[float, float, int]], z: float = Z95
-                ) -> tuple[float, float, float]:
+def elo_against(
+    results: list[tuple[float, float, int]], z: float = Z95
+) -> tuple[float, float, float]:
     """(Elo, low, high): the rating of one player from its games against opponents of known
     rating, `results` holding (opponent Elo, score, games) per opponent
     ([`rating.against_known`][satellites_env.rating.against_known])."""
     return rating.against_known(results, z)
 
 
-def play_game(red: Agent, blue: Agent, setup_seed: int,
-              max_moves: int = DEFAULT_MAX_MOVES) -> GameRecord:
+def play_game(
+    red: Agent, blue: Agent, setup_seed: int, max_moves: int = DEFAULT_MAX_MOVES
+) -> GameRecord:
     """One game between two agents from the R4 set-up of `setup_seed`."""
     game = Game.new(seed=setup_seed, max_moves=max_moves)
     start = game.to_spn()
@@ -100,12 +102,24 @@ class PairResult:
             self.b_wins += 1
 
     def as_dict(self) -> dict:
-        return {"a": self.a, "b": self.b, "games": self.games, "a_wins": self.a_wins,
-                "b_wins": self.b_wins, "draws": self.draws}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "games": self.games,
+            "a_wins": self.a_wins,
+            "b_wins": self.b_wins,
+            "draws": self.draws,
+        }
 
 
-def match(a: Agent, b: Agent, games: int, seed: int, max_moves: int = DEFAULT_MAX_MOVES,
-          on_record: Callable[[int, GameRecord], None] | None = None) -> PairResult:
+def match(
+    a: Agent,
+    b: Agent,
+    games: int,
+    seed: int,
+    max_moves: int = DEFAULT_MAX_MOVES,
+    on_record: Callable[[int, GameRecord], None] | None = None,
+) -> PairResult:
     """`games` games between two agent objects in this process, colors balanced;
     `on_record(i, record)` is called with each game's record (to keep some)."""
     result = PairResult(a.spec, b.spec)
@@ -145,8 +159,7 @@ class TournamentResult:
     @property
     def finished(self) -> list[int]:
         """The schedule indices of the games finished (with a record or a summary)."""
-        return [k for k, record in enumerate(self.records)
-                if record is not None or k in self.known]
+        return [k for k, record in enumerate(self.records) if record is not None or k in self.known]
 
     @property
     def complete(self) -> bool:
@@ -158,17 +171,27 @@ class TournamentResult:
         who played which color, winner ("red", "blue" or None for a draw), how it ended,
         moves."""
         jobs = schedule(self.agents, self.games_per_pairing, self.seed) if self.records else []
-        return [summary_of(jobs[k], self.seed, self.records[k]) if self.records[k] is not None
-                else dict(self.known[k]) for k in self.finished]
+        return [
+            summary_of(jobs[k], self.seed, self.records[k])
+            if self.records[k] is not None
+            else dict(self.known[k])
+            for k in self.finished
+        ]
 
     def as_dict(self) -> dict:
         """The results as JSON data; `complete` is false for an interrupted tournament, whose
         `games` then lists the finished games only (each names its pair and game)."""
-        return {"agents": self.agents, "games_per_pairing": self.games_per_pairing,
-                "seed": self.seed, "max_moves": self.max_moves, "complete": self.complete,
-                "pairs": [p.as_dict() for p in self.pairs],
-                "elo": self.elo, "elo_anchor": self.elo_anchor,
-                "games": self.game_summaries()}
+        return {
+            "agents": self.agents,
+            "games_per_pairing": self.games_per_pairing,
+            "seed": self.seed,
+            "max_moves": self.max_moves,
+            "complete": self.complete,
+            "pairs": [p.as_dict() for p in self.pairs],
+            "elo": self.elo,
+            "elo_anchor": self.elo_anchor,
+            "games": self.game_summaries(),
+        }
 
 
 class TournamentInterrupted(KeyboardInterrupt):
@@ -180,17 +203,23 @@ class TournamentInterrupted(KeyboardInterrupt):
         self.result = result
 
 
-SUMMARY_KEYS = ("pair", "game", "setup_seed", "red", "blue", "winner", "end", "reason",
-                "moves")
+SUMMARY_KEYS = ("pair", "game", "setup_seed", "red", "blue", "winner", "end", "reason", "moves")
 
 
 def summary_of(job: tuple[int, int, str, str], seed: int, record: GameRecord) -> dict:
     """The summary line of scheduled game `job` (see TournamentResult.game_summaries)."""
     pair, i, _, _ = job
-    return {"pair": pair, "game": i, "setup_seed": seed + i // 2,
-            "red": record.players.get("red"), "blue": record.players.get("blue"),
-            "winner": record.result.get("winner"), "end": record.result.get("end"),
-            "reason": record.result.get("reason"), "moves": len(record.moves)}
+    return {
+        "pair": pair,
+        "game": i,
+        "setup_seed": seed + i // 2,
+        "red": record.players.get("red"),
+        "blue": record.players.get("blue"),
+        "winner": record.result.get("winner"),
+        "end": record.result.get("end"),
+        "reason": record.result.get("reason"),
+        "moves": len(record.moves),
+    }
 
 
 def colors_of(job: tuple[int, int, str, str]) -> dict[str, str]:
@@ -199,8 +228,7 @@ def colors_of(job: tuple[int, int, str, str]) -> dict[str, str]:
     return {"red": a, "blue": b} if i % 2 == 0 else {"red": b, "blue": a}
 
 
-def check_summary(summary, job: tuple[int, int, str, str], seed: int,
-                  max_moves: int) -> dict:
+def check_summary(summary, job: tuple[int, int, str, str], seed: int, max_moves: int) -> dict:
     """`summary` (from a results file) if it is the finished game `job` of this tournament;
     ValueError saying which field is not, otherwise."""
     pair, i, _, _ = job
@@ -211,9 +239,9 @@ def check_summary(summary, job: tuple[int, int, str, str], seed: int,
         if type(summary[key]) is not type(value) or summary[key] != value:
             raise ValueError(f"'{key}' is {str(summary[key])[:40]!r}, expected {value!r}")
     if summary["winner"] not in ("red", "blue", None):
-        raise ValueError("'winner' must be \"red\", \"blue\" or null")
+        raise ValueError('\'winner\' must be "red", "blue" or null')
     if summary["end"] not in ("terminated", "truncated"):
-        raise ValueError("'end' must be \"terminated\" or \"truncated\" (a finished game)")
+        raise ValueError('\'end\' must be "terminated" or "truncated" (a finished game)')
     if not isinstance(summary["reason"], str) or len(summary["reason"]) > 500:
         raise ValueError("'reason' must be a string of at most 500 characters")
     moves = summary["moves"]
@@ -228,12 +256,20 @@ def schedule(agents: list[str], games: int, seed: int) -> list[tuple[int, int, s
     """(pair index, game index, a, b) for every game of the round robin."""
     if games < 1:
         raise ValueError(f"games per pairing must be >= 1, got {games}")
-    return [(p, i, a, b) for p, (a, b) in enumerate(itertools.combinations(agents, 2))
-            for i in range(games)]
+    return [
+        (p, i, a, b)
+        for p, (a, b) in enumerate(itertools.combinations(agents, 2))
+        for i in range(games)
+    ]
 
 
-WORKER_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                           "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
+WORKER_THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
+)
 
 _agents: dict[str, Agent] = {}  # this worker process's agents, one per spec
 
@@ -256,8 +292,12 @@ def init_worker() -> None:
     _agents.clear()
 
 
-def run_job(job: tuple[int, int, str, str], seed: int, max_moves: int,
-            agents: dict[str, Agent] | None = None) -> tuple[int, bool, GameRecord]:
+def run_job(
+    job: tuple[int, int, str, str],
+    seed: int,
+    max_moves: int,
+    agents: dict[str, Agent] | None = None,
+) -> tuple[int, bool, GameRecord]:
     """Play one scheduled game. Agents are built once per spec and process (a checkpoint is
     loaded once, not per game); every game reseeds them, so results do not depend on which
     process played which game."""
@@ -270,10 +310,17 @@ def run_job(job: tuple[int, int, str, str], seed: int, max_moves: int,
     return pair, i % 2 == 0, record
 
 
-def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 1,
-                   max_moves: int = DEFAULT_MAX_MOVES, progress=None, ray: bool = False,
-                   ray_address: str | None = None,
-                   finished: Mapping[int, GameRecord | dict] | None = None) -> TournamentResult:
+def run_tournament(
+    agents: list[str],
+    games: int,
+    seed: int = 0,
+    workers: int = 1,
+    max_moves: int = DEFAULT_MAX_MOVES,
+    progress=None,
+    ray: bool = False,
+    ray_address: str | None = None,
+    finished: Mapping[int, GameRecord | dict] | None = None,
+) -> TournamentResult:
     """Round robin: every pair of `agents` plays `games` games (colors balanced).
 
     `progress(done, total)` is called after each game; `workers` > 1 uses processes, each
@@ -319,19 +366,32 @@ def run_tournament(agents: list[str], games: int, seed: int = 0, workers: int = 
     if progress and done:
         progress(done, len(jobs))
     # in this process, the agents built above play; workers build their own, once each
-    play = functools.partial(run_job, seed=seed, max_moves=max_moves,
-                             **({} if ray or workers > 1 else {"agents": built}))
+    play = functools.partial(
+        run_job, seed=seed, max_moves=max_moves, **({} if ray or workers > 1 else {"agents": built})
+    )
     try:
-        run_jobs([jobs[k] for k in todo], play, workers, ray=ray, ray_address=ray_address,
-                 init=init_worker, on_result=lambda index, played: keep(todo[index], played))
+        run_jobs(
+            [jobs[k] for k in todo],
+            play,
+            workers,
+            ray=ray,
+            ray_address=ray_address,
+            init=init_worker,
+            on_result=lambda index, played: keep(todo[index], played),
+        )
     except KeyboardInterrupt:
         raise TournamentInterrupted(result()) from None
     return result()
 
 
-def tournament_result(agents: list[str], games: int, seed: int, max_moves: int,
-                      records: list[GameRecord | None],
-                      known: dict[int, dict] | None = None) -> TournamentResult:
+def tournament_result(
+    agents: list[str],
+    games: int,
+    seed: int,
+    max_moves: int,
+    records: list[GameRecord | None],
+    known: dict[int, dict] | None = None,
+) -> TournamentResult:
     """The result of the games finished: `records` (one per scheduled game, None where
     not played) and `known` (summaries of games without their record)."""
     known = known or {}
@@ -342,9 +402,17 @@ def tournament_result(agents: list[str], games: int, seed: int, max_moves: int,
             pairs[pair].add(records[k], a_is_red=i % 2 == 0)
         elif k in known:
             pairs[pair].add_winner(known[k]["winner"], a_is_red=i % 2 == 0)
-    return TournamentResult(list(agents), pairs, fit_elo(agents, pairs), list(records),
-                            elo_anchor=elo_anchor(agents), seed=seed, games_per_pairing=games,
-                            max_moves=max_moves, known=dict(known))
+    return TournamentResult(
+        list(agents),
+        pairs,
+        fit_elo(agents, pairs),
+        list(records),
+        elo_anchor=elo_anchor(agents),
+        seed=seed,
+        games_per_pairing=games,
+        max_moves=max_moves,
+        known=dict(known),
+    )
 
 
 def elo_anchor(agents: list[str]) -> str:
@@ -353,8 +421,9 @@ def elo_anchor(agents: list[str]) -> str:
     return rating.scale_anchor(agents)[0]
 
 
-def fit_elo(agents: list[str], pairs: list[PairResult], prior_games: float = 1.0
-            ) -> dict[str, float]:
+def fit_elo(
+    agents: list[str], pairs: list[PairResult], prior_games: float = 1.0
+) -> dict[str, float]:
     """Bradley-Terry maximum likelihood ratings on the Elo scale of a tournament's pairings
     ([`rating.fit`][satellites_env.rating.fit]: draws count half a win, `prior_games` virtual drawn
     games per pairing, placed on the shipped scale by the first of its agents that played,

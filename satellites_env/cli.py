@@ -29,20 +29,20 @@ from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TextColumn
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from . import tournament
 from .agents import make_agent
+from .arena import TournamentResult, rate_with_interval
 from .core.batch import configure_threads
 from .core.board import DEFAULT_MAX_MOVES
+from .core.checks import quoted_path
+from .core.engine import IllegalActionError
 from .core.game import Game
 from .core.notation import NotationError
-from .core.engine import IllegalActionError
-from . import tournament
-from .arena import TournamentResult, rate_with_interval
-from .core.checks import quoted_path
 from .files import check_output_file, kind_of, write_or_fallback
 from .record import GameRecord
 
@@ -54,6 +54,7 @@ errors = Console(stderr=True, soft_wrap=True, highlight=False)
 def say(message: str) -> None:
     """Print a plain line: text from users, files or errors is never read as rich markup."""
     console.print(message, markup=False, highlight=False)
+
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -75,7 +76,8 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
             value = int(text)
         if value is None or not low <= value <= high:
             raise argparse.ArgumentTypeError(
-                f"expected an integer from {low} to {high}, got {text!r}")
+                f"expected an integer from {low} to {high}, got {text!r}"
+            )
         return value
 
     return parse
@@ -91,7 +93,8 @@ def float_in(low: float, high: float) -> Callable[[str], float]:
             value = math.nan
         if not (math.isfinite(value) and low < value <= high):
             raise argparse.ArgumentTypeError(
-                f"expected a number greater than {low:g} and at most {high:g}, got {text!r}")
+                f"expected a number greater than {low:g} and at most {high:g}, got {text!r}"
+            )
         return value
 
     return parse
@@ -104,8 +107,9 @@ def ray_address(text: str) -> str:
         return text
     text = text.strip()
     if not text or any(c.isspace() or not c.isprintable() for c in text) or len(text) > 300:
-        raise argparse.ArgumentTypeError(f"expected a Ray cluster address such as auto or "
-                                         f"127.0.0.1:6379, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a Ray cluster address such as auto or 127.0.0.1:6379, got {text!r}"
+        )
     return text
 
 
@@ -119,8 +123,15 @@ def path_arg(text: str) -> Path:
 
 def add_ray_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     """`--ray [ADDRESS]`: alone, "" (a local Ray); with an address, that cluster."""
-    parser.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                        type=ray_address, help=help_text)
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        type=ray_address,
+        help=help_text,
+    )
 
 
 GAMES = int_in(1, 1_000_000)
@@ -130,7 +141,7 @@ MAX_MOVES = int_in(1, 1_000_000)
 FRAME_SIZE = int_in(64, 4096)
 
 
-def FPS(text: str) -> float:  # noqa: N802 - an argparse type, named like the others
+def FPS(text: str) -> float:
     """An argparse type: a GIF frame rate, MIN_FPS to MAX_FPS (render.files)."""
     from .render.files import check_fps
 
@@ -138,7 +149,8 @@ def FPS(text: str) -> float:  # noqa: N802 - an argparse type, named like the ot
         return check_fps(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(
-            "expected " + str(error).removeprefix("fps must be ")) from None
+            "expected " + str(error).removeprefix("fps must be ")
+        ) from None
 
 
 PORT = int_in(0, 65535)
@@ -163,16 +175,34 @@ def _kind_of(path: Path) -> str:
 
 def results_table(result: TournamentResult, title: str) -> Table:
     table = Table(title=title)
-    for column in ("a", "b", "games", "a wins", "draws", "b wins", "a win rate (95% CI)",
-                   "b win rate (95% CI)"):
+    for column in (
+        "a",
+        "b",
+        "games",
+        "a wins",
+        "draws",
+        "b wins",
+        "a win rate (95% CI)",
+        "b win rate (95% CI)",
+    ):
         table.add_column(column, justify="left" if column in ("a", "b") else "right")
     for pair in result.pairs:
-        table.add_row(Text(pair.a), Text(pair.b), str(pair.games), str(pair.a_wins),
-                      str(pair.draws),
-                      str(pair.b_wins),
-                      *((rate_with_interval(pair.a_wins, pair.games),
-                         rate_with_interval(pair.b_wins, pair.games)) if pair.games
-                        else ("-", "-")))  # a pair not reached before Ctrl-C
+        table.add_row(
+            Text(pair.a),
+            Text(pair.b),
+            str(pair.games),
+            str(pair.a_wins),
+            str(pair.draws),
+            str(pair.b_wins),
+            *(
+                (
+                    rate_with_interval(pair.a_wins, pair.games),
+                    rate_with_interval(pair.b_wins, pair.games),
+                )
+                if pair.games
+                else ("-", "-")
+            ),
+        )  # a pair not reached before Ctrl-C
     return table
 
 
@@ -193,8 +223,6 @@ def elo_table(result: TournamentResult) -> Table:
     return table
 
 
-
-
 MANIFEST, INDEX = tournament.MANIFEST, tournament.INDEX
 
 
@@ -207,9 +235,14 @@ class _Shown(tournament.Reporter):
     def _show(self, name: str, done: int, total: int) -> None:
         if self.bar is None or self.bar.tasks[0].description != name:
             self.close()
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                                transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
             self.bar.add_task(name)
             self.bar.start()
         self.bar.update(self.bar.task_ids[0], completed=done, total=total)
@@ -232,8 +265,9 @@ class _Shown(tournament.Reporter):
             console.print(results_table(result, self.title))
             console.print(elo_table(result))
         elif played:
-            console.print(results_table(result, f"{self.title}: interrupted, {played} of "
-                                                f"{total} games"))
+            console.print(
+                results_table(result, f"{self.title}: interrupted, {played} of {total} games")
+            )
 
     def message(self, text: str) -> None:
         self.close()
@@ -243,19 +277,37 @@ class _Shown(tournament.Reporter):
         errors.print(f"[red]error:[/red] {escape(text)}")
 
 
-def evaluate(specs: list[str], games: int, seed: int, workers: int, out: Path | None,
-             records: Path | None, max_moves: int, ray: str | None = None) -> TournamentResult:
+def evaluate(
+    specs: list[str],
+    games: int,
+    seed: int,
+    workers: int,
+    out: Path | None,
+    records: Path | None,
+    max_moves: int,
+    ray: str | None = None,
+) -> TournamentResult:
     """`satellites evaluate` ([`tournament.play`][satellites_env.tournament.play] with
     progress bars and tables); `ray` None: this machine's processes, "" a local Ray, else
     the address of a Ray cluster (the games run in `workers` actors, with the same results).
     Ctrl-C keeps every finished game, and the same command continues the tournament."""
     shown = _Shown(f"{games} games per pairing, seed {seed}")
     try:
-        return tournament.play(specs, games, seed, workers, max_moves, out=out,
-                               records=records, ray=ray is not None, ray_address=ray or None,
-                               reporter=shown)
+        return tournament.play(
+            specs,
+            games,
+            seed,
+            workers,
+            max_moves,
+            out=out,
+            records=records,
+            ray=ray is not None,
+            ray_address=ray or None,
+            reporter=shown,
+        )
     finally:
         shown.close()
+
 
 # --------------------------------------------------------------------------- play
 
@@ -277,8 +329,15 @@ def _stdin_line(read: Callable[[str], str]) -> Callable[[str], str]:
     return line
 
 
-def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
-         save: Path | None, input_fn: Callable[[str], str] | None = None) -> GameRecord:
+def play(
+    opponent: str,
+    color: str,
+    seed: int,
+    render: str,
+    max_moves: int,
+    save: Path | None,
+    input_fn: Callable[[str], str] | None = None,
+) -> GameRecord:
     """Play a game against `opponent` in the terminal, moves typed in notation.
 
     An illegal or malformed move changes nothing. However the game stops (its end, 'quit',
@@ -294,8 +353,10 @@ def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
     you = 0 if color == "red" else 1
     window = HumanWindow() if render == "human" else None
     players = {"red": "human" if you == 0 else opponent, "blue": "human" if you == 1 else opponent}
-    say(f"You are {color}. Type moves like c10-c7, c10-f7>f9 (displacement) or "
-                  f"pass; 'moves' lists your legal moves, 'quit' resigns.")
+    say(
+        f"You are {color}. Type moves like c10-c7, c10-f7>f9 (displacement) or "
+        f"pass; 'moves' lists your legal moves, 'quit' resigns."
+    )
 
     def show() -> None:
         last = game.history[-1] if game.history else None
@@ -355,8 +416,15 @@ def play(opponent: str, color: str, seed: int, render: str, max_moves: int,
 # --------------------------------------------------------------------------- replay
 
 
-def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: float,
-           html: Path | None = None, read_key: Callable[[], str] | None = None) -> None:
+def replay(
+    path: Path,
+    gif: Path | None,
+    boards: bool,
+    frame_size: int,
+    fps: float,
+    html: Path | None = None,
+    read_key: Callable[[], str] | None = None,
+) -> None:
     """Show a saved game: an HTML replay (`html`), a GIF (`gif`), and/or the boards in the
     terminal. Without `html` or `gif` (or with `boards`), a terminal steps through the game
     one key press at a time (`read_key`, default the terminal's); when standard input or
@@ -396,8 +464,7 @@ def replay(path: Path, gif: Path | None, boards: bool, frame_size: int, fps: flo
 STEP_KEYS = "→ / space / Enter: next   ← / b: back   Home / End: first / last   q: quit"
 
 
-def step_through(positions: list[Game], record: GameRecord,
-                 read_key: Callable[[], str]) -> None:
+def step_through(positions: list[Game], record: GameRecord, read_key: Callable[[], str]) -> None:
     """Show one position at a time; keys move through the game (STEP_KEYS)."""
     from .render import render_rich
 
@@ -435,12 +502,16 @@ def serve(opponent: str, host: str, port: int, max_moves: int, open_browser: boo
     try:
         from .web.server import serve as run_server
     except ImportError as error:
-        raise CliError("`satellites serve` needs the 'web' extra (Starlette and uvicorn): "
-                       f"pip install 'satellites-env[web]'; import failed: {error}") from None
+        raise CliError(
+            "`satellites serve` needs the 'web' extra (Starlette and uvicorn): "
+            f"pip install 'satellites-env[web]'; import failed: {error}"
+        ) from None
 
     def announce(url: str) -> None:
-        say(f"playing against {opponent} at {url}  (each browser tab plays its own game; "
-            f"Ctrl-C stops)")
+        say(
+            f"playing against {opponent} at {url}  (each browser tab plays its own game; "
+            f"Ctrl-C stops)"
+        )
         if open_browser:
             import webbrowser
 
@@ -459,9 +530,11 @@ def trainer_command(name: str) -> Callable:
     try:
         return next(iter(points)).load()
     except (StopIteration, ImportError) as error:
-        raise ValueError(f"`satellites {name}` needs the trainer: install the 'train' extra "
-                         f"(pip install 'satellites-env[train]'); "
-                         f"{error or 'not installed'}") from None
+        raise ValueError(
+            f"`satellites {name}` needs the trainer: install the 'train' extra "
+            f"(pip install 'satellites-env[train]'); "
+            f"{error or 'not installed'}"
+        ) from None
 
 
 def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -> None:
@@ -472,9 +545,17 @@ def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -
     command(config, out, resume, console, ray=ray)
 
 
-def exploit(target: str, minutes: float, out: Path | None, config: str | None,
-            seed: int | None, games: int, resume: bool, ray: str | None = None,
-            init: str | None = None) -> None:
+def exploit(
+    target: str,
+    minutes: float,
+    out: Path | None,
+    config: str | None,
+    seed: int | None,
+    games: int,
+    resume: bool,
+    ray: str | None = None,
+    init: str | None = None,
+) -> None:
     """`satellites exploit`: train an exploiter of the agent `target` for `minutes`, from a
     random network or from `init` (the `train` extra; training/exploit.py)."""
     command = trainer_command("exploit")  # imports torch before the engine's thread settings
@@ -485,8 +566,14 @@ def exploit(target: str, minutes: float, out: Path | None, config: str | None,
 # --------------------------------------------------------------------------- demo
 
 
-def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
-         red: str = "greedy", blue: str = "random") -> None:
+def demo(
+    seed: int,
+    max_moves: int,
+    gif: Path | None,
+    frame_size: int,
+    red: str = "greedy",
+    blue: str = "random",
+) -> None:
     """Play one game between two agents through the wrapped PettingZoo env and render it."""
     from . import satellites_v0
     from .render import render_rgb, render_rich, save_gif
@@ -516,16 +603,18 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
                 frames += 1
     console.print(render_rich(game))
     result = game.score()
-    console.print(f"moves: {game.moves}  ended by: "
-                  f"{'move cap (truncation)' if game.truncated else 'the rules'}  "
-                  f"rewards: red {result.reward(0):+d}, blue {result.reward(1):+d}")
+    console.print(
+        f"moves: {game.moves}  ended by: "
+        f"{'move cap (truncation)' if game.truncated else 'the rules'}  "
+        f"rewards: red {result.reward(0):+d}, blue {result.reward(1):+d}"
+    )
     say(f"red = {red}, blue = {blue}; result: {result.reason}")
     if gif:
         check_gif_budget(frames, frame_size, "--frame-size")
 
         def drawn():
             yield render_rgb(start, size=frame_size)
-            for action in game.actions[len(start.actions):]:
+            for action in game.actions[len(start.actions) :]:
                 start.play(action)
                 if start.pending_push is None:
                     yield render_rgb(start, size=frame_size, last_move=start.history[-1])
@@ -540,30 +629,56 @@ def demo(seed: int, max_moves: int, gif: Path | None, frame_size: int,
 # --------------------------------------------------------------------------- ladder
 
 
-def _ladder(path: Path, create: bool, seed: int | None = None, max_moves: int | None = None,
-            readonly: bool = False, allow_pickle: bool = False):
+def _ladder(
+    path: Path,
+    create: bool,
+    seed: int | None = None,
+    max_moves: int | None = None,
+    readonly: bool = False,
+    allow_pickle: bool = False,
+):
     from .core.board import DEFAULT_MAX_MOVES
     from .ladder import Ladder
 
-    ladder = Ladder(path, create=create, seed=0 if seed is None else seed,
-                    max_moves=DEFAULT_MAX_MOVES if max_moves is None else max_moves,
-                    readonly=readonly, allow_pickle=allow_pickle)
-    for option, asked, held in (("--seed", seed, ladder.seed),
-                                ("--max-moves", max_moves, ladder.max_moves)):
+    ladder = Ladder(
+        path,
+        create=create,
+        seed=0 if seed is None else seed,
+        max_moves=DEFAULT_MAX_MOVES if max_moves is None else max_moves,
+        readonly=readonly,
+        allow_pickle=allow_pickle,
+    )
+    for option, asked, held in (
+        ("--seed", seed, ladder.seed),
+        ("--max-moves", max_moves, ladder.max_moves),
+    ):
         if asked is not None and asked != held:
             ladder.close()
-            raise CliError(f"the ladder {str(path)!r} was made with {option} {held}; its games "
-                           f"are only comparable under one setting")
+            raise CliError(
+                f"the ladder {str(path)!r} was made with {option} {held}; its games "
+                f"are only comparable under one setting"
+            )
     return ladder
 
 
 def _progress_bar(label: str):
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, disable=not console.is_terminal)
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
 
 
-def ladder_add(db: Path, specs: list[str], name: str | None, seed: int | None = None,
-               max_moves: int | None = None) -> None:
+def ladder_add(
+    db: Path,
+    specs: list[str],
+    name: str | None,
+    seed: int | None = None,
+    max_moves: int | None = None,
+) -> None:
     """`satellites ladder add SPEC ...`: agents join the ladder (created if missing, with
     `seed` and `max_moves`)."""
     if name is not None and len(specs) != 1:
@@ -571,36 +686,63 @@ def ladder_add(db: Path, specs: list[str], name: str | None, seed: int | None = 
     with _ladder(db, True, seed, max_moves) as ladder:
         for spec in specs:
             entry = ladder.add(spec, name=name)
-            held = "" if name is None or entry.name == name else \
-                f" already, by this name (--name {name} left unused)"
+            held = (
+                ""
+                if name is None or entry.name == name
+                else f" already, by this name (--name {name} left unused)"
+            )
             say(f"{entry.name}: on the ladder{held}, identity {entry.key[:60]}")
 
 
-def ladder_run(db: Path, games: int, workers: int, ray: str | None,
-               allow_pickle: bool = False) -> None:
+def ladder_run(
+    db: Path, games: int, workers: int, ray: str | None, allow_pickle: bool = False
+) -> None:
     """`satellites ladder run`: play every game the ladder's pairs still lack."""
-    with _ladder(db, create=False, allow_pickle=allow_pickle) as ladder, \
-            _progress_bar("games") as progress:
+    with (
+        _ladder(db, create=False, allow_pickle=allow_pickle) as ladder,
+        _progress_bar("games") as progress,
+    ):
         task = progress.add_task("games", total=None)
-        stored = ladder.run(games, workers, ray,
-                            lambda done, total: progress.update(task, completed=done,
-                                                                total=total))
+        stored = ladder.run(
+            games,
+            workers,
+            ray,
+            lambda done, total: progress.update(task, completed=done, total=total),
+        )
     say(f"{stored} games played and stored in {db}")
     ladder_show(db, None, False, False)
 
 
-def ladder_rate(db: Path, spec: str, games: int, workers: int, ray: str | None,
-                name: str | None, allow_pickle: bool = False) -> None:
+def ladder_rate(
+    db: Path,
+    spec: str,
+    games: int,
+    workers: int,
+    ray: str | None,
+    name: str | None,
+    allow_pickle: bool = False,
+) -> None:
     """`satellites ladder rate SPEC`: one agent's rating against the ladder's fixed ratings."""
-    with _ladder(db, create=False, allow_pickle=allow_pickle) as ladder, \
-            _progress_bar("games") as progress:
+    with (
+        _ladder(db, create=False, allow_pickle=allow_pickle) as ladder,
+        _progress_bar("games") as progress,
+    ):
         task = progress.add_task("games", total=None)
-        result = ladder.rate(spec, games, workers, ray,
-                             lambda done, total: progress.update(task, completed=done),
-                             name=name)
-    table = Table(title=Text(f"{result.name}: Elo {result.elo:+.0f} "
-                             f"[{result.low:+.0f}, {result.high:+.0f}] (95%), against the "
-                             f"ladder's fixed ratings"))
+        result = ladder.rate(
+            spec,
+            games,
+            workers,
+            ray,
+            lambda done, total: progress.update(task, completed=done),
+            name=name,
+        )
+    table = Table(
+        title=Text(
+            f"{result.name}: Elo {result.elo:+.0f} "
+            f"[{result.low:+.0f}, {result.high:+.0f}] (95%), against the "
+            f"ladder's fixed ratings"
+        )
+    )
     table.add_column("opponent")
     table.add_column("games", justify="right")
     for opponent, count in result.games.items():
@@ -619,8 +761,9 @@ def ladder_show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> Non
 
     if html is not None:
         if html.exists() and not html.is_dir():
-            raise CliError(f"--html {_show(html)} is {_kind_of(html)}; give a folder for the "
-                           f"leaderboard page")
+            raise CliError(
+                f"--html {_show(html)} is {_kind_of(html)}; give a folder for the leaderboard page"
+            )
         check_output_file(html / "index.html", "--html", "index.html")
     with _ladder(db, create=False, readonly=True) as ladder:
         table = standings(ladder)
@@ -634,32 +777,47 @@ def ladder_show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> Non
         columns = ("rank", "name", "spec", "elo", "low", "high", "games", "score", "los_next")
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows([("" if row[c] is None else row[c]) for c in columns]
-                         for row in table["agents"])
+        writer.writerows(
+            [("" if row[c] is None else row[c]) for c in columns] for row in table["agents"]
+        )
         return
-    out = Table(title=Text(f"Ladder {db}: {table['games']} games, Elo "
-                           f"{anchor_text(table['anchor'], table['anchor_elo'])}, "
-                           f"95% intervals"))
+    out = Table(
+        title=Text(
+            f"Ladder {db}: {table['games']} games, Elo "
+            f"{anchor_text(table['anchor'], table['anchor_elo'])}, "
+            f"95% intervals"
+        )
+    )
     for column in ("#", "agent", "Elo", "95% interval", "games", "score", "LOS next"):
         out.add_column(column, justify="left" if column == "agent" else "right")
     for row in table["agents"]:
-        out.add_row(str(row["rank"]), Text(row["name"]), f"{row['elo']:+.0f}",
-                    f"[{row['low']:+.0f}, {row['high']:+.0f}]", str(row["games"]),
-                    "" if row["score"] is None else f"{100 * row['score']:.1f}%",
-                    "" if row["los_next"] is None else f"{100 * row['los_next']:.1f}%")
+        out.add_row(
+            str(row["rank"]),
+            Text(row["name"]),
+            f"{row['elo']:+.0f}",
+            f"[{row['low']:+.0f}, {row['high']:+.0f}]",
+            str(row["games"]),
+            "" if row["score"] is None else f"{100 * row['score']:.1f}%",
+            "" if row["los_next"] is None else f"{100 * row['los_next']:.1f}%",
+        )
     console.print(out)
     names = [row["name"] for row in table["agents"]]
     if len(names) > 1:
-        matrix = Table(title=Text("Head to head: the row's score against the column (by "
-                                  "rank), in %"))
+        matrix = Table(
+            title=Text("Head to head: the row's score against the column (by rank), in %")
+        )
         matrix.add_column("agent")
         for rank in range(1, len(names) + 1):
             matrix.add_column(str(rank), justify="right")
         for rank, a in enumerate(names, start=1):
             cells = [table["matrix"].get(a, {}).get(b) for b in names]
-            matrix.add_row(Text(f"{rank} {a}"), *(
-                "" if cell is None else f"{100 * cell['score'] / cell['games']:.0f}"
-                for cell in cells))
+            matrix.add_row(
+                Text(f"{rank} {a}"),
+                *(
+                    "" if cell is None else f"{100 * cell['score'] / cell['games']:.0f}"
+                    for cell in cells
+                ),
+            )
         console.print(matrix)
 
 
@@ -673,8 +831,9 @@ played, and a finished game or tournament is never lost: if writing it fails at 
 goes to a fresh file in the current folder (or the temporary folder) and the message says
 where."""
 
-COMPILE_NOTE = ("The search kernels are compiled on first use (about 45 s), then cached for "
-                "later runs.")
+COMPILE_NOTE = (
+    "The search kernels are compiled on first use (about 45 s), then cached for later runs."
+)
 AGENT_SPECS = "random, greedy, mcts:N, checkpoint:PATH, az:PATH[:SIMS], rllib:PATH"
 
 
@@ -688,174 +847,317 @@ def package_version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every `satellites` command; every option has its help."""
-    parser = argparse.ArgumentParser(prog="satellites", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version",
-                        version=f"satellites-env {package_version()}",
-                        help="print the installed version and exit")
+    parser = argparse.ArgumentParser(
+        prog="satellites",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"satellites-env {package_version()}",
+        help="print the installed version and exit",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    tr = sub.add_parser("train", help="train a policy by self-play (the learner the config "
-                        "names: PPO or AlphaZero)",
-                        description="Train a policy by self-play: the learner the config names "
-                        "(PPO or AlphaZero), into a run folder that --resume continues. "
-                        "az_quick, the main job, takes about 9 minutes on 2 cores. "
-                        + COMPILE_NOTE)
-    tr.add_argument("--config", required=True, metavar="NAME_OR_FILE",
-                    help="a shipped config's name (satellites config list) or a YAML file; a "
-                    "value with a / or ending in .yaml or .yml is a file, any other a shipped "
-                    "name")
+    tr = sub.add_parser(
+        "train",
+        help="train a policy by self-play (the learner the config names: PPO or AlphaZero)",
+        description="Train a policy by self-play: the learner the config names "
+        "(PPO or AlphaZero), into a run folder that --resume continues. "
+        "az_quick, the main job, takes about 9 minutes on 2 cores. " + COMPILE_NOTE,
+    )
+    tr.add_argument(
+        "--config",
+        required=True,
+        metavar="NAME_OR_FILE",
+        help="a shipped config's name (satellites config list) or a YAML file; a "
+        "value with a / or ending in .yaml or .yml is a file, any other a shipped "
+        "name",
+    )
     tr.add_argument("--out", type=path_arg, help="run folder (default runs/<config name>)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out")
-    add_ray_option(tr, "self-play in Ray actors (distributed.backend: ray): alone, a local Ray "
-                   "on this machine; with the address of a cluster started by `ray start "
-                   "--head` (or auto), join it")
+    add_ray_option(
+        tr,
+        "self-play in Ray actors (distributed.backend: ray): alone, a local Ray "
+        "on this machine; with the address of a cluster started by `ray start "
+        "--head` (or auto), join it",
+    )
 
-    ex = sub.add_parser("exploit", help="train an exploiter of a frozen agent (AlphaZero from "
-                        "the rules, every self-play game against it) and show what it found",
-                        description="Train an exploiter of a frozen agent for a time budget: "
-                        "AlphaZero from the rules (or from --init), every self-play game "
-                        "against the target, then a final table against it. " + COMPILE_NOTE)
-    ex.add_argument("--target", required=True, metavar="SPEC",
-                    help=f"the agent to exploit: {AGENT_SPECS}")
-    ex.add_argument("--minutes", type=MINUTES, required=True,
-                    help="training time budget in minutes (summed over --resume sessions)")
+    ex = sub.add_parser(
+        "exploit",
+        help="train an exploiter of a frozen agent (AlphaZero from "
+        "the rules, every self-play game against it) and show what it found",
+        description="Train an exploiter of a frozen agent for a time budget: "
+        "AlphaZero from the rules (or from --init), every self-play game "
+        "against the target, then a final table against it. " + COMPILE_NOTE,
+    )
+    ex.add_argument(
+        "--target", required=True, metavar="SPEC", help=f"the agent to exploit: {AGENT_SPECS}"
+    )
+    ex.add_argument(
+        "--minutes",
+        type=MINUTES,
+        required=True,
+        help="training time budget in minutes (summed over --resume sessions)",
+    )
     ex.add_argument("--out", type=path_arg, help="run folder (default runs/exploit-<target>)")
-    ex.add_argument("--config", metavar="NAME_OR_FILE", help="an AlphaZero config: a shipped "
-                    "name or a YAML file, as in train (default exploit)")
+    ex.add_argument(
+        "--config",
+        metavar="NAME_OR_FILE",
+        help="an AlphaZero config: a shipped name or a YAML file, as in train (default exploit)",
+    )
     ex.add_argument("--seed", type=SEED, help="the run's seed (default: the config's)")
-    ex.add_argument("--games", type=GAMES, default=200, help="final games against the "
-                    "target, per player (default 200)")
-    ex.add_argument("--init", metavar="NETWORK", help="start from this network (a "
-                    "checkpoint file or pretrained) instead of a random one; the model is "
-                    "its shape")
+    ex.add_argument(
+        "--games",
+        type=GAMES,
+        default=200,
+        help="final games against the target, per player (default 200)",
+    )
+    ex.add_argument(
+        "--init",
+        metavar="NETWORK",
+        help="start from this network (a "
+        "checkpoint file or pretrained) instead of a random one; the model is "
+        "its shape",
+    )
     ex.add_argument("--resume", action="store_true", help="continue the run in --out")
     add_ray_option(ex, "self-play in Ray actors, as in train")
 
-    cf = sub.add_parser("config", help="list the shipped training configs, or print one to "
-                        "copy and edit (needs the train extra)",
-                        description="The shipped training configs: `satellites config list` "
-                        "names each with its purpose; `satellites config show az_quick > "
-                        "my_run.yaml` copies one to edit, and `satellites train --config "
-                        "my_run.yaml` trains it.")
+    cf = sub.add_parser(
+        "config",
+        help="list the shipped training configs, or print one to "
+        "copy and edit (needs the train extra)",
+        description="The shipped training configs: `satellites config list` "
+        "names each with its purpose; `satellites config show az_quick > "
+        "my_run.yaml` copies one to edit, and `satellites train --config "
+        "my_run.yaml` trains it.",
+    )
     actions = cf.add_subparsers(dest="config_action", required=True, metavar="ACTION")
     actions.add_parser("list", help="each shipped config with its purpose")
     cs = actions.add_parser("show", help="print a shipped config (YAML), to copy and edit")
     cs.add_argument("name", metavar="NAME", help="the shipped config's name (config list)")
 
-    ev = sub.add_parser("evaluate", help="round-robin tournament between agents",
-                        description="A round-robin tournament between agents, colours "
-                        "balanced: win rates with 95%% intervals and Elo. The search of az: "
-                        "agents is compiled on first use (about 45 s), then cached for later "
-                        "runs.")
-    ev.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
-                    help=f"agent specs: {AGENT_SPECS}")
-    ev.add_argument("--games", type=GAMES, default=100,
-                    help="games per pairing, 1-1000000 (colours balanced; default 100)")
-    ev.add_argument("--seed", type=SEED, default=0, help="seed of the set-ups and agents, "
-                    "0-4294967295 (default 0)")
-    ev.add_argument("--workers", type=WORKERS, default=1,
-                    help="games in parallel, 1-256: processes (Ray actors with --ray), one "
-                    "CPU thread each; at most one per core pays off (default 1)")
-    ev.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
-                    help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
-    add_ray_option(ev, "play the games in --workers Ray actors: alone, a local Ray; with an "
-                   "address, that cluster (the same results as without)")
-    ev.add_argument("--out", type=path_arg, help="write the results as JSON to this file (checked "
-                    "before the first game; winners are \"red\", \"blue\" or null). Ctrl-C "
-                    "writes the games finished, marked \"complete\": false, and the same "
-                    "command continues the tournament")
-    ev.add_argument("--records", type=path_arg,
-                    help="save every game record and its HTML replay in this folder, which "
-                    f"must be new or empty (a non-empty one is refused, except the folder of "
-                    f"this command stopped by Ctrl-C, which it continues), with {MANIFEST} "
-                    f"(the results, and which record is which game) and {INDEX} (every game, "
-                    "linked to its replay)")
+    ev = sub.add_parser(
+        "evaluate",
+        help="round-robin tournament between agents",
+        description="A round-robin tournament between agents, colours "
+        "balanced: win rates with 95%% intervals and Elo. The search of az: "
+        "agents is compiled on first use (about 45 s), then cached for later "
+        "runs.",
+    )
+    ev.add_argument(
+        "--agents", nargs="+", required=True, metavar="SPEC", help=f"agent specs: {AGENT_SPECS}"
+    )
+    ev.add_argument(
+        "--games",
+        type=GAMES,
+        default=100,
+        help="games per pairing, 1-1000000 (colours balanced; default 100)",
+    )
+    ev.add_argument(
+        "--seed",
+        type=SEED,
+        default=0,
+        help="seed of the set-ups and agents, 0-4294967295 (default 0)",
+    )
+    ev.add_argument(
+        "--workers",
+        type=WORKERS,
+        default=1,
+        help="games in parallel, 1-256: processes (Ray actors with --ray), one "
+        "CPU thread each; at most one per core pays off (default 1)",
+    )
+    ev.add_argument(
+        "--max-moves",
+        type=MAX_MOVES,
+        default=DEFAULT_MAX_MOVES,
+        help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})",
+    )
+    add_ray_option(
+        ev,
+        "play the games in --workers Ray actors: alone, a local Ray; with an "
+        "address, that cluster (the same results as without)",
+    )
+    ev.add_argument(
+        "--out",
+        type=path_arg,
+        help="write the results as JSON to this file (checked "
+        'before the first game; winners are "red", "blue" or null). Ctrl-C '
+        'writes the games finished, marked "complete": false, and the same '
+        "command continues the tournament",
+    )
+    ev.add_argument(
+        "--records",
+        type=path_arg,
+        help="save every game record and its HTML replay in this folder, which "
+        f"must be new or empty (a non-empty one is refused, except the folder of "
+        f"this command stopped by Ctrl-C, which it continues), with {MANIFEST} "
+        f"(the results, and which record is which game) and {INDEX} (every game, "
+        "linked to its replay)",
+    )
 
     pl = sub.add_parser("play", help="play a game in the terminal against an agent")
-    pl.add_argument("--opponent", default="mcts:200", metavar="SPEC",
-                    help="agent spec (default mcts:200)")
-    pl.add_argument("--color", "--colour", dest="color", choices=("red", "blue"), default="red",
-                    help="your colour; red moves first (default red)")
-    pl.add_argument("--seed", type=SEED, default=0, help="seed of the set-up and the agent, "
-                    "0-4294967295 (default 0)")
-    pl.add_argument("--render", choices=("ansi", "human"), default="ansi",
-                    help="ansi: boards in the terminal; human: also a window (default ansi)")
-    pl.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
-                    help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
-    pl.add_argument("--save", type=path_arg, help="save the game record (JSON) to this file, "
-                    "however the game stops (checked before the game)")
+    pl.add_argument(
+        "--opponent", default="mcts:200", metavar="SPEC", help="agent spec (default mcts:200)"
+    )
+    pl.add_argument(
+        "--color",
+        "--colour",
+        dest="color",
+        choices=("red", "blue"),
+        default="red",
+        help="your colour; red moves first (default red)",
+    )
+    pl.add_argument(
+        "--seed",
+        type=SEED,
+        default=0,
+        help="seed of the set-up and the agent, 0-4294967295 (default 0)",
+    )
+    pl.add_argument(
+        "--render",
+        choices=("ansi", "human"),
+        default="ansi",
+        help="ansi: boards in the terminal; human: also a window (default ansi)",
+    )
+    pl.add_argument(
+        "--max-moves",
+        type=MAX_MOVES,
+        default=DEFAULT_MAX_MOVES,
+        help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})",
+    )
+    pl.add_argument(
+        "--save",
+        type=path_arg,
+        help="save the game record (JSON) to this file, "
+        "however the game stops (checked before the game)",
+    )
 
     sv = sub.add_parser("serve", help="play against an agent in the browser (a local page)")
-    sv.add_argument("--opponent", default="mcts:200", metavar="SPEC",
-                    help="agent spec (default mcts:200)")
-    sv.add_argument("--port", type=PORT, default=8000,
-                    help="port, 0-65535; 0 picks a free one (default 8000)")
-    sv.add_argument("--host", default="127.0.0.1",
-                    help="address to listen on (default 127.0.0.1: this machine only; "
-                    "0.0.0.0 or :: for every address; an empty one is refused)")
-    sv.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
-                    help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
+    sv.add_argument(
+        "--opponent", default="mcts:200", metavar="SPEC", help="agent spec (default mcts:200)"
+    )
+    sv.add_argument(
+        "--port", type=PORT, default=8000, help="port, 0-65535; 0 picks a free one (default 8000)"
+    )
+    sv.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; "
+        "0.0.0.0 or :: for every address; an empty one is refused)",
+    )
+    sv.add_argument(
+        "--max-moves",
+        type=MAX_MOVES,
+        default=DEFAULT_MAX_MOVES,
+        help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})",
+    )
     sv.add_argument("--open", action="store_true", help="open the page in the web browser")
 
     rp = sub.add_parser("replay", help="show a saved game: HTML page, GIF or boards")
     rp.add_argument("record", type=path_arg, help="a game record (.json)")
     rp.add_argument("--html", type=path_arg, help="write a self-contained HTML replay page")
     rp.add_argument("--gif", type=path_arg, help="write an animated GIF")
-    rp.add_argument("--boards", action="store_true",
-                    help="print every board at once (without --gif or --html, a terminal "
-                    "steps through the game on key presses instead)")
-    rp.add_argument("--frame-size", type=FRAME_SIZE, default=480,
-                    help="GIF frame size in pixels, 64-4096 (default 480)")
-    rp.add_argument("--fps", type=FPS, default=2.0,
-                    help="GIF frames per second, 0.1 to 50 (default 2); a frame lasts a whole "
-                    "number of hundredths of a second, so rates are rounded to 100/n")
+    rp.add_argument(
+        "--boards",
+        action="store_true",
+        help="print every board at once (without --gif or --html, a terminal "
+        "steps through the game on key presses instead)",
+    )
+    rp.add_argument(
+        "--frame-size",
+        type=FRAME_SIZE,
+        default=480,
+        help="GIF frame size in pixels, 64-4096 (default 480)",
+    )
+    rp.add_argument(
+        "--fps",
+        type=FPS,
+        default=2.0,
+        help="GIF frames per second, 0.1 to 50 (default 2); a frame lasts a whole "
+        "number of hundredths of a second, so rates are rounded to 100/n",
+    )
 
     dm = sub.add_parser("demo", help="play and render one game between two agents")
-    dm.add_argument("--seed", type=SEED, default=0, help="seed of the set-up and the agents, "
-                    "0-4294967295 (default 0)")
-    dm.add_argument("--max-moves", type=MAX_MOVES, default=DEFAULT_MAX_MOVES,
-                    help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})")
+    dm.add_argument(
+        "--seed",
+        type=SEED,
+        default=0,
+        help="seed of the set-up and the agents, 0-4294967295 (default 0)",
+    )
+    dm.add_argument(
+        "--max-moves",
+        type=MAX_MOVES,
+        default=DEFAULT_MAX_MOVES,
+        help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})",
+    )
     dm.add_argument("--gif", type=path_arg, default=None, help="save the game as an animated GIF")
-    dm.add_argument("--frame-size", type=FRAME_SIZE, default=400,
-                    help="GIF frame size in pixels, 64-4096 (default 400)")
-    dm.add_argument("--red", default="greedy", metavar="SPEC",
-                    help="agent spec playing red (default greedy)")
-    dm.add_argument("--blue", default="random", metavar="SPEC",
-                    help="agent spec playing blue (default random)")
+    dm.add_argument(
+        "--frame-size",
+        type=FRAME_SIZE,
+        default=400,
+        help="GIF frame size in pixels, 64-4096 (default 400)",
+    )
+    dm.add_argument(
+        "--red", default="greedy", metavar="SPEC", help="agent spec playing red (default greedy)"
+    )
+    dm.add_argument(
+        "--blue", default="random", metavar="SPEC", help="agent spec playing blue (default random)"
+    )
 
-    ld = sub.add_parser("ladder", help="a rating ladder: every game in a database, ratings "
-                        "with 95%% intervals")
+    ld = sub.add_parser(
+        "ladder", help="a rating ladder: every game in a database, ratings with 95%% intervals"
+    )
     steps = ld.add_subparsers(dest="ladder", required=True, metavar="STEP")
     db_help = "the ladder's database (default ladder.db)"
     la = steps.add_parser("add", help="add agents to the ladder (it is created if missing)")
     la.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs")
     la.add_argument("--name", help="the agent's name on the ladder (one SPEC; default: SPEC)")
-    la.add_argument("--seed", type=SEED, help="a new ladder's seed: every game's set-up "
-                    "follows from it and the pair (default 0)")
-    la.add_argument("--max-moves", type=MAX_MOVES, help="a new ladder's "
-                    "move cap per game (default 400, R20)")
+    la.add_argument(
+        "--seed",
+        type=SEED,
+        help="a new ladder's seed: every game's set-up follows from it and the pair (default 0)",
+    )
+    la.add_argument(
+        "--max-moves", type=MAX_MOVES, help="a new ladder's move cap per game (default 400, R20)"
+    )
     lr = steps.add_parser("run", help="play the games each pair of agents still lacks")
-    lr.add_argument("--games-per-pair", type=int_in(1, 100_000), default=20,
-                    help="games per pair of agents, colours balanced (default 20)")
+    lr.add_argument(
+        "--games-per-pair",
+        type=int_in(1, 100_000),
+        default=20,
+        help="games per pair of agents, colours balanced (default 20)",
+    )
     lq = steps.add_parser("rate", help="rate one agent against the ladder's fixed ratings")
     lq.add_argument("spec", metavar="SPEC", help="the agent spec to rate")
-    lq.add_argument("--games", type=int_in(2, 100_000), default=200,
-                    help="games to play (default 200)")
+    lq.add_argument(
+        "--games", type=int_in(2, 100_000), default=200, help="games to play (default 200)"
+    )
     lq.add_argument("--name", help="its name in the database (default: SPEC)")
     for command in (lr, lq):
-        command.add_argument("--allow-pickle", action="store_true",
-                             help="let the database's agent specs load pickled files "
-                             "(rllib:PATH, agents of other packages): a pickle can run any "
-                             "code, so only for a database and files you trust")
-        command.add_argument("--workers", type=WORKERS, default=1,
-                             help="games in parallel (processes, or Ray actors with --ray; "
-                             "default 1)")
-        add_ray_option(command, "play the games in Ray actors (a local Ray, or the cluster "
-                       "at ADDRESS)")
+        command.add_argument(
+            "--allow-pickle",
+            action="store_true",
+            help="let the database's agent specs load pickled files "
+            "(rllib:PATH, agents of other packages): a pickle can run any "
+            "code, so only for a database and files you trust",
+        )
+        command.add_argument(
+            "--workers",
+            type=WORKERS,
+            default=1,
+            help="games in parallel (processes, or Ray actors with --ray; default 1)",
+        )
+        add_ray_option(
+            command, "play the games in Ray actors (a local Ray, or the cluster at ADDRESS)"
+        )
     ls = steps.add_parser("show", help="the ratings, intervals, games and head-to-head matrix")
-    ls.add_argument("--html", type=path_arg, help="write the leaderboard page (and every game's "
-                    "replay) into this folder")
+    ls.add_argument(
+        "--html",
+        type=path_arg,
+        help="write the leaderboard page (and every game's replay) into this folder",
+    )
     ls.add_argument("--json", action="store_true", help="print the table as JSON")
     ls.add_argument("--csv", action="store_true", help="print the ratings as CSV")
     for command in (la, lr, lq, ls):
@@ -876,13 +1178,30 @@ def run_command(args: argparse.Namespace) -> None:
     if args.command == "train":
         train(args.config, args.out, args.resume, args.ray)
     elif args.command == "exploit":
-        exploit(args.target, args.minutes, args.out, args.config, args.seed, args.games,
-                args.resume, args.ray, args.init)
+        exploit(
+            args.target,
+            args.minutes,
+            args.out,
+            args.config,
+            args.seed,
+            args.games,
+            args.resume,
+            args.ray,
+            args.init,
+        )
     elif args.command == "config":
         trainer_command("config")(args.config_action, getattr(args, "name", None), console)
     elif args.command == "evaluate":
-        evaluate(args.agents, args.games, args.seed, args.workers, args.out, args.records,
-                 args.max_moves, args.ray)
+        evaluate(
+            args.agents,
+            args.games,
+            args.seed,
+            args.workers,
+            args.out,
+            args.records,
+            args.max_moves,
+            args.ray,
+        )
     elif args.command == "play":
         play(args.opponent, args.color, args.seed, args.render, args.max_moves, args.save)
     elif args.command == "serve":
@@ -897,8 +1216,9 @@ def run_command(args: argparse.Namespace) -> None:
         elif args.ladder == "run":
             ladder_run(args.db, args.games_per_pair, args.workers, args.ray, args.allow_pickle)
         elif args.ladder == "rate":
-            ladder_rate(args.db, args.spec, args.games, args.workers, args.ray, args.name,
-                        args.allow_pickle)
+            ladder_rate(
+                args.db, args.spec, args.games, args.workers, args.ray, args.name, args.allow_pickle
+            )
         else:
             if args.json and args.csv:
                 raise CliError("--json and --csv: choose one")
@@ -938,12 +1258,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as error:  # user errors: spec, record, SPN, config, paths...
         errors.print(f"[red]error:[/red] {escape(_describe(error))}")
         return EXIT_ERROR
-    except Exception as error:  # noqa: BLE001 - a bug: still one line, unless asked
+    except Exception as error:
         if os.environ.get("SATELLITES_TRACEBACK"):
             raise
-        errors.print(f"[red]internal error:[/red] {type(error).__name__}: "
-                     f"{escape(str(error))} (please report it; SATELLITES_TRACEBACK=1 shows "
-                     f"the traceback)")
+        errors.print(
+            f"[red]internal error:[/red] {type(error).__name__}: "
+            f"{escape(str(error))} (please report it; SATELLITES_TRACEBACK=1 shows "
+            f"the traceback)"
+        )
         return 1
     return 0
 

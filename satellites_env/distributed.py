@@ -31,7 +31,8 @@ def import_ray():
     except ImportError as error:
         raise RayUnavailableError(
             f"Ray is not installed: install the 'ray' extra (pip install 'satellites-env[ray]'); "
-            f"import failed: {error}") from None
+            f"import failed: {error}"
+        ) from None
     return ray
 
 
@@ -42,8 +43,11 @@ def connect(address: str | None = None, num_cpus: int = 0) -> bool:
     ray = import_ray()
     if ray.is_initialized():
         return False
-    options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
-                               "log_to_driver": False}
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "logging_level": logging.WARNING,
+        "log_to_driver": False,
+    }
     if address:
         _probe(address)
     try:
@@ -53,9 +57,11 @@ def connect(address: str | None = None, num_cpus: int = 0) -> bool:
             ray.init(num_cpus=max(os.cpu_count() or 1, num_cpus), **options)
     except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
         where = f"the Ray cluster at {address!r}" if address else "a local Ray"
-        raise RayUnavailableError(f"cannot start or reach {where}: {str(error)[:300]} (start "
-                                  f"a cluster with `ray start --head` and pass the address it "
-                                  f"prints, or give --ray alone for a local Ray)") from None
+        raise RayUnavailableError(
+            f"cannot start or reach {where}: {str(error)[:300]} (start "
+            f"a cluster with `ray start --head` and pass the address it "
+            f"prints, or give --ray alone for a local Ray)"
+        ) from None
     return True
 
 
@@ -70,7 +76,8 @@ def _probe(address: str, seconds: float = 5.0) -> None:
         raise RayUnavailableError(
             f"no Ray cluster answers at {address!r} ({getattr(error, 'strerror', None) or error}"
             f"): start one with `ray start --head` and pass the address it prints, or give "
-            f"--ray alone for a local Ray") from None
+            f"--ray alone for a local Ray"
+        ) from None
 
 
 class _ArenaActor:
@@ -91,11 +98,16 @@ def _new_actor(actor_class, init: Callable[[], None], play: Callable):
     return actor_class.remote(init, play)
 
 
-def run_jobs_on_ray(jobs: list, play: Callable, init: Callable[[], None], workers: int,
-                    address: str | None = None,
-                    progress: Callable[[int, int], None] | None = None,
-                    max_replacements: int = 8,
-                    on_result: Callable[[int, Any], None] | None = None) -> list:
+def run_jobs_on_ray(
+    jobs: list,
+    play: Callable,
+    init: Callable[[], None],
+    workers: int,
+    address: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    max_replacements: int = 8,
+    on_result: Callable[[int, Any], None] | None = None,
+) -> list:
     """`play(job, agents=...)` for every job, in `workers` Ray actors that each ran `init()`
     first and keep their own agents (module-level functions or partials of them: they travel
     to the actors by reference); results in job order. `on_result(index, result)` is called

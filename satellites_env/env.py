@@ -26,7 +26,7 @@ Errors (all ValueErrors; one rule for this env, the Gymnasium env and the vector
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -37,8 +37,8 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS, check_max_moves
 from .core.checks import check_int, check_seed, quoted
-from .core.game import Game
 from .core.engine import IllegalActionError
+from .core.game import Game
 from .core.state import initial_state
 from .observation import Observer
 from .render import RENDER_MODES, EnvRenderer
@@ -58,8 +58,7 @@ def check_render_mode(render_mode, modes) -> str | None:
     """`render_mode` if it is None or one of `modes`; ValueError naming it otherwise."""
     if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
         return render_mode
-    raise ValueError(f"render_mode must be one of {list(modes)} or None, got "
-                     f"{quoted(render_mode)}")
+    raise ValueError(f"render_mode must be one of {list(modes)} or None, got {quoted(render_mode)}")
 
 
 def check_screen_size(screen_size) -> int:
@@ -73,12 +72,17 @@ def as_action(action) -> int:
     the legality are the Game's to check."""
     if type(action) is int:  # the common case, first
         return action
-    if isinstance(action, np.ndarray) and action.size == 1 and action.ndim <= 1 \
-            and np.issubdtype(action.dtype, np.integer):
+    if (
+        isinstance(action, np.ndarray)
+        and action.size == 1
+        and action.ndim <= 1
+        and np.issubdtype(action.dtype, np.integer)
+    ):
         return int(action.reshape(()))
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         raise IllegalActionError(
-            f"action must be an integer in 0..{N_ACTIONS - 1}, got {_describe(action)}")
+            f"action must be an integer in 0..{N_ACTIONS - 1}, got {_describe(action)}"
+        )
     return int(action)
 
 
@@ -88,12 +92,15 @@ def spn_option(options) -> str | None:
     if options is None:
         return None
     if not isinstance(options, Mapping):
-        raise ValueError(f"reset options must be a dict such as {{'spn': '<SPN>'}} or None, got "
-                         f"{_describe(options)}")
+        raise ValueError(
+            f"reset options must be a dict such as {{'spn': '<SPN>'}} or None, got "
+            f"{_describe(options)}"
+        )
     unknown = [key for key in options if key != "spn"]
     if unknown:
-        gymnasium.logger.warn(f"ignoring unknown reset option(s) {quoted(unknown)}; "
-                              f"the only option is 'spn'")
+        gymnasium.logger.warn(
+            f"ignoring unknown reset option(s) {quoted(unknown)}; the only option is 'spn'"
+        )
     return options.get("spn")
 
 
@@ -103,8 +110,9 @@ def _describe(value) -> str:
     return f"{quoted(value)} ({type(value).__name__})"
 
 
-def env(render_mode: str | None = None, max_moves: int = DEFAULT_MAX_MOVES,
-        screen_size: int = 640) -> ClassicWrapper:
+def env(
+    render_mode: str | None = None, max_moves: int = DEFAULT_MAX_MOVES, screen_size: int = 640
+) -> ClassicWrapper:
     """The `satellites_v0` env as PettingZoo's classic games are made: `raw_env` wrapped in
     `ClassicWrapper`, so an illegal action ends the game with -1 for the offender and the call
     order is enforced.
@@ -122,8 +130,9 @@ def env(render_mode: str | None = None, max_moves: int = DEFAULT_MAX_MOVES,
     Raises:
         ValueError: an argument out of its range or of the wrong type, named in the message.
     """
-    return ClassicWrapper(raw_env(render_mode=render_mode, max_moves=max_moves,
-                                  screen_size=screen_size))
+    return ClassicWrapper(
+        raw_env(render_mode=render_mode, max_moves=max_moves, screen_size=screen_size)
+    )
 
 
 class raw_env(AECEnv):
@@ -150,15 +159,19 @@ class raw_env(AECEnv):
         ValueError: an argument out of its range or of the wrong type, named in the message.
     """
 
-    metadata = {
+    metadata: ClassVar[dict] = {
         "render_modes": list(RENDER_MODES),
         "name": "satellites_v0",
         "is_parallelizable": False,
         "render_fps": 2,
     }
 
-    def __init__(self, render_mode: str | None = None, max_moves: int = DEFAULT_MAX_MOVES,
-                 screen_size: int = 640):
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        max_moves: int = DEFAULT_MAX_MOVES,
+        screen_size: int = 640,
+    ):
         super().__init__()
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.max_moves = check_max_moves(max_moves)
@@ -230,19 +243,23 @@ class raw_env(AECEnv):
         if game is None:
             raise ResetNeededError("call reset() before step()")
         if not self.agents:
-            raise ResetNeededError("the game is over and both agents have stepped out of it "
-                                   "(with step(None)): call reset() to play again")
+            raise ResetNeededError(
+                "the game is over and both agents have stepped out of it "
+                "(with step(None)): call reset() to play again"
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             if action is not None:
                 raise IllegalActionError(
                     f"{agent} is done (the game is over): the only valid action is None, got "
-                    f"{_describe(action)}")
+                    f"{_describe(action)}"
+                )
             self._was_dead_step(action)
             return
         if action is None:
-            raise IllegalActionError(f"action must be an integer in 0..{N_ACTIONS - 1}, got "
-                                     f"None ({agent} is not done)")
+            raise IllegalActionError(
+                f"action must be an integer in 0..{N_ACTIONS - 1}, got None ({agent} is not done)"
+            )
         action = as_action(action)
         try:
             game.play(action)  # raises IllegalActionError with the reason; nothing changes then
@@ -279,9 +296,11 @@ class raw_env(AECEnv):
         self._cumulative_rewards[agent] = 0
         self._accumulate_rewards()
         self.terminations = dict.fromkeys(AGENTS, True)
-        info = {"winner": COLOR_NAMES[1 - offender],
-                "reason": f"illegal action by {COLOR_NAMES[offender]} ({agent}): it loses",
-                "illegal_action": why}
+        info = {
+            "winner": COLOR_NAMES[1 - offender],
+            "reason": f"illegal action by {COLOR_NAMES[offender]} ({agent}): it loses",
+            "illegal_action": why,
+        }
         for other in AGENTS:
             self.infos[other] = dict(info)
 
@@ -341,8 +360,10 @@ class ClassicWrapper(OrderEnforcingWrapper):
 
     def __init__(self, env: raw_env):
         if not isinstance(env, raw_env):
-            raise ValueError(f"env must be a satellites raw_env (ClassicWrapper wraps one), got "
-                             f"{type(env).__name__}")
+            raise ValueError(
+                f"env must be a satellites raw_env (ClassicWrapper wraps one), got "
+                f"{type(env).__name__}"
+            )
         super().__init__(env)
 
     def _raw(self, name: str) -> raw_env:
@@ -401,8 +422,13 @@ class ClassicWrapper(OrderEnforcingWrapper):
             raise ResetNeededError("call reset() before last()")
         env = self.env
         agent = env.agent_selection
-        return (env.observe(agent) if observe else None, env._cumulative_rewards[agent],
-                env.terminations[agent], env.truncations[agent], env.infos[agent])
+        return (
+            env.observe(agent) if observe else None,
+            env._cumulative_rewards[agent],
+            env.terminations[agent],
+            env.truncations[agent],
+            env.infos[agent],
+        )
 
     def step(self, action) -> None:
         if not self._has_reset:
@@ -425,6 +451,17 @@ class ClassicWrapper(OrderEnforcingWrapper):
         return self.env.state()
 
 
-__all__ = ["AGENTS", "ClassicWrapper", "IllegalActionError", "MAX_SCREEN_SIZE", "MIN_SCREEN_SIZE",
-           "ResetNeededError", "as_action", "check_render_mode", "check_screen_size", "env",
-           "raw_env", "spn_option"]
+__all__ = [
+    "AGENTS",
+    "MAX_SCREEN_SIZE",
+    "MIN_SCREEN_SIZE",
+    "ClassicWrapper",
+    "IllegalActionError",
+    "ResetNeededError",
+    "as_action",
+    "check_render_mode",
+    "check_screen_size",
+    "env",
+    "raw_env",
+    "spn_option",
+]

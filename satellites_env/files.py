@@ -54,10 +54,15 @@ class FileKindError(OSError):
 
 def kind_of(mode: int) -> str:
     """'a directory', 'a FIFO (named pipe)', ... : what a stat mode is, for messages."""
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"),
-                       (stat.S_ISREG, "a regular file")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISREG, "a regular file"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -77,12 +82,16 @@ def check_output(path: str | Path, what: str = "output file") -> os.stat_result 
         except OSError:
             target = "?"
         state = "" if path.exists() else "dangling "
-        raise FileKindError(f"{what} {quoted_path(path)} is a {state}symbolic link (to "
-                            f"{quoted_path(Path(target))}); outputs are never written through a "
-                            f"link: give the target path itself")
+        raise FileKindError(
+            f"{what} {quoted_path(path)} is a {state}symbolic link (to "
+            f"{quoted_path(Path(target))}); outputs are never written through a "
+            f"link: give the target path itself"
+        )
     if not stat.S_ISREG(info.st_mode):
-        raise FileKindError(f"{what} {quoted_path(path)} is {kind_of(info.st_mode)}, not a regular "
-                            f"file; give a file path")
+        raise FileKindError(
+            f"{what} {quoted_path(path)} is {kind_of(info.st_mode)}, not a regular "
+            f"file; give a file path"
+        )
     return info
 
 
@@ -94,8 +103,9 @@ def open_output(path: str | Path, what: str = "output file") -> Iterator[BinaryI
     path = Path(path)
     before = check_output(path, what)
     temporary = path.with_name(f".{path.name[:60]}.{secrets.token_hex(6)}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
-                         | _CLOEXEC | _BINARY, 0o666)
+    descriptor = os.open(
+        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY, 0o666
+    )
     try:
         with os.fdopen(descriptor, "wb") as file:
             yield file
@@ -126,12 +136,14 @@ def read_input(path: str | Path, limit: int, what: str = "input file") -> bytes:
     path = Path(path)
     info = os.stat(path)
     if not stat.S_ISREG(info.st_mode):
-        raise FileKindError(f"{what} {quoted_path(path)} is {kind_of(info.st_mode)}, not a regular "
-                            f"file")
+        raise FileKindError(
+            f"{what} {quoted_path(path)} is {kind_of(info.st_mode)}, not a regular file"
+        )
 
     def too_large() -> FileKindError:
-        return FileKindError(f"{what} {quoted_path(path)} is larger than {limit:,} bytes, the most "
-                             f"this reads")
+        return FileKindError(
+            f"{what} {quoted_path(path)} is larger than {limit:,} bytes, the most this reads"
+        )
 
     if info.st_size > limit:
         raise too_large()
@@ -140,8 +152,9 @@ def read_input(path: str | Path, limit: int, what: str = "input file") -> bytes:
     with os.fdopen(descriptor, "rb") as file:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
-            raise FileKindError(f"{what} {quoted_path(path)} is {kind_of(mode)}, "
-                                f"not a regular file")
+            raise FileKindError(
+                f"{what} {quoted_path(path)} is {kind_of(mode)}, not a regular file"
+            )
         data = file.read(limit + 1)
     if len(data) > limit:
         raise too_large()
@@ -203,12 +216,15 @@ def check_output_file(path: Path, option: str, example: str) -> None:
     """
     try:
         if path.is_dir() and not path.is_symlink():
-            raise OutputError(f"{option} {quoted_path(path)} is a directory; give a file path "
-                              f"such as {quoted_path(path / example)}")
+            raise OutputError(
+                f"{option} {quoted_path(path)} is a directory; give a file path "
+                f"such as {quoted_path(path / example)}"
+            )
         ancestor = nearest_existing(path.parent)
         if not ancestor.is_dir():
-            raise OutputError(f"{option} {quoted_path(path)}: {quoted_path(ancestor)} is a "
-                              f"file, not a folder")
+            raise OutputError(
+                f"{option} {quoted_path(path)}: {quoted_path(ancestor)} is a file, not a folder"
+            )
         try:
             existing = check_output(path, option)
         except FileKindError as error:
@@ -217,8 +233,9 @@ def check_output_file(path: Path, option: str, example: str) -> None:
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
         _probe_folder(ancestor)
     except OSError as error:
-        raise OutputError(f"{option} {quoted_path(path)} cannot be written: "
-                          f"{error.strerror or error}") from None
+        raise OutputError(
+            f"{option} {quoted_path(path)} cannot be written: {error.strerror or error}"
+        ) from None
 
 
 def check_output_folder(path: Path, option: str) -> None:
@@ -231,12 +248,14 @@ def check_output_folder(path: Path, option: str) -> None:
     try:
         ancestor = nearest_existing(path)
         if not ancestor.is_dir():
-            raise OutputError(f"{option} {quoted_path(path)}: {quoted_path(ancestor)} is a "
-                              f"file, not a folder")
+            raise OutputError(
+                f"{option} {quoted_path(path)}: {quoted_path(ancestor)} is a file, not a folder"
+            )
         _probe_folder(ancestor)
     except OSError as error:
-        raise OutputError(f"{option} {quoted_path(path)} cannot be written: "
-                          f"{error.strerror or error}") from None
+        raise OutputError(
+            f"{option} {quoted_path(path)} cannot be written: {error.strerror or error}"
+        ) from None
 
 
 def fallback_folders() -> list[Path]:
@@ -275,9 +294,11 @@ def write_or_fallback(write: Callable[[Path], object], path: Path, option: str) 
         problem = f"could not write {option} {quoted_path(path)}: {error.strerror or error}"
     for folder in fallback_folders():
         try:
-            handle, name = tempfile.mkstemp(prefix=f"satellites-{path.stem[:40] or 'output'}-"
-                                                   f"{stamp()}-", suffix=path.suffix[:20],
-                                            dir=folder)
+            handle, name = tempfile.mkstemp(
+                prefix=f"satellites-{path.stem[:40] or 'output'}-{stamp()}-",
+                suffix=path.suffix[:20],
+                dir=folder,
+            )
             os.close(handle)
             write(Path(name))
         except OSError:

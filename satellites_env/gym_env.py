@@ -41,7 +41,8 @@ Registered as ``satellites/Satellites-v0`` when `satellites_env` is imported:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -50,11 +51,10 @@ from gymnasium import spaces
 from .agents import Agent, AgentSpecError, make_agent
 from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, N_ACTIONS, check_max_moves
 from .core.checks import check_seed, quoted
-from .core.game import Game
 from .core.engine import IllegalActionError
+from .core.game import Game
 from .core.state import initial_state
-from .env import (ResetNeededError, as_action, check_render_mode, check_screen_size,
-                  spn_option)
+from .env import ResetNeededError, as_action, check_render_mode, check_screen_size, spn_option
 from .observation import Observer
 from .render import RENDER_MODES, EnvRenderer
 
@@ -66,7 +66,7 @@ class GameOverError(ValueError):
     """`reset` was given a position that is over before the learner can act."""
 
 
-Opponent = Union[str, Agent, Callable[[Game], int]]
+Opponent = str | Agent | Callable[[Game], int]
 
 
 class SatellitesGymEnv(gymnasium.Env):
@@ -93,22 +93,30 @@ class SatellitesGymEnv(gymnasium.Env):
         screen_size: frame size in pixels for ``"rgb_array"`` and ``"human"``.
     """
 
-    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+    metadata: ClassVar[dict] = {"render_modes": list(RENDER_MODES), "render_fps": 2}
 
-    def __init__(self, opponent: Opponent = "random", agent_color: str = "red",
-                 max_moves: int = DEFAULT_MAX_MOVES, render_mode: str | None = None,
-                 illegal_action: str = "terminate", screen_size: int = 640):
+    def __init__(
+        self,
+        opponent: Opponent = "random",
+        agent_color: str = "red",
+        max_moves: int = DEFAULT_MAX_MOVES,
+        render_mode: str | None = None,
+        illegal_action: str = "terminate",
+        screen_size: int = 640,
+    ):
         super().__init__()
         render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         if not isinstance(agent_color, str) or agent_color not in (*COLORS, "random"):
-            raise ValueError(f"agent_color must be 'red', 'blue' or 'random', got "
-                             f"{quoted(agent_color)}")
+            raise ValueError(
+                f"agent_color must be 'red', 'blue' or 'random', got {quoted(agent_color)}"
+            )
         self.max_moves = check_max_moves(max_moves)
         if isinstance(illegal_action, str) and illegal_action == "lose":  # before "terminate"
             illegal_action = "terminate"
         if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got "
-                             f"{quoted(illegal_action)}")
+            raise ValueError(
+                f"illegal_action must be 'terminate' or 'raise', got {quoted(illegal_action)}"
+            )
         screen_size = check_screen_size(screen_size)
         self.render_mode = render_mode
         self.agent_color = agent_color
@@ -148,8 +156,10 @@ class SatellitesGymEnv(gymnasium.Env):
         spn = spn_option(options)  # ValueError for options that are not a mapping
         start = None if spn is None else Game.from_spn(spn, self.max_moves)  # likewise
         if start is not None and start.is_over:  # refused before the generator is reseeded
-            raise GameOverError(f"reset: the position is already over ({start.score().reason}); "
-                                f"there is nothing for the learner to play")
+            raise GameOverError(
+                f"reset: the position is already over ({start.score().reason}); "
+                f"there is nothing for the learner to play"
+            )
         super().reset(seed=seed)
         # Draw in a fixed order so that a seed gives the same set-up as satellites_v0's reset
         # (set-up first), whatever agent_color is.
@@ -169,7 +179,8 @@ class SatellitesGymEnv(gymnasium.Env):
             self._done = True
             raise GameOverError(
                 f"reset: the opponent ended the game ({self.game.score().reason}) before the "
-                f"learner ({self.learner_color}) could move; start from another position")
+                f"learner ({self.learner_color}) could move; start from another position"
+            )
         if self.render_mode == "human":
             self.render()
         return self._observation(), self._info(opponent_actions)
@@ -188,14 +199,19 @@ class SatellitesGymEnv(gymnasium.Env):
             if not 0 <= action < N_ACTIONS:
                 raise  # not an action of the space: nothing changed, in both modes
             n_legal = int(self.game.legal_mask().sum())
-            message = (f"{error}; the learner ({self.learner_color}) has {n_legal} legal "
-                       f"action{'s' if n_legal != 1 else ''} here (env.action_masks() lists them)")
+            message = (
+                f"{error}; the learner ({self.learner_color}) has {n_legal} legal "
+                f"action{'s' if n_legal != 1 else ''} here (env.action_masks() lists them)"
+            )
             if self.illegal_action == "raise":
                 raise IllegalActionError(message) from None
             self._done = True
             info = self._info([])
-            info.update(winner=COLORS[1 - self.player], illegal_action=message,
-                        reason=f"illegal action by the learner ({self.learner_color}): it loses")
+            info.update(
+                winner=COLORS[1 - self.player],
+                illegal_action=message,
+                reason=f"illegal action by the learner ({self.learner_color}): it loses",
+            )
             return self._observation(), -1.0, True, False, info
         opponent_actions = self._play_opponent()
         reward, terminated, truncated = 0.0, False, False
@@ -226,8 +242,8 @@ class SatellitesGymEnv(gymnasium.Env):
                 game.play(action)
             except IllegalActionError as error:
                 raise IllegalActionError(
-                    f"the opponent {quoted(self.opponent)} played an illegal action: "
-                    f"{error}") from None
+                    f"the opponent {quoted(self.opponent)} played an illegal action: {error}"
+                ) from None
             actions.append(action)
         return actions
 
@@ -235,8 +251,10 @@ class SatellitesGymEnv(gymnasium.Env):
         return self.observer.observe(self.game, self.player, not self._done)
 
     def _info(self, opponent_actions: list[int]) -> dict[str, Any]:
-        info: dict[str, Any] = {"learner_color": self.learner_color,
-                                "opponent_actions": list(opponent_actions)}
+        info: dict[str, Any] = {
+            "learner_color": self.learner_color,
+            "opponent_actions": list(opponent_actions),
+        }
         if self.game.is_over:
             result = self.game.score()
             info.update(winner=result.winner_name, reason=result.reason)
@@ -272,7 +290,8 @@ def _build_opponent(opponent: Opponent) -> tuple[Agent | None, Callable[[Game], 
         return None, opponent
     raise AgentSpecError(
         f"opponent must be an agent spec string (random, greedy, mcts:N, checkpoint:PATH), an "
-        f"Agent or a callable (game) -> action; got {type(opponent).__name__}")
+        f"Agent or a callable (game) -> action; got {type(opponent).__name__}"
+    )
 
 
-__all__ = ["COLORS", "GameOverError", "ILLEGAL_ACTION_MODES", "SatellitesGymEnv"]
+__all__ = ["COLORS", "ILLEGAL_ACTION_MODES", "GameOverError", "SatellitesGymEnv"]

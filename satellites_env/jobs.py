@@ -107,8 +107,15 @@ class Workers:
             `fork` on Linux).
     """
 
-    def __init__(self, workers: int = 1, *, ray: bool = False, ray_address: str | None = None,
-                 init: Callable[[], None] | None = None, context: Any = None):
+    def __init__(
+        self,
+        workers: int = 1,
+        *,
+        ray: bool = False,
+        ray_address: str | None = None,
+        init: Callable[[], None] | None = None,
+        context: Any = None,
+    ):
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.workers, self.ray, self.ray_address = workers, ray, ray_address
@@ -122,8 +129,9 @@ class Workers:
     def __exit__(self, *exc_info) -> None:
         self.close()
 
-    def run(self, jobs: Sequence, play: Callable,
-            on_result: Callable[[int, Any], None] | None = None) -> list:
+    def run(
+        self, jobs: Sequence, play: Callable, on_result: Callable[[int, Any], None] | None = None
+    ) -> list:
         """Play every job; the results in job order.
 
         Args:
@@ -152,8 +160,14 @@ class Workers:
         if self.ray:
             from .distributed import run_jobs_on_ray
 
-            run_jobs_on_ray(list(jobs), play, self.init or _nothing, self.workers,
-                            self.ray_address, on_result=deliver)
+            run_jobs_on_ray(
+                list(jobs),
+                play,
+                self.init or _nothing,
+                self.workers,
+                self.ray_address,
+                on_result=deliver,
+            )
         elif self.workers == 1:
             for index, job in enumerate(jobs):
                 deliver(index, play(job))
@@ -175,8 +189,12 @@ class Workers:
             try:
                 if isinstance(error, KeyboardInterrupt):
                     for future, index in sorted(futures.items(), key=lambda item: item[1]):
-                        if index not in delivered and future.done() and not future.cancelled() \
-                                and future.exception() is None:
+                        if (
+                            index not in delivered
+                            and future.done()
+                            and not future.cancelled()
+                            and future.exception() is None
+                        ):
                             deliver(index, future.result())
             finally:  # a second Ctrl-C while handing over still ends the workers
                 self._end()
@@ -189,9 +207,12 @@ class Workers:
             self.close()
         if self._pool is None:
             kernel = threading.current_thread() is threading.main_thread()
-            pool = ProcessPoolExecutor(count, mp_context=self.context,
-                                       initializer=_start_worker,
-                                       initargs=(os.getpid(), kernel, self.init))
+            pool = ProcessPoolExecutor(
+                count,
+                mp_context=self.context,
+                initializer=_start_worker,
+                initargs=(os.getpid(), kernel, self.init),
+            )
             self._pool, self._size = pool, count
             try:
                 # Start every process here, from this thread (a pool starts them as jobs
@@ -245,11 +266,18 @@ def _nothing() -> None:
     """The `init` of workers that need none."""
 
 
-def run_jobs(jobs: Sequence, play: Callable, workers: int = 1, *, ray: bool = False,
-             ray_address: str | None = None, init: Callable[[], None] | None = None,
-             on_result: Callable[[int, Any], None] | None = None, context: Any = None) -> list:
+def run_jobs(
+    jobs: Sequence,
+    play: Callable,
+    workers: int = 1,
+    *,
+    ray: bool = False,
+    ray_address: str | None = None,
+    init: Callable[[], None] | None = None,
+    on_result: Callable[[int, Any], None] | None = None,
+    context: Any = None,
+) -> list:
     """Play a list of jobs on fresh workers ([`Workers`][satellites_env.jobs.Workers]: the
     arguments are its and its `run`'s); the results in job order."""
-    with Workers(workers, ray=ray, ray_address=ray_address, init=init,
-                 context=context) as pool:
+    with Workers(workers, ray=ray, ray_address=ray_address, init=init, context=context) as pool:
         return pool.run(jobs, play, on_result)

@@ -99,11 +99,25 @@ CREATE TABLE IF NOT EXISTS claims (
     host TEXT NOT NULL, pid INTEGER NOT NULL, at REAL NOT NULL, PRIMARY KEY (a, b, game));
 """
 #: the columns this code reads from each table
-COLUMNS = {"meta": {"key", "value"},
-           "agents": {"id", "key", "name", "spec", "roster", "added"},
-           "games": {"id", "a", "b", "game", "seed", "a_red", "score", "winner", "reason",
-                     "moves", "record", "played"},
-           "claims": {"a", "b", "game", "owner", "host", "pid", "at"}}
+COLUMNS = {
+    "meta": {"key", "value"},
+    "agents": {"id", "key", "name", "spec", "roster", "added"},
+    "games": {
+        "id",
+        "a",
+        "b",
+        "game",
+        "seed",
+        "a_red",
+        "score",
+        "winner",
+        "reason",
+        "moves",
+        "record",
+        "played",
+    },
+    "claims": {"a", "b", "game", "owner", "host", "pid", "at"},
+}
 
 
 class LadderError(ValueError):
@@ -160,8 +174,12 @@ def _is_int(value, low: int, high: int) -> bool:
 
 
 def _name_problem(name) -> str | None:
-    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME or any(
-            not c.isprintable() for c in name):
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or len(name) > MAX_NAME
+        or any(not c.isprintable() for c in name)
+    ):
         return f"an agent name must be 1 to {MAX_NAME} printable characters, got {quoted(name)}"
     return None
 
@@ -170,19 +188,29 @@ def _name_problem(name) -> str | None:
 _agents: dict[tuple[str, str | None], Agent] = {}
 
 
-def play_job(spec_a: str, spec_b: str, game: int, seed: int, max_moves: int,
-             key_a: str | None = None, key_b: str | None = None) -> dict:
+def play_job(
+    spec_a: str,
+    spec_b: str,
+    game: int,
+    seed: int,
+    max_moves: int,
+    key_a: str | None = None,
+    key_b: str | None = None,
+) -> dict:
     """Play one ladder game (in this process or a worker): the record as a dict. With
     `key_a`/`key_b`, an agent whose identity is not that key (its file changed) is refused."""
     for spec, key in ((spec_a, key_a), (spec_b, key_b)):
         if (spec, key) not in _agents:
             agent = make_agent(spec, seed=0)
             if key is not None and agent.identity() != key:
-                raise LadderError(f"agent {quoted(spec)} is no longer the player it was when "
-                                  f"it joined the ladder (its file changed)")
+                raise LadderError(
+                    f"agent {quoted(spec)} is no longer the player it was when "
+                    f"it joined the ladder (its file changed)"
+                )
             _agents[spec, key] = agent
-    record = play_pairing_game(_agents[spec_a, key_a], _agents[spec_b, key_b], game, seed,
-                               max_moves)
+    record = play_pairing_game(
+        _agents[spec_a, key_a], _agents[spec_b, key_b], game, seed, max_moves
+    )
     return record.as_dict()
 
 
@@ -232,8 +260,9 @@ class _Heartbeat(threading.Thread):
         try:
             while not self.stopped.wait(self.every):
                 try:
-                    db.execute("UPDATE claims SET at = ? WHERE owner = ?",
-                               (time.time(), self.owner))
+                    db.execute(
+                        "UPDATE claims SET at = ? WHERE owner = ?", (time.time(), self.owner)
+                    )
                 except sqlite3.Error:
                     pass  # busy: the next beat renews (a lease spans several beats)
         finally:
@@ -261,17 +290,25 @@ class Ladder:
             checks.
     """
 
-    def __init__(self, path: str | Path = "ladder.db", create: bool = True, seed: int = 0,
-                 max_moves: int = DEFAULT_MAX_MOVES, readonly: bool = False,
-                 allow_pickle: bool = False):
+    def __init__(
+        self,
+        path: str | Path = "ladder.db",
+        create: bool = True,
+        seed: int = 0,
+        max_moves: int = DEFAULT_MAX_MOVES,
+        readonly: bool = False,
+        allow_pickle: bool = False,
+    ):
         self.path = Path(path)
         self.readonly = readonly
         self.allow_pickle = allow_pickle
         if self.path.is_symlink() and not self.path.exists():
             # SQLite would create the file wherever the link points
-            raise LadderError(f"ladder database {quoted_path(self.path)} is a dangling symbolic "
-                              f"link (to {quoted_path(os.readlink(self.path))}); give the "
-                              f"database itself")
+            raise LadderError(
+                f"ladder database {quoted_path(self.path)} is a dangling symbolic "
+                f"link (to {quoted_path(os.readlink(self.path))}); give the "
+                f"database itself"
+            )
         if self.path.is_dir():
             raise LadderError(f"ladder database {quoted_path(self.path)} is a directory")
         exists = self.path.exists()
@@ -281,19 +318,20 @@ class Ladder:
             raise LadderError(f"ladder database {quoted_path(self.path)} does not exist")
         empty = exists and self.path.stat().st_size == 0
         if empty and (not create or readonly):
-            raise LadderError(f"{quoted_path(self.path)} is not a ladder database (an empty "
-                              f"file)")
+            raise LadderError(f"{quoted_path(self.path)} is not a ladder database (an empty file)")
         try:
             if readonly:
-                self.db = sqlite3.connect(self._readonly_uri(), uri=True, timeout=60.0,
-                                          isolation_level=None)
+                self.db = sqlite3.connect(
+                    self._readonly_uri(), uri=True, timeout=60.0, isolation_level=None
+                )
             else:
                 self.db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
             self._check(exists and not empty, seed, max_moves)
         except sqlite3.DatabaseError as error:
             self._close_quietly()
-            raise LadderError(f"{quoted_path(self.path)} is not a ladder database, or it is "
-                              f"damaged: {error}") from None
+            raise LadderError(
+                f"{quoted_path(self.path)} is not a ladder database, or it is damaged: {error}"
+            ) from None
         except LadderError:
             self._close_quietly()
             raise
@@ -316,11 +354,14 @@ class Ladder:
 
     def _check(self, exists: bool, seed: int, max_moves: int) -> None:
         application = self.db.execute("PRAGMA application_id").fetchone()[0]
-        tables = {row[0] for row in self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = {
+            row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
         if exists and application != APPLICATION_ID:
-            raise LadderError(f"{quoted_path(self.path)} is not a ladder database (an SQLite "
-                              f"file of something else)")
+            raise LadderError(
+                f"{quoted_path(self.path)} is not a ladder database (an SQLite "
+                f"file of something else)"
+            )
         if not exists:
             if tables or application:
                 raise LadderError(f"{quoted_path(self.path)} is not a ladder database")
@@ -334,12 +375,16 @@ class Ladder:
             tables = set(COLUMNS)
         for table, columns in COLUMNS.items():
             if table not in tables:
-                raise LadderError(f"{quoted_path(self.path)}: the ladder database has no "
-                                  f"table {table!r} (damaged)")
+                raise LadderError(
+                    f"{quoted_path(self.path)}: the ladder database has no "
+                    f"table {table!r} (damaged)"
+                )
             have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
             if not columns <= have:
-                raise LadderError(f"{quoted_path(self.path)}: table {table!r} lacks the "
-                                  f"columns {sorted(columns - have)} (damaged)")
+                raise LadderError(
+                    f"{quoted_path(self.path)}: table {table!r} lacks the "
+                    f"columns {sorted(columns - have)} (damaged)"
+                )
         if not self.readonly:
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA foreign_keys = ON")
@@ -347,27 +392,38 @@ class Ladder:
         for key, value in self.db.execute("SELECT key, value FROM meta"):
             meta[key] = value
         settings = {}
-        for key, low, high in (("format", 0, 10**6), ("seed", 0, MAX_SEED),
-                               ("max_moves", 1, MAX_MOVES_LIMIT)):
+        for key, low, high in (
+            ("format", 0, 10**6),
+            ("seed", 0, MAX_SEED),
+            ("max_moves", 1, MAX_MOVES_LIMIT),
+        ):
             value = meta.get(key)
             number = None
-            if isinstance(value, str) and len(value) <= 20 and value.strip().lstrip(
-                    "-").isdigit() and value.isascii():
+            if (
+                isinstance(value, str)
+                and len(value) <= 20
+                and value.strip().lstrip("-").isdigit()
+                and value.isascii()
+            ):
                 number = int(value)
             if number is None or not low <= number <= high:
-                raise LadderError(f"{quoted_path(self.path)}: meta row {key!r} must be an "
-                                  f"integer from {low} to {high}, got {quoted(value)} "
-                                  f"(damaged settings)")
+                raise LadderError(
+                    f"{quoted_path(self.path)}: meta row {key!r} must be an "
+                    f"integer from {low} to {high}, got {quoted(value)} "
+                    f"(damaged settings)"
+                )
             settings[key] = number
         if settings["format"] != FORMAT:
-            raise LadderError(f"{quoted_path(self.path)} is a ladder of format "
-                              f"{settings['format']}; this code reads format {FORMAT}")
+            raise LadderError(
+                f"{quoted_path(self.path)} is a ladder of format "
+                f"{settings['format']}; this code reads format {FORMAT}"
+            )
         self.seed, self.max_moves = settings["seed"], settings["max_moves"]
 
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "Ladder":
+    def __enter__(self) -> Ladder:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -389,8 +445,9 @@ class Ladder:
         return _Tx()
 
     def _bad(self, table: str, row, problem: str) -> LadderError:
-        return LadderError(f"ladder database {quoted_path(self.path)}: {table} row "
-                           f"{quoted(row)}: {problem}")
+        return LadderError(
+            f"ladder database {quoted_path(self.path)}: {table} row {quoted(row)}: {problem}"
+        )
 
     # ------------------------------------------------------------------ agents
 
@@ -416,10 +473,11 @@ class Ladder:
                     self.db.execute("UPDATE agents SET spec = ? WHERE id = ?", (spec, entry.id))
                 return self.entry(entry.id)
             if any(e.name == name for e in known.values()):
-                raise LadderError(f"the name {quoted(name)} is taken by another agent; give "
-                                  f"--name")
-            self.db.execute("INSERT INTO agents (key, name, spec, roster, added) VALUES "
-                            "(?, ?, ?, ?, ?)", (key, name, spec, int(roster), _now()))
+                raise LadderError(f"the name {quoted(name)} is taken by another agent; give --name")
+            self.db.execute(
+                "INSERT INTO agents (key, name, spec, roster, added) VALUES (?, ?, ?, ?, ?)",
+                (key, name, spec, int(roster), _now()),
+            )
         return self.entry_named(name)
 
     def _entries(self) -> dict[int, Entry]:
@@ -434,8 +492,11 @@ class Ladder:
             if problem is not None:
                 raise self._bad("agents", id_, problem)
             if not isinstance(spec, str) or not 0 < len(spec) <= MAX_SPEC:
-                raise self._bad("agents", id_, f"its spec must be a string of 1 to {MAX_SPEC} "
-                                f"characters, got {quoted(spec)}")
+                raise self._bad(
+                    "agents",
+                    id_,
+                    f"its spec must be a string of 1 to {MAX_SPEC} characters, got {quoted(spec)}",
+                )
             if not isinstance(key, str) or not 0 < len(key) <= 2 * MAX_SPEC:
                 raise self._bad("agents", id_, f"its key must be a string, got {quoted(key)}")
             if roster not in (0, 1) or type(roster) is not int:
@@ -474,7 +535,8 @@ class Ladder:
             raise LadderError(
                 f"ladder database {quoted_path(self.path)}: agent {quoted(entry.name)} has the "
                 f"spec {quoted(entry.spec)}, which may unpickle files and so run code from "
-                f"them; give --allow-pickle only if you trust this database and those files")
+                f"them; give --allow-pickle only if you trust this database and those files"
+            )
         agent = make_agent(entry.spec, seed=0)
         if agent.identity() != entry.key:
             raise LadderError(
@@ -482,7 +544,8 @@ class Ladder:
                 f"it was when it joined the ladder: its file changed (identity now "
                 f"{quoted(agent.identity(), 90)}, stored {quoted(entry.key, 90)}); put the "
                 f"file it joined with back, or add the new file under a new name "
-                f"(`satellites ladder add {entry.spec} --name NEW`)")
+                f"(`satellites ladder add {entry.spec} --name NEW`)"
+            )
         return agent
 
     # ------------------------------------------------------------------ games
@@ -495,8 +558,10 @@ class Ladder:
         """Every stored game, checked against its agents, its pair's seed and its record."""
         entries = self._entries() if entries is None else entries
         rows, seen = [], set()
-        for row in self.db.execute("SELECT id, a, b, game, seed, a_red, score, winner, reason, "
-                                   "moves, record FROM games ORDER BY id"):
+        for row in self.db.execute(
+            "SELECT id, a, b, game, seed, a_red, score, winner, reason, "
+            "moves, record FROM games ORDER BY id"
+        ):
             rows.append(self._game_row(row, entries, seen))
         return rows
 
@@ -514,8 +579,9 @@ class Ladder:
         if a == b or not entries[a].key < entries[b].key:
             raise bad("its agents a and b must be two agents in canonical order")
         if not _is_int(game, 0, MAX_GAMES_PER_PAIR - 1):
-            raise bad(f"game must be an index from 0 to {MAX_GAMES_PER_PAIR - 1}, got "
-                      f"{quoted(game)}")
+            raise bad(
+                f"game must be an index from 0 to {MAX_GAMES_PER_PAIR - 1}, got {quoted(game)}"
+            )
         if (a, b, game) in seen:
             raise bad(f"game {game} of its pair is stored twice")
         seen.add((a, b, game))
@@ -527,8 +593,10 @@ class Ladder:
             raise bad(f"winner must be 'red', 'blue' or null, got {quoted(winner)}")
         expected = 0.5 if winner is None else float((winner == "red") == bool(a_red))
         if type(score) not in (int, float) or score != expected:
-            raise bad(f"score {quoted(score)} does not agree with its winner {quoted(winner)} "
-                      f"(a's score must be {expected:g})")
+            raise bad(
+                f"score {quoted(score)} does not agree with its winner {quoted(winner)} "
+                f"(a's score must be {expected:g})"
+            )
         if reason is not None and not isinstance(reason, str):
             raise bad(f"reason must be text or null, got {quoted(reason)}")
         if not isinstance(record, str) or len(record) > MAX_RECORD_BYTES:
@@ -549,8 +617,11 @@ class Ladder:
 
     def _pairs(self, agents: list[Entry], others: list[Entry] | None = None):
         """Canonical (a, b) pairs: every pair of `agents`, or each of `agents` with `others`."""
-        pairs = ([(x, y) for k, x in enumerate(agents) for y in agents[k + 1:]]
-                 if others is None else [(x, y) for x in agents for y in others if x.id != y.id])
+        pairs = (
+            [(x, y) for k, x in enumerate(agents) for y in agents[k + 1 :]]
+            if others is None
+            else [(x, y) for x in agents for y in others if x.id != y.id]
+        )
         return [(x, y) if x.key < y.key else (y, x) for x, y in pairs]
 
     def _missing(self, pairs, games: int, now: float, limit: int) -> list[Job]:
@@ -558,25 +629,30 @@ class Ladder:
         for a, b in pairs:
             done = set()
             for row_id, game in self.db.execute(
-                    "SELECT id, game FROM games WHERE a = ? AND b = ?", (a.id, b.id)):
+                "SELECT id, game FROM games WHERE a = ? AND b = ?", (a.id, b.id)
+            ):
                 if not _is_int(game, 0, MAX_GAMES_PER_PAIR - 1):
-                    raise self._bad("games", row_id, f"game must be an index from 0 to "
-                                    f"{MAX_GAMES_PER_PAIR - 1}, got {quoted(game)}")
+                    raise self._bad(
+                        "games",
+                        row_id,
+                        f"game must be an index from 0 to "
+                        f"{MAX_GAMES_PER_PAIR - 1}, got {quoted(game)}",
+                    )
                 done.add(game)
-            claimed = {game for game, *claim in self._claims(a, b, now)
-                       if self._alive(*claim, now)}
+            claimed = {game for game, *claim in self._claims(a, b, now) if self._alive(*claim, now)}
             seed = pair_seed(self.seed, a.key, b.key)
             jobs += [Job(a, b, i, seed) for i in range(games) if i not in done | claimed]
             if len(jobs) >= limit:
                 break
         return jobs[:limit]
 
-    def _claims(self, a: Entry, b: Entry, now: float
-                ) -> list[tuple[int, str, int, float, str]]:
+    def _claims(self, a: Entry, b: Entry, now: float) -> list[tuple[int, str, int, float, str]]:
         """(game, host, pid, at, owner) of the pair's claims, checked."""
         claims = []
-        for row in self.db.execute("SELECT rowid, game, owner, host, pid, at FROM claims "
-                                   "WHERE a = ? AND b = ?", (a.id, b.id)):
+        for row in self.db.execute(
+            "SELECT rowid, game, owner, host, pid, at FROM claims WHERE a = ? AND b = ?",
+            (a.id, b.id),
+        ):
             rowid, game, owner, host, pid, at = row
             if not _is_int(game, 0, MAX_GAMES_PER_PAIR - 1):
                 raise self._bad("claims", rowid, f"game must be an index, got {quoted(game)}")
@@ -585,8 +661,11 @@ class Ladder:
             if not _is_int(pid, 1, 2**31 - 1):
                 raise self._bad("claims", rowid, f"pid must be a process id, got {quoted(pid)}")
             if type(at) not in (int, float) or not math.isfinite(at) or at > now + CLAIM_LEASE:
-                raise self._bad("claims", rowid, f"at must be a time (seconds since 1970) not "
-                                f"in the future, got {quoted(at)}")
+                raise self._bad(
+                    "claims",
+                    rowid,
+                    f"at must be a time (seconds since 1970) not in the future, got {quoted(at)}",
+                )
             claims.append((game, host, pid, float(at), owner))
         return claims
 
@@ -615,8 +694,11 @@ class Ladder:
             jobs = self._missing(pairs, games, now, limit)
             self.db.executemany(
                 "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(j.a.id, j.b.id, j.game, owner, socket.gethostname(), os.getpid(), now)
-                 for j in jobs])
+                [
+                    (j.a.id, j.b.id, j.game, owner, socket.gethostname(), os.getpid(), now)
+                    for j in jobs
+                ],
+            )
         return jobs
 
     def _store(self, job: Job, record: dict, owner: str) -> bool:
@@ -628,16 +710,35 @@ class Ladder:
             cursor = self.db.execute(
                 "INSERT OR IGNORE INTO games (a, b, game, seed, a_red, score, winner, reason, "
                 "moves, record, played) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (job.a.id, job.b.id, job.game, job.seed, int(a_red), score, winner,
-                 record["result"].get("reason"), len(record["moves"]), json.dumps(record),
-                 _now()))
-            self.db.execute("DELETE FROM claims WHERE a = ? AND b = ? AND game = ? AND "
-                            "owner = ?", (job.a.id, job.b.id, job.game, owner))
+                (
+                    job.a.id,
+                    job.b.id,
+                    job.game,
+                    job.seed,
+                    int(a_red),
+                    score,
+                    winner,
+                    record["result"].get("reason"),
+                    len(record["moves"]),
+                    json.dumps(record),
+                    _now(),
+                ),
+            )
+            self.db.execute(
+                "DELETE FROM claims WHERE a = ? AND b = ? AND game = ? AND owner = ?",
+                (job.a.id, job.b.id, job.game, owner),
+            )
         return cursor.rowcount == 1
 
     @_guarded
-    def play(self, pairs, games: int, workers: int = 1, ray_address: str | None = None,
-             progress: Callable[[int, int], None] | None = None) -> int:
+    def play(
+        self,
+        pairs,
+        games: int,
+        workers: int = 1,
+        ray_address: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
         """Play the games `pairs` still lack up to `games` each; returns how many this call
         stored. Games are claimed a few at a time, so runs beside it share the work."""
         if not 1 <= games <= MAX_GAMES_PER_PAIR:
@@ -661,17 +762,25 @@ class Ladder:
         heartbeat = _Heartbeat(self.path, owner, HEARTBEAT)
         heartbeat.start()
         try:
-            with Workers(workers, ray=ray_address is not None, ray_address=ray_address or None,
-                         init=init_worker) as pool:
+            with Workers(
+                workers,
+                ray=ray_address is not None,
+                ray_address=ray_address or None,
+                init=init_worker,
+            ) as pool:
                 while True:
                     jobs = self._claim(pairs, games, batch, owner)
                     if not jobs:
                         return stored
                     # a finished game is stored as it arrives (Ctrl-C keeps it)
-                    pool.run([(j.a.spec, j.b.spec, j.game, j.seed, self.max_moves, j.a.key,
-                               j.b.key) for j in jobs],
-                             play_ray_job,
-                             lambda index, record, jobs=jobs: store(jobs[index], record))
+                    pool.run(
+                        [
+                            (j.a.spec, j.b.spec, j.game, j.seed, self.max_moves, j.a.key, j.b.key)
+                            for j in jobs
+                        ],
+                        play_ray_job,
+                        lambda index, record, jobs=jobs: store(jobs[index], record),
+                    )
         finally:
             heartbeat.stop()
             self._release(None, owner)
@@ -681,20 +790,27 @@ class Ladder:
             if jobs is None:
                 self.db.execute("DELETE FROM claims WHERE owner = ?", (owner,))
             else:
-                self.db.executemany("DELETE FROM claims WHERE a = ? AND b = ? AND game = ? AND "
-                                    "owner = ?", [(j.a.id, j.b.id, j.game, owner) for j in jobs])
+                self.db.executemany(
+                    "DELETE FROM claims WHERE a = ? AND b = ? AND game = ? AND owner = ?",
+                    [(j.a.id, j.b.id, j.game, owner) for j in jobs],
+                )
 
     def _count(self, a: Entry, b: Entry) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM games WHERE a = ? AND b = ?",
-                               (a.id, b.id)).fetchone()[0]
+        return self.db.execute(
+            "SELECT COUNT(*) FROM games WHERE a = ? AND b = ?", (a.id, b.id)
+        ).fetchone()[0]
 
     @_guarded
-    def run(self, games_per_pair: int, workers: int = 1, ray_address: str | None = None,
-            progress: Callable[[int, int], None] | None = None) -> int:
+    def run(
+        self,
+        games_per_pair: int,
+        workers: int = 1,
+        ray_address: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
         """Play every game the roster's pairs still lack (`games_per_pair` each)."""
         self._games()  # a damaged game is an error before any game is played
-        return self.play(self._pairs(self.agents()), games_per_pair, workers, ray_address,
-                         progress)
+        return self.play(self._pairs(self.agents()), games_per_pair, workers, ray_address, progress)
 
     def _record(self, row: GameRow) -> GameRecord:
         try:
@@ -710,8 +826,11 @@ class Ladder:
     @_guarded
     def records(self, agent: Entry | None = None) -> list[tuple[int, GameRecord]]:
         """(game id, record) of every game, or of `agent`'s games."""
-        return [(row.id, self._record(row)) for row in self._games()
-                if agent is None or agent.id in (row.a, row.b)]
+        return [
+            (row.id, self._record(row))
+            for row in self._games()
+            if agent is None or agent.id in (row.a, row.b)
+        ]
 
     # ------------------------------------------------------------------ ratings
 
@@ -745,9 +864,15 @@ class Ladder:
         return fit(names, scores, games, anchor, prior_games, anchor_elo=elo)
 
     @_guarded
-    def rate(self, spec: str, games: int, workers: int = 1, ray_address: str | None = None,
-             progress: Callable[[int, int], None] | None = None, name: str | None = None
-             ) -> "RateResult":
+    def rate(
+        self,
+        spec: str,
+        games: int,
+        workers: int = 1,
+        ray_address: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        name: str | None = None,
+    ) -> RateResult:
         """Rate one agent against the roster's fixed ratings (the roster is not refitted):
         a third of the games spread over every roster agent, the rest against the two whose
         ratings are nearest the estimate. Its games are kept; it joins the roster only if
@@ -792,8 +917,9 @@ class Ladder:
                 if {row.a, row.b} == {entry.id, r.id}:
                     totals[r.id][0] += row.score if row.a == entry.id else 1 - row.score
                     totals[r.id][1] += 1
-        return against_known([(fixed.rating(r.name), totals[r.id][0], totals[r.id][1])
-                              for r in roster])
+        return against_known(
+            [(fixed.rating(r.name), totals[r.id][0], totals[r.id][1]) for r in roster]
+        )
 
 
 @dataclass

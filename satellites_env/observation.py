@@ -17,6 +17,7 @@ from gymnasium import spaces
 
 from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS, check_max_moves
 from .core.engine import new_work
+
 # The layout and its kernels live in core (the batched engine observes with them); they are
 # re-exported here, where the envs and the training code import them.
 from .core.planes import (  # noqa: F401
@@ -33,10 +34,12 @@ from .core.planes import (  # noqa: F401
 def observation_space() -> spaces.Dict:
     """A new observation space: ``{"observation": Box(0, 1, (10, 10, 22), float32),
     "action_mask": Box(0, 1, (3217,), int8)}``."""
-    return spaces.Dict({
-        "observation": spaces.Box(0.0, 1.0, OBSERVATION_SHAPE, dtype=np.float32),
-        "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
-    })
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(0.0, 1.0, OBSERVATION_SHAPE, dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
+        }
+    )
 
 
 class Observer:
@@ -82,8 +85,10 @@ class Observer:
         """The observation of `game` (a core Game) for `player` (0 red, 1 blue); the legal
         mask when `to_act` and the game is not over, zeros otherwise."""
         if game.max_moves != self.max_moves:
-            raise ValueError(f"this Observer is for max_moves={self.max_moves}; the game has "
-                             f"max_moves={game.max_moves}")
+            raise ValueError(
+                f"this Observer is for max_moves={self.max_moves}; the game has "
+                f"max_moves={game.max_moves}"
+            )
         if not copy:
             fill_observation(game.state, player, self.max_moves, self._planes_flat, self.work)
             if to_act and not game.is_over:
@@ -95,8 +100,10 @@ class Observer:
             mask = game.legal_mask().copy()
         else:
             mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        return {"observation": observe(game.state, player, self.max_moves, self.work),
-                "action_mask": mask}
+        return {
+            "observation": observe(game.state, player, self.max_moves, self.work),
+            "action_mask": mask,
+        }
 
 
 def observe(state: np.ndarray, player: int, max_moves: int, scratch: np.ndarray) -> np.ndarray:

@@ -41,12 +41,26 @@ SCALE_ANCHOR = ("greedy", 400.0)
 #: --db ladders/scale.db`: 20 games per pair, one virtual draw per pairing, greedy at +400).
 #: Evaluations during training, `satellites evaluate` and every ladder read their anchor's
 #: rating here (a test keeps these equal to the database's fit).
-SCALE = {"random": 0.5, "greedy": 400.0, "mcts:50": 595.9, "mcts:200": 744.1,
-         "mcts:1000": 787.9, "checkpoint:pretrained": 572.9, "az:pretrained:32": 841.7}
+SCALE = {
+    "random": 0.5,
+    "greedy": 400.0,
+    "mcts:50": 595.9,
+    "mcts:200": 744.1,
+    "mcts:1000": 787.9,
+    "checkpoint:pretrained": 572.9,
+    "az:pretrained:32": 841.7,
+}
 #: Which player of a fit is its anchor: the first of these that played. Best connected first
 #: (greedy, then by how near 50% each scored on the ladder); random last.
-ANCHOR_ORDER = ("greedy", "mcts:50", "checkpoint:pretrained", "mcts:200", "mcts:1000",
-                "az:pretrained:32", "random")
+ANCHOR_ORDER = (
+    "greedy",
+    "mcts:50",
+    "checkpoint:pretrained",
+    "mcts:200",
+    "mcts:1000",
+    "az:pretrained:32",
+    "random",
+)
 
 
 def scale_anchor(players: list[str]) -> tuple[str, float]:
@@ -100,12 +114,18 @@ class Ratings:
         return 0.5 * (1 + math.erf(difference / math.sqrt(2 * variance)))
 
     def as_dict(self) -> dict[str, float]:
-        return {p: float(r) for p, r in zip(self.players, self.elo)}
+        return {p: float(r) for p, r in zip(self.players, self.elo, strict=False)}
 
 
-def fit(players: list[str], scores: np.ndarray, games: np.ndarray, anchor: str | None = None,
-        prior_games: float = 1.0, iterations: int = 200, anchor_elo: float | None = None
-        ) -> Ratings:
+def fit(
+    players: list[str],
+    scores: np.ndarray,
+    games: np.ndarray,
+    anchor: str | None = None,
+    prior_games: float = 1.0,
+    iterations: int = 200,
+    anchor_elo: float | None = None,
+) -> Ratings:
     """Bradley-Terry ratings of `players` from `scores[i, j]` (i's score against j: wins plus
     half the draws) and `games[i, j]` (games between them, symmetric).
 
@@ -156,9 +176,14 @@ def fit(players: list[str], scores: np.ndarray, games: np.ndarray, anchor: str |
     covariance = np.zeros((n, n))
     if free:
         information = -hessian[np.ix_(free, free)]
-        covariance[np.ix_(free, free)] = np.linalg.pinv(information) * ELO_PER_NAT ** 2
-    return Ratings(list(players), (theta - theta[fixed]) * ELO_PER_NAT + anchor_elo, covariance,
-                   anchor, anchor_elo)
+        covariance[np.ix_(free, free)] = np.linalg.pinv(information) * ELO_PER_NAT**2
+    return Ratings(
+        list(players),
+        (theta - theta[fixed]) * ELO_PER_NAT + anchor_elo,
+        covariance,
+        anchor,
+        anchor_elo,
+    )
 
 
 def _derivatives(theta: np.ndarray, scores: np.ndarray, games: np.ndarray):
@@ -172,8 +197,9 @@ def _derivatives(theta: np.ndarray, scores: np.ndarray, games: np.ndarray):
     return gradient, hessian
 
 
-def against_known(results: list[tuple[float, float, int]], z: float = Z95,
-                  prior_games: float = 1.0) -> tuple[float, float, float]:
+def against_known(
+    results: list[tuple[float, float, int]], z: float = Z95, prior_games: float = 1.0
+) -> tuple[float, float, float]:
     """(Elo, low, high): one player's rating from its games against opponents of known, fixed
     ratings; `results` holds (opponent Elo, score, games) per opponent."""
     if not any(n > 0 for _, _, n in results):

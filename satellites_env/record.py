@@ -97,35 +97,60 @@ class GameRecord:
     result: dict = field(default_factory=dict)  # winner, reason, end, final_spn
 
     @classmethod
-    def of(cls, start_spn: str, game: Game, players: dict[str, str] | None = None, *,
-           resigned: str | None = None) -> "GameRecord":
+    def of(
+        cls,
+        start_spn: str,
+        game: Game,
+        players: dict[str, str] | None = None,
+        *,
+        resigned: str | None = None,
+    ) -> GameRecord:
         """The record of `game`, which started from `start_spn`.
 
         A finished game gets its winner (`"red"`, `"blue"`, or None for a draw); a game
         stopped before its end has `end` `"resigned"` (`resigned` is the color that gave
         up; the other one wins) or `"ongoing"` (no winner). `players` is None or a dict
         {"red": spec, "blue": spec} (ValueError naming it otherwise)."""
-        if players is not None and not (isinstance(players, dict) and all(
-                color in COLORS and isinstance(spec, str) for color, spec in players.items())):
-            raise ValueError(f"players must be a dict such as {{'red': 'greedy', 'blue': "
-                             f"'random'}} or None, got {quoted(players)}")
+        if players is not None and not (
+            isinstance(players, dict)
+            and all(color in COLORS and isinstance(spec, str) for color, spec in players.items())
+        ):
+            raise ValueError(
+                f"players must be a dict such as {{'red': 'greedy', 'blue': "
+                f"'random'}} or None, got {quoted(players)}"
+            )
         final_spn = game.to_spn() if game.pending_push is None else None
         if game.is_over:
             score = game.score()
-            return cls(start_spn, list(game.history), game.max_moves, dict(players or {}),
-                       {"winner": score.winner_name,
-                        "reason": score.reason,
-                        "end": "truncated" if game.truncated else "terminated",
-                        "final_spn": final_spn})
+            return cls(
+                start_spn,
+                list(game.history),
+                game.max_moves,
+                dict(players or {}),
+                {
+                    "winner": score.winner_name,
+                    "reason": score.reason,
+                    "end": "truncated" if game.truncated else "terminated",
+                    "final_spn": final_spn,
+                },
+            )
         if resigned is not None:
             if resigned not in COLORS:
                 raise ValueError(f"resigned must be 'red' or 'blue', got {quoted(resigned)}")
             winner = COLORS[1 - COLORS.index(resigned)]
-            result = {"winner": winner, "reason": f"{resigned} resigned", "end": "resigned",
-                      "final_spn": final_spn}
+            result = {
+                "winner": winner,
+                "reason": f"{resigned} resigned",
+                "end": "resigned",
+                "final_spn": final_spn,
+            }
         else:
-            result = {"winner": None, "reason": ONGOING_REASON, "end": "ongoing",
-                      "final_spn": final_spn}
+            result = {
+                "winner": None,
+                "reason": ONGOING_REASON,
+                "end": "ongoing",
+                "final_spn": final_spn,
+            }
         return cls(start_spn, list(game.history), game.max_moves, dict(players or {}), result)
 
     # ------------------------------------------------------------------ checks
@@ -137,54 +162,76 @@ class GameRecord:
             return RecordError(f"{source}: {message}")
 
         if not isinstance(self.start_spn, str):
-            raise fail(f"field 'start_spn' must be a string (an SPN position), "
-                       f"got {_kind(self.start_spn)}")
+            raise fail(
+                f"field 'start_spn' must be a string (an SPN position), got {_kind(self.start_spn)}"
+            )
         try:
             parse_spn(self.start_spn)
         except NotationError as error:
             raise fail(f"field 'start_spn' is not a valid SPN position: {error}") from None
         if not isinstance(self.moves, list):
-            raise fail(f"field 'moves' must be a list of moves in notation such as "
-                       f"[\"c10-c7\", \"pass\"], got {_kind(self.moves)}")
+            raise fail(
+                f"field 'moves' must be a list of moves in notation such as "
+                f'["c10-c7", "pass"], got {_kind(self.moves)}'
+            )
         for number, move in enumerate(self.moves, start=1):
             if not isinstance(move, str):
-                raise fail(f"field 'moves': move {number} must be a string such as 'c10-c7', "
-                           f"'c10-f7>f9' or 'pass', got {_kind(move)}")
+                raise fail(
+                    f"field 'moves': move {number} must be a string such as 'c10-c7', "
+                    f"'c10-f7>f9' or 'pass', got {_kind(move)}"
+                )
             try:
                 parse_move_text(move)
             except NotationError as error:
                 raise fail(f"field 'moves': move {number}: {error}") from None
-        if (not isinstance(self.max_moves, int) or isinstance(self.max_moves, bool)
-                or not 1 <= self.max_moves <= MAX_MOVES_LIMIT):
-            raise fail(f"field 'max_moves' must be an integer from 1 to {MAX_MOVES_LIMIT}, "
-                       f"got {_kind(self.max_moves)}")
+        if (
+            not isinstance(self.max_moves, int)
+            or isinstance(self.max_moves, bool)
+            or not 1 <= self.max_moves <= MAX_MOVES_LIMIT
+        ):
+            raise fail(
+                f"field 'max_moves' must be an integer from 1 to {MAX_MOVES_LIMIT}, "
+                f"got {_kind(self.max_moves)}"
+            )
         if not isinstance(self.players, dict):
-            raise fail(f"field 'players' must be an object like "
-                       f"{{\"red\": \"greedy\", \"blue\": \"random\"}}, got {_kind(self.players)}")
+            raise fail(
+                f"field 'players' must be an object like "
+                f'{{"red": "greedy", "blue": "random"}}, got {_kind(self.players)}'
+            )
         for color, spec in self.players.items():
             if color not in COLORS:
-                raise fail(f"field 'players' has the key {quoted(color)}; expected 'red' or "
-                           f"'blue'")
+                raise fail(f"field 'players' has the key {quoted(color)}; expected 'red' or 'blue'")
             if not isinstance(spec, str):
-                raise fail(f"field 'players': {color!r} must be a string (an agent spec or "
-                           f"'human'), got {_kind(spec)}")
+                raise fail(
+                    f"field 'players': {color!r} must be a string (an agent spec or "
+                    f"'human'), got {_kind(spec)}"
+                )
         if not isinstance(self.result, dict):
-            raise fail(f"field 'result' must be an object with {', '.join(RESULT_KEYS)}, "
-                       f"got {_kind(self.result)}")
+            raise fail(
+                f"field 'result' must be an object with {', '.join(RESULT_KEYS)}, "
+                f"got {_kind(self.result)}"
+            )
         unknown = sorted(set(self.result) - set(RESULT_KEYS), key=str)
         if unknown:
-            raise fail(f"field 'result' has unknown keys {quoted(unknown)}; expected some of "
-                       f"{list(RESULT_KEYS)}")
+            raise fail(
+                f"field 'result' has unknown keys {quoted(unknown)}; expected some of "
+                f"{list(RESULT_KEYS)}"
+            )
         if "winner" in self.result and self.result["winner"] not in WINNERS:
-            raise fail(f"field 'result.winner' must be 'red', 'blue' or null (a draw or no "
-                       f"result), got {_kind(self.result['winner'])}")
+            raise fail(
+                f"field 'result.winner' must be 'red', 'blue' or null (a draw or no "
+                f"result), got {_kind(self.result['winner'])}"
+            )
         for key in ("reason", "final_spn"):
             if key in self.result and not isinstance(self.result[key], (str, type(None))):
-                raise fail(f"field 'result.{key}' must be a string or null, "
-                           f"got {_kind(self.result[key])}")
+                raise fail(
+                    f"field 'result.{key}' must be a string or null, got {_kind(self.result[key])}"
+                )
         if "end" in self.result and self.result["end"] not in ENDS:
-            raise fail(f"field 'result.end' must be one of {', '.join(ENDS)}, "
-                       f"got {_kind(self.result['end'])}")
+            raise fail(
+                f"field 'result.end' must be one of {', '.join(ENDS)}, "
+                f"got {_kind(self.result['end'])}"
+            )
 
     def replay(self, source: str = "game record") -> list[Game]:
         """The game after each move: [start, after move 1, ...], each with its history (so
@@ -198,13 +245,16 @@ class GameRecord:
             try:
                 game.play_move(move)
             except ValueError as error:
-                raise RecordError(f"{source}: move {number} {quoted(move)} does not apply: "
-                                  f"{error}") from None
+                raise RecordError(
+                    f"{source}: move {number} {quoted(move)} does not apply: {error}"
+                ) from None
             positions.append(game.clone())
         final_spn = self.result.get("final_spn")
         if final_spn is not None and final_spn != game.to_spn():
-            raise RecordError(f"{source}: field 'result.final_spn' {quoted(final_spn)} is not the "
-                              f"position after the moves, {game.to_spn()!r}")
+            raise RecordError(
+                f"{source}: field 'result.final_spn' {quoted(final_spn)} is not the "
+                f"position after the moves, {game.to_spn()!r}"
+            )
         self._check_result(game, source)
         return positions
 
@@ -214,8 +264,9 @@ class GameRecord:
         result = self.result
 
         def lie(key: str, truth: str) -> RecordError:
-            return RecordError(f"{source}: field 'result.{key}' is {_kind(result[key])} but "
-                               f"{truth}")
+            return RecordError(
+                f"{source}: field 'result.{key}' is {_kind(result[key])} but {truth}"
+            )
 
         if game.is_over:
             score = game.score()
@@ -228,8 +279,7 @@ class GameRecord:
                 raise lie("winner", f"{truth}: {won}")
             # records written before the engine said `1 colony` say `1 colonies`
             legacy = score.reason.replace("controls 1 colony,", "controls 1 colonies,")
-            if result.get("reason") is not None and result["reason"] not in (score.reason,
-                                                                             legacy):
+            if result.get("reason") is not None and result["reason"] not in (score.reason, legacy):
                 raise lie("reason", truth)
             return
         truth = f"the game is not over after the moves ({len(self.moves)} moves)"
@@ -255,20 +305,22 @@ class GameRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data, source: str = "game record") -> "GameRecord":
+    def from_dict(cls, data, source: str = "game record") -> GameRecord:
         """A record from its JSON object, every field checked (RecordError otherwise).
         Older records wrote a drawn winner as "draw": read as null."""
         if not isinstance(data, dict):
-            raise RecordError(f"{source} must be a JSON object with the keys 'start_spn' and "
-                              f"'moves', got {_kind(data)}")
+            raise RecordError(
+                f"{source} must be a JSON object with the keys 'start_spn' and "
+                f"'moves', got {_kind(data)}"
+            )
         missing = [key for key in ("start_spn", "moves") if key not in data]
         if missing:
-            raise RecordError(f"{source} needs the keys 'start_spn' and 'moves'; "
-                              f"missing {missing}")
+            raise RecordError(f"{source} needs the keys 'start_spn' and 'moves'; missing {missing}")
         unknown = sorted(set(data) - set(KEYS), key=str)
         if unknown:
-            raise RecordError(f"{source} has unknown keys {quoted(unknown)}; expected some of "
-                              f"{list(KEYS)}")
+            raise RecordError(
+                f"{source} has unknown keys {quoted(unknown)}; expected some of {list(KEYS)}"
+            )
         data = dict(data)
         if isinstance(data.get("result"), dict) and data["result"].get("winner") == "draw":
             data["result"] = {**data["result"], "winner": None}
@@ -284,7 +336,7 @@ class GameRecord:
         return write_output(path, json.dumps(self.as_dict(), indent=1) + "\n", "game record")
 
     @classmethod
-    def load(cls, path: str | Path) -> "GameRecord":
+    def load(cls, path: str | Path) -> GameRecord:
         """The record in the file `path`, every field checked (RecordError otherwise). The
         file must be a regular file (a link to one is followed) of at most MAX_RECORD_BYTES:
         a FIFO or a device is refused before it is opened, and a longer file before more
@@ -312,10 +364,11 @@ class GameRecord:
         try:
             data = json.loads(text, parse_constant=no_constants, object_pairs_hook=_unique_keys)
         except _DuplicateKey as error:
-            raise RecordError(f"{source}: the key {quoted(error.args[0])} is given twice in one "
-                              f"JSON object (which one counts is not defined)") from None
+            raise RecordError(
+                f"{source}: the key {quoted(error.args[0])} is given twice in one "
+                f"JSON object (which one counts is not defined)"
+            ) from None
         except (ValueError, RecursionError) as error:
             detail = "nested too deeply" if isinstance(error, RecursionError) else error
             raise RecordError(f"{source} is not valid JSON: {detail}") from None
         return cls.from_dict(data, source)
-

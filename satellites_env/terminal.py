@@ -12,12 +12,29 @@ import os
 import sys
 
 _SEQUENCES = {
-    "[A": "up", "[B": "down", "[C": "right", "[D": "left",
-    "[H": "home", "[F": "end", "OH": "home", "OF": "end", "[1~": "home", "[4~": "end",
-    "[7~": "home", "[8~": "end", "[5~": "pageup", "[6~": "pagedown",
+    "[A": "up",
+    "[B": "down",
+    "[C": "right",
+    "[D": "left",
+    "[H": "home",
+    "[F": "end",
+    "OH": "home",
+    "OF": "end",
+    "[1~": "home",
+    "[4~": "end",
+    "[7~": "home",
+    "[8~": "end",
+    "[5~": "pageup",
+    "[6~": "pagedown",
 }
-_PLAIN = {" ": "space", "\r": "enter", "\n": "enter", "\x1b": "escape", "\x04": "eof",
-          "\x7f": "backspace"}
+_PLAIN = {
+    " ": "space",
+    "\r": "enter",
+    "\n": "enter",
+    "\x1b": "escape",
+    "\x04": "eof",
+    "\x7f": "backspace",
+}
 
 
 def interactive() -> bool:
@@ -43,8 +60,9 @@ def read_key() -> str:
 
         char = msvcrt.getwch()
         if char in ("\x00", "\xe0"):  # arrows and Home/End come as two characters
-            return {"M": "right", "K": "left", "G": "home", "O": "end", "H": "up",
-                    "P": "down"}.get(msvcrt.getwch(), "other")
+            return {"M": "right", "K": "left", "G": "home", "O": "end", "H": "up", "P": "down"}.get(
+                msvcrt.getwch(), "other"
+            )
         return _name(char)
     import select
     import termios

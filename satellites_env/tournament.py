@@ -31,19 +31,50 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from .arena import (TournamentInterrupted, TournamentResult, check_summary, colors_of,
-                    run_tournament, schedule)
+from .arena import (
+    TournamentInterrupted,
+    TournamentResult,
+    check_summary,
+    colors_of,
+    run_tournament,
+    schedule,
+)
 from .core.board import DEFAULT_MAX_MOVES
 from .core.checks import quoted_path
 from .core.game import Game
-from .files import (OutputError, check_output_file, check_output_folder, fallback_folders,
-                    kind_of, make_folders, read_input, stamp, write_or_fallback, write_output)
+from .files import (
+    OutputError,
+    check_output_file,
+    check_output_folder,
+    fallback_folders,
+    kind_of,
+    make_folders,
+    read_input,
+    stamp,
+    write_or_fallback,
+    write_output,
+)
 from .record import GameRecord
 
-__all__ = ["MANIFEST", "INDEX", "TournamentError", "Reporter", "HoldCtrlC", "play",
-           "resume", "check_records_folder", "finished_records", "finished_results",
-           "save_results", "write_pages", "write_records", "save_records", "write_replays",
-           "record_name", "replay_name"]
+__all__ = [
+    "INDEX",
+    "MANIFEST",
+    "HoldCtrlC",
+    "Reporter",
+    "TournamentError",
+    "check_records_folder",
+    "finished_records",
+    "finished_results",
+    "play",
+    "record_name",
+    "replay_name",
+    "resume",
+    "save_records",
+    "save_results",
+    "write_pages",
+    "write_records",
+    "write_replays",
+]
 
 #: the records folder's manifest: the results, and which record and replay is which game
 MANIFEST = "tournament.json"
@@ -117,8 +148,10 @@ class HoldCtrlC:
             raise KeyboardInterrupt
 
     def __enter__(self) -> HoldCtrlC:
-        if threading.current_thread() is threading.main_thread() \
-                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+        ):
             self.previous = signal.signal(signal.SIGINT, self._on_sigint)
             self.installed = True
         return self
@@ -157,23 +190,29 @@ def check_records_folder(path: Path, settings: dict | None = None) -> dict[int, 
             of the schedule that its name says.
     """
     if path.is_symlink() and not path.exists():
-        raise TournamentError(f"--records {quoted_path(path)} is a dangling symbolic link; "
-                              f"give a new or empty folder")
+        raise TournamentError(
+            f"--records {quoted_path(path)} is a dangling symbolic link; give a new or empty folder"
+        )
     if path.exists() and not path.is_dir():
-        raise TournamentError(f"--records {quoted_path(path)} is {_kind_of(path)}; give a new "
-                              f"or empty folder")
+        raise TournamentError(
+            f"--records {quoted_path(path)} is {_kind_of(path)}; give a new or empty folder"
+        )
     finished: dict[int, GameRecord] = {}
     if path.is_dir() and any(path.iterdir()):
         held = _unfinished_tournament(path / MANIFEST)
         if held is None or settings is None:
-            raise TournamentError(f"--records folder {quoted_path(path)} is not empty; give a "
-                                  f"new or empty folder, so that the records in it all belong "
-                                  f"to one tournament")
+            raise TournamentError(
+                f"--records folder {quoted_path(path)} is not empty; give a "
+                f"new or empty folder, so that the records in it all belong "
+                f"to one tournament"
+            )
         if _settings_of(held) != settings:
-            raise TournamentError(f"--records folder {quoted_path(path)} holds an unfinished "
-                                  f"tournament with other settings ({_describe_settings(held)})"
-                                  f"; run that command again to continue it, or give a new or "
-                                  f"empty folder")
+            raise TournamentError(
+                f"--records folder {quoted_path(path)} holds an unfinished "
+                f"tournament with other settings ({_describe_settings(held)})"
+                f"; run that command again to continue it, or give a new or "
+                f"empty folder"
+            )
         finished = finished_records(path, settings)
     check_output_folder(path, "--records")
     return finished
@@ -186,8 +225,11 @@ def _unfinished_tournament(path: Path) -> dict | None:
         data = json.loads(read_input(path, MAX_RESULTS_BYTES, "results file"))
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(data, dict) or data.get("complete") is not False or \
-            not all(key in data for key in SETTINGS):
+    if (
+        not isinstance(data, dict)
+        or data.get("complete") is not False
+        or not all(key in data for key in SETTINGS)
+    ):
         return None
     return data
 
@@ -199,8 +241,10 @@ def _settings_of(data: dict) -> dict:
 def _describe_settings(data: dict) -> str:
     agents = data["agents"]
     shown = " ".join(str(a)[:60] for a in agents[:6]) if isinstance(agents, list) else "?"
-    return (f"--agents {shown[:300]} --games {str(data['games_per_pairing'])[:20]} --seed "
-            f"{str(data['seed'])[:20]} --max-moves {str(data['max_moves'])[:20]}")
+    return (
+        f"--agents {shown[:300]} --games {str(data['games_per_pairing'])[:20]} --seed "
+        f"{str(data['seed'])[:20]} --max-moves {str(data['max_moves'])[:20]}"
+    )
 
 
 def _jobs(settings: dict) -> list:
@@ -225,33 +269,43 @@ def finished_records(folder: Path, settings: dict) -> dict[int, GameRecord]:
     seed, max_moves = settings["seed"], settings["max_moves"]
     finished = {}
     for path in sorted(folder.glob("game_*.json")):
-        digits = path.stem[len("game_"):]
+        digits = path.stem[len("game_") :]
         k = int(digits) if digits.isascii() and digits.isdigit() else -1
         if not 0 <= k < len(jobs) or path.name != record_name(k):
-            raise TournamentError(f"--records folder {quoted_path(folder)}: {path.name} is no "
-                                  f"game of this tournament; delete it, or give a new or empty "
-                                  f"folder")
+            raise TournamentError(
+                f"--records folder {quoted_path(folder)}: {path.name} is no "
+                f"game of this tournament; delete it, or give a new or empty "
+                f"folder"
+            )
         job = jobs[k]
         try:
             record = GameRecord.load(path)
             start = Game.new(seed=seed + job[1] // 2, max_moves=max_moves).to_spn()
-            if record.players != colors_of(job) or record.max_moves != max_moves or \
-                    record.start_spn != start:
-                raise ValueError(f"it is not game {k} of the schedule (players, set-up or "
-                                 f"move cap differ)")
-            if not record.replay(f"game record {str(path)!r}")[-1].is_over or \
-                    record.result.get("end") not in ("terminated", "truncated"):
+            if (
+                record.players != colors_of(job)
+                or record.max_moves != max_moves
+                or record.start_spn != start
+            ):
+                raise ValueError(
+                    f"it is not game {k} of the schedule (players, set-up or move cap differ)"
+                )
+            if not record.replay(f"game record {str(path)!r}")[-1].is_over or record.result.get(
+                "end"
+            ) not in ("terminated", "truncated"):
                 raise ValueError("the game in it is not finished")
         except ValueError as error:
-            raise TournamentError(f"--records folder {quoted_path(folder)}: {path.name} cannot "
-                                  f"continue the tournament: {error}; delete it to play that "
-                                  f"game again") from None
+            raise TournamentError(
+                f"--records folder {quoted_path(folder)}: {path.name} cannot "
+                f"continue the tournament: {error}; delete it to play that "
+                f"game again"
+            ) from None
         finished[k] = record
     return finished
 
 
-def finished_results(out: Path, settings: dict,
-                     say: Callable[[str], None] | None = None) -> dict[int, dict]:
+def finished_results(
+    out: Path, settings: dict, say: Callable[[str], None] | None = None
+) -> dict[int, dict]:
     """The finished games of an unfinished tournament in a results file.
 
     Args:
@@ -274,38 +328,55 @@ def finished_results(out: Path, settings: dict,
         return {}
     if _settings_of(held) != settings:
         if say:
-            say(f"--out {out} holds an unfinished tournament with other settings "
-                f"({_describe_settings(held)}); it will be replaced")
+            say(
+                f"--out {out} holds an unfinished tournament with other settings "
+                f"({_describe_settings(held)}); it will be replaced"
+            )
         return {}
     jobs = _jobs(settings)
     games = held.get("games")
     if not isinstance(games, list):
-        raise TournamentError(f"--out {quoted_path(out)}: 'games' must be a list; delete the "
-                              f"file to start the tournament over")
+        raise TournamentError(
+            f"--out {quoted_path(out)}: 'games' must be a list; delete the "
+            f"file to start the tournament over"
+        )
     finished = {}
     for n, summary in enumerate(games):
         try:
-            pair, game = (summary.get("pair"), summary.get("game")) \
-                if isinstance(summary, dict) else (None, None)
-            if type(pair) is not int or type(game) is not int or \
-                    not 0 <= game < settings["games_per_pairing"] or \
-                    not 0 <= pair * settings["games_per_pairing"] + game < len(jobs):
+            pair, game = (
+                (summary.get("pair"), summary.get("game"))
+                if isinstance(summary, dict)
+                else (None, None)
+            )
+            if (
+                type(pair) is not int
+                or type(game) is not int
+                or not 0 <= game < settings["games_per_pairing"]
+                or not 0 <= pair * settings["games_per_pairing"] + game < len(jobs)
+            ):
                 raise ValueError("'pair' and 'game' must name a game of the schedule")
             k = pair * settings["games_per_pairing"] + game
             if k in finished:
                 raise ValueError(f"game {game} of pair {pair} is listed twice")
-            finished[k] = check_summary(summary, jobs[k], settings["seed"],
-                                        settings["max_moves"])
+            finished[k] = check_summary(summary, jobs[k], settings["seed"], settings["max_moves"])
         except ValueError as error:
-            raise TournamentError(f"--out {quoted_path(out)}: entry {n} of 'games' cannot "
-                                  f"continue the tournament: {error}; delete the file to start "
-                                  f"over") from None
+            raise TournamentError(
+                f"--out {quoted_path(out)}: entry {n} of 'games' cannot "
+                f"continue the tournament: {error}; delete the file to start "
+                f"over"
+            ) from None
     return finished
 
 
-def resume(agents: list[str], games: int, seed: int = 0, max_moves: int = DEFAULT_MAX_MOVES,
-           out: Path | None = None, records: Path | None = None,
-           say: Callable[[str], None] | None = None) -> dict[int, GameRecord | dict]:
+def resume(
+    agents: list[str],
+    games: int,
+    seed: int = 0,
+    max_moves: int = DEFAULT_MAX_MOVES,
+    out: Path | None = None,
+    records: Path | None = None,
+    say: Callable[[str], None] | None = None,
+) -> dict[int, GameRecord | dict]:
     """Check a tournament's outputs and read back the games it finished before.
 
     Args:
@@ -327,8 +398,12 @@ def resume(agents: list[str], games: int, seed: int = 0, max_moves: int = DEFAUL
     """
     if out:
         check_output_file(out, "--out", "results.json")
-    settings = {"agents": list(agents), "games_per_pairing": games, "seed": seed,
-                "max_moves": max_moves}
+    settings = {
+        "agents": list(agents),
+        "games_per_pairing": games,
+        "seed": seed,
+        "max_moves": max_moves,
+    }
     if records:
         return dict(check_records_folder(records, settings))
     if out:
@@ -368,16 +443,18 @@ def save_records(result: TournamentResult, folder: Path) -> dict:
         if result.records[k] is not None:
             game["record"] = record_name(k)
             game["replay"] = replay_name(k)
-    write_output(folder / MANIFEST, json.dumps({**manifest, "complete": False}, indent=1)
-                 + "\n", "--records manifest")
+    write_output(
+        folder / MANIFEST,
+        json.dumps({**manifest, "complete": False}, indent=1) + "\n",
+        "--records manifest",
+    )
     for k, record in enumerate(result.records):
         if record is not None:
             record.save(folder / record_name(k))
     return manifest
 
 
-def write_replays(result: TournamentResult, folder: Path, manifest: dict,
-                  progress=None) -> None:
+def write_replays(result: TournamentResult, folder: Path, manifest: dict, progress=None) -> None:
     """The slow half of `write_records`: each game's HTML replay, `index.html`, and last the
     manifest as `manifest` says (finished when the tournament is): a folder whose manifest
     says finished holds every file."""
@@ -404,8 +481,12 @@ def _records_fallback(result: TournamentResult, records: Path, error: OSError) -
     return f"{problem}; the current and temp folders cannot be written either"
 
 
-def save_results(result: TournamentResult, out: Path | None, records: Path | None,
-                 say: Callable[[str], None] | None = None) -> tuple[list[str], dict | None]:
+def save_results(
+    result: TournamentResult,
+    out: Path | None,
+    records: Path | None,
+    say: Callable[[str], None] | None = None,
+) -> tuple[list[str], dict | None]:
     """Write the results file and the records folder's records (not yet its pages).
 
     Each output that cannot be written goes to a fresh place instead (see the module).
@@ -423,8 +504,13 @@ def save_results(result: TournamentResult, out: Path | None, records: Path | Non
     problems, manifest = [], None
     if out:
         try:
-            write_or_fallback(lambda path: write_output(
-                path, json.dumps(result.as_dict(), indent=1) + "\n", "--out"), out, "--out")
+            write_or_fallback(
+                lambda path: write_output(
+                    path, json.dumps(result.as_dict(), indent=1) + "\n", "--out"
+                ),
+                out,
+                "--out",
+            )
             if say:
                 say(f"wrote {out}" + ("" if result.complete else " (marked incomplete)"))
         except OutputError as error:
@@ -437,8 +523,12 @@ def save_results(result: TournamentResult, out: Path | None, records: Path | Non
     return problems, manifest
 
 
-def write_pages(result: TournamentResult, records: Path | None, manifest: dict | None,
-                reporter: Reporter | None = None) -> list[str]:
+def write_pages(
+    result: TournamentResult,
+    records: Path | None,
+    manifest: dict | None,
+    reporter: Reporter | None = None,
+) -> list[str]:
     """The replay pages, the index and the finished manifest of a saved records folder.
 
     Ctrl-C here loses nothing: the records are saved, and the same tournament writes the
@@ -460,24 +550,36 @@ def write_pages(result: TournamentResult, records: Path | None, manifest: dict |
     try:
         write_replays(result, records, manifest, reporter.pages)
     except KeyboardInterrupt:
-        reporter.message(f"interrupted while writing the replay pages: the records are saved "
-                         f"in {records}/, and the same command writes the pages")
+        reporter.message(
+            f"interrupted while writing the replay pages: the records are saved "
+            f"in {records}/, and the same command writes the pages"
+        )
         raise
     except OSError as error:
         return [_records_fallback(result, records, error)]
-    reporter.message(f"wrote {written} game records with their replays, {MANIFEST} and "
-                     f"{INDEX} to {records}/")
+    reporter.message(
+        f"wrote {written} game records with their replays, {MANIFEST} and {INDEX} to {records}/"
+    )
     return []
 
 
 # --------------------------------------------------------------------------- playing
 
 
-def play(agents: list[str], games: int, seed: int = 0, workers: int = 1,
-         max_moves: int = DEFAULT_MAX_MOVES, *, out: Path | None = None,
-         records: Path | None = None, ray: bool = False, ray_address: str | None = None,
-         reporter: Reporter | None = None,
-         finished: Mapping[int, GameRecord | dict] | None = None) -> TournamentResult:
+def play(
+    agents: list[str],
+    games: int,
+    seed: int = 0,
+    workers: int = 1,
+    max_moves: int = DEFAULT_MAX_MOVES,
+    *,
+    out: Path | None = None,
+    records: Path | None = None,
+    ray: bool = False,
+    ray_address: str | None = None,
+    reporter: Reporter | None = None,
+    finished: Mapping[int, GameRecord | dict] | None = None,
+) -> TournamentResult:
     """Play a round robin, continuing the unfinished one in its outputs, and save it.
 
     Args:
@@ -511,9 +613,11 @@ def play(agents: list[str], games: int, seed: int = 0, workers: int = 1,
     finished = held if finished is None else dict(finished)
     total = len(schedule(agents, games, seed)) if len(agents) >= 2 else 0
     if finished:
-        reporter.message(f"continuing the unfinished tournament in {records or out}: "
-                         f"{len(finished)} of {total} games finished, "
-                         f"{total - len(finished)} to play")
+        reporter.message(
+            f"continuing the unfinished tournament in {records or out}: "
+            f"{len(finished)} of {total} games finished, "
+            f"{total - len(finished)} to play"
+        )
     ctrl_c = HoldCtrlC()
 
     def progress(done: int, total: int) -> None:
@@ -524,9 +628,17 @@ def play(agents: list[str], games: int, seed: int = 0, workers: int = 1,
     try:
         with ctrl_c:
             try:
-                result = run_tournament(agents, games, seed, workers, max_moves,
-                                        progress=progress, ray=ray, ray_address=ray_address,
-                                        finished=finished)
+                result = run_tournament(
+                    agents,
+                    games,
+                    seed,
+                    workers,
+                    max_moves,
+                    progress=progress,
+                    ray=ray,
+                    ray_address=ray_address,
+                    finished=finished,
+                )
             except TournamentInterrupted as stop:
                 _keep_interrupted(stop.result, out, records, reporter)
                 raise TournamentInterrupted(stop.result) from None
@@ -535,9 +647,14 @@ def play(agents: list[str], games: int, seed: int = 0, workers: int = 1,
             problems, manifest = save_results(result, out, records, reporter.message)
     except KeyboardInterrupt:
         if ctrl_c.caught:
-            reporter.message("interrupted after the last game; every result is saved" + (
-                f", and the same command writes the replay pages in {records}/" if records
-                else ""))
+            reporter.message(
+                "interrupted after the last game; every result is saved"
+                + (
+                    f", and the same command writes the replay pages in {records}/"
+                    if records
+                    else ""
+                )
+            )
         raise
     problems += write_pages(result, records, manifest, reporter)
     if problems:
@@ -545,20 +662,25 @@ def play(agents: list[str], games: int, seed: int = 0, workers: int = 1,
     return result
 
 
-def _keep_interrupted(result: TournamentResult, out: Path | None, records: Path | None,
-                      reporter: Reporter) -> None:
+def _keep_interrupted(
+    result: TournamentResult, out: Path | None, records: Path | None, reporter: Reporter
+) -> None:
     """Ctrl-C: report and write the games finished, and say how to continue."""
     played, total = len(result.finished), len(result.records)
     with HoldCtrlC(held=True):  # a second Ctrl-C must not lose what the first one kept
         reporter.ended(result)
         if not (out or records):
-            reporter.message(f"interrupted after {played} of {total} games; nothing kept (give "
-                             f"--out or --records to keep the finished games and continue "
-                             f"later)")
+            reporter.message(
+                f"interrupted after {played} of {total} games; nothing kept (give "
+                f"--out or --records to keep the finished games and continue "
+                f"later)"
+            )
             return
         problems, manifest = save_results(result, out, records, reporter.message)
     problems += write_pages(result, records, manifest, reporter)
     for problem in problems:
         reporter.problem(problem)
-    reporter.message(f"interrupted after {played} of {total} games: the same command "
-                     f"continues the tournament, playing the {total - played} missing")
+    reporter.message(
+        f"interrupted after {played} of {total} games: the same command "
+        f"continues the tournament, playing the {total - played} missing"
+    )

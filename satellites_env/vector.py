@@ -43,7 +43,7 @@ dict; the vector env takes no ``"spn"``: load positions with ``env.engine.load``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -78,10 +78,15 @@ class SatellitesVectorEnv(VectorEnv):
             threads (default: 4 per thread).
     """
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata: ClassVar[dict] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    def __init__(self, num_envs: int, max_moves: int = DEFAULT_MAX_MOVES, copy: bool = True,
-                 num_chunks: int | None = None):
+    def __init__(
+        self,
+        num_envs: int,
+        max_moves: int = DEFAULT_MAX_MOVES,
+        copy: bool = True,
+        num_chunks: int | None = None,
+    ):
         self.num_envs = check_int("num_envs", num_envs, 1, MAX_NUM_GAMES)
         self.max_moves = check_max_moves(max_moves)
         if not isinstance(copy, (bool, np.bool_)):
@@ -89,12 +94,12 @@ class SatellitesVectorEnv(VectorEnv):
         self.copy = bool(copy)
         self.render_mode = None
         try:
-            self.engine = BatchedEngine(self.num_envs, self.max_moves, seed=0,
-                                        num_chunks=num_chunks)
+            self.engine = BatchedEngine(
+                self.num_envs, self.max_moves, seed=0, num_chunks=num_chunks
+            )
             self._planes = np.zeros((self.num_envs, *OBSERVATION_SHAPE), dtype=np.float32)
         except MemoryError:
-            raise ValueError(f"num_envs={self.num_envs}: not enough memory for the batch") \
-                from None
+            raise ValueError(f"num_envs={self.num_envs}: not enough memory for the batch") from None
         except ValueError as error:  # the engine's names its num_games: here num_envs
             raise ValueError(str(error).replace("num_games", "num_envs")) from None
         self.single_observation_space = observation_space()  # the envs' one definition
@@ -105,23 +110,27 @@ class SatellitesVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ Gymnasium API
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start every game afresh (from `seed`, one for the batch: reproducible; None: a fresh
         random seed). `options` may be None or a dict; none is used (unknown keys warn, as in
         the other envs), and "spn" is refused: every game starts from the R4 set-up."""
         seed = check_seed(seed)
         if spn_option(options) is not None:
-            raise ValueError("options: SatellitesVectorEnv.reset takes no 'spn' (every game "
-                             "starts from the R4 set-up); load a position into game i with "
-                             "env.engine.load(i, parse_spn(spn))")
+            raise ValueError(
+                "options: SatellitesVectorEnv.reset takes no 'spn' (every game "
+                "starts from the R4 set-up); load a position into game i with "
+                "env.engine.load(i, parse_spn(spn))"
+            )
         super().reset(seed=seed)
         self.engine.reset(seed)
         self._started = True
         return self._observations(), {"current_player": self._current_player()}
 
-    def step(self, actions) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
-                                     dict[str, Any]]:
+    def step(
+        self, actions
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game (for its player to move); finished games restart at once."""
         if not self._started:
             raise ResetNeededError("call reset() before step()")

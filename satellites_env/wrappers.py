@@ -30,8 +30,12 @@ OBSERVATIONS, ACTION_MASK = "observations", "action_mask"
 def masked_dict_space(flatten: bool = False) -> spaces.Dict:
     """The observation space of `MaskedDictObservation`."""
     shape = (int(np.prod(OBSERVATION_SHAPE)),) if flatten else OBSERVATION_SHAPE
-    return spaces.Dict({OBSERVATIONS: spaces.Box(0.0, 1.0, shape, dtype=np.float32),
-                        ACTION_MASK: spaces.Box(0.0, 1.0, (N_ACTIONS,), dtype=np.float32)})
+    return spaces.Dict(
+        {
+            OBSERVATIONS: spaces.Box(0.0, 1.0, shape, dtype=np.float32),
+            ACTION_MASK: spaces.Box(0.0, 1.0, (N_ACTIONS,), dtype=np.float32),
+        }
+    )
 
 
 def masked_dict(observation: dict, flatten: bool = False) -> dict[str, np.ndarray]:
@@ -39,8 +43,10 @@ def masked_dict(observation: dict, flatten: bool = False) -> dict[str, np.ndarra
     "action_mask"}`` (new arrays): the one conversion, used by the wrapper and by agents that
     feed such a model from a Game."""
     planes = np.asarray(observation["observation"], dtype=np.float32)
-    return {OBSERVATIONS: planes.reshape(-1).copy() if flatten else planes.copy(),
-            ACTION_MASK: np.asarray(observation["action_mask"], dtype=np.float32)}
+    return {
+        OBSERVATIONS: planes.reshape(-1).copy() if flatten else planes.copy(),
+        ACTION_MASK: np.asarray(observation["action_mask"], dtype=np.float32),
+    }
 
 
 class MaskedDictObservation(BaseWrapper):

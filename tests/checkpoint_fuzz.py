@@ -6,14 +6,26 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-tensors = st.builds(lambda shape, dtype: torch.zeros(shape, dtype=dtype),
-                    st.lists(st.integers(0, 3), max_size=3),
-                    st.sampled_from([torch.float32, torch.int64, torch.uint8, torch.bool]))
-leaves = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
-                   st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8), tensors)
-values = st.recursive(leaves, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-    max_leaves=6)
+tensors = st.builds(
+    lambda shape, dtype: torch.zeros(shape, dtype=dtype),
+    st.lists(st.integers(0, 3), max_size=3),
+    st.sampled_from([torch.float32, torch.int64, torch.uint8, torch.bool]),
+)
+leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    tensors,
+)
+values = st.recursive(
+    leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 
 
 def mutated(payload: dict, path: tuple, value, delete: bool) -> dict:

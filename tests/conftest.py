@@ -46,8 +46,10 @@ _drop_stale_numba_cache()
 def _sigint_untouched():
     found = _restore_sigint()
     if found is not None:
-        pytest.fail(f"SIGINT's handler was {found!r} before this test: a fixture or an earlier "
-                    f"test's teardown changed it")
+        pytest.fail(
+            f"SIGINT's handler was {found!r} before this test: a fixture or an earlier "
+            f"test's teardown changed it"
+        )
     yield
     left = _restore_sigint()
     if left is not None:

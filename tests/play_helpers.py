@@ -51,5 +51,7 @@ def engine_pieces(game: Game) -> dict[str, tuple[str, bool]]:
     what a picture of the position must show."""
     board = np.asarray(game.board)
     connected = {c for group in engine.groups(board) for c in group.cells}
-    return {square_name(c): (("R" if board[c] > 0 else "B") + str(abs(int(board[c]))),
-                             c in connected) for c in np.flatnonzero(board)}
+    return {
+        square_name(c): (("R" if board[c] > 0 else "B") + str(abs(int(board[c]))), c in connected)
+        for c in np.flatnonzero(board)
+    }

@@ -79,12 +79,12 @@ def row_col(where: str | int) -> tuple[int, int]:
 # ----------------------------------------------------------------------------- regions
 
 
-def INTERIOR(row: int, col: int) -> bool:  # noqa: N802 - a constant-like predicate
+def INTERIOR(row: int, col: int) -> bool:
     """Cells on no edge (rows 1-8, cols 1-8): the default filler region."""
     return 0 < row < SIZE - 1 and 0 < col < SIZE - 1
 
 
-def ANYWHERE(row: int, col: int) -> bool:  # noqa: N802
+def ANYWHERE(row: int, col: int) -> bool:
     """Every cell, edges included (use when R9 does not matter)."""
     return True
 
@@ -126,8 +126,10 @@ def parse_picture(picture: str | Iterable[str]) -> list[str]:
             continue
         cells, label = text[:SIZE], text[SIZE:]
         if len(cells) != SIZE or (label and not label.isdigit()):
-            raise ValueError(f"picture row {line!r} must hold exactly {SIZE} cells "
-                             f"(an optional rank label may follow)")
+            raise ValueError(
+                f"picture row {line!r} must hold exactly {SIZE} cells "
+                f"(an optional rank label may follow)"
+            )
         board_rows.append(cells)
     if len(board_rows) != SIZE:
         raise ValueError(f"a picture needs {SIZE} rows, got {len(board_rows)}")
@@ -167,15 +169,21 @@ def place_fillers(board: list[str], region=None, margin: int = 2) -> list[str]:
     inside = _region_predicate(region)
     board = list(board)
     pictured = [i for i, ch in enumerate(board) if ch != "."]
-    candidates = [i for i in range(SIZE * SIZE)
-                  if board[i] == "." and inside(*divmod(i, SIZE))
-                  and all(_chebyshev(i, p) >= margin for p in pictured)]
+    candidates = [
+        i
+        for i in range(SIZE * SIZE)
+        if board[i] == "."
+        and inside(*divmod(i, SIZE))
+        and all(_chebyshev(i, p) >= margin for p in pictured)
+    ]
     missing = missing_pieces(board)
     # Bigger values first: the order does not matter for the rules, only for reproducibility.
     reds = [ch for ch in reversed(missing) if ch in RED_LETTERS]
     blues = [ch for ch in reversed(missing) if ch in BLUE_LETTERS]
-    for letters, order, enemy in ((reds, candidates, BLUE_LETTERS),
-                                  (blues, list(reversed(candidates)), RED_LETTERS)):
+    for letters, order, enemy in (
+        (reds, candidates, BLUE_LETTERS),
+        (blues, list(reversed(candidates)), RED_LETTERS),
+    ):
         for i in order:
             if not letters:
                 break
@@ -183,14 +191,25 @@ def place_fillers(board: list[str], region=None, margin: int = 2) -> list[str]:
                 continue
             board[i] = letters.pop(0)
         if letters:
-            raise ValueError(f"no room for fillers {''.join(letters)!r}: widen `region` or "
-                             f"lower `margin`\n{show_board(board)}")
+            raise ValueError(
+                f"no room for fillers {''.join(letters)!r}: widen `region` or "
+                f"lower `margin`\n{show_board(board)}"
+            )
     return board
 
 
-def spn(picture: str | Iterable[str] | None = None, *, pieces: Mapping[str, str] | None = None,
-        to_move: str = "r", grace: str | int = "-", passes: int = 0, moves: int | None = None,
-        fill: bool = True, region=None, margin: int = 2) -> str:
+def spn(
+    picture: str | Iterable[str] | None = None,
+    *,
+    pieces: Mapping[str, str] | None = None,
+    to_move: str = "r",
+    grace: str | int = "-",
+    passes: int = 0,
+    moves: int | None = None,
+    fill: bool = True,
+    region=None,
+    margin: int = 2,
+) -> str:
     """An SPN string from a picture and/or `pieces`, completed with fillers when `fill`.
 
     With ``fill=False`` the picture must already hold all 24 satellites (the engine's
@@ -206,7 +225,7 @@ def spn(picture: str | Iterable[str] | None = None, *, pieces: Mapping[str, str]
         board[cell(name)] = letter
     if fill:
         board = place_fillers(board, region, margin)
-    rows_text = "/".join("".join(board[r * SIZE:(r + 1) * SIZE]) for r in range(SIZE))
+    rows_text = "/".join("".join(board[r * SIZE : (r + 1) * SIZE]) for r in range(SIZE))
     if moves is None:
         moves = fewest_moves_of(board, to_move, grace, passes)
     return f"{rows_text} {to_move} {grace} {passes} {moves}"
@@ -230,7 +249,7 @@ def show_board(board: list[str]) -> str:
     """A flat board as a picture with file letters and rank numbers."""
     lines = ["    " + " ".join(FILES)]
     for r in range(SIZE):
-        lines.append(f"{SIZE - r:>3} " + " ".join(board[r * SIZE:(r + 1) * SIZE]))
+        lines.append(f"{SIZE - r:>3} " + " ".join(board[r * SIZE : (r + 1) * SIZE]))
     return "\n".join(lines)
 
 

@@ -20,7 +20,8 @@ Readings of points where RULES.md could be read two ways are marked "READING:" b
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 # --------------------------------------------------------------------------------------------
 # Board geometry (R1, R2) and action encoding (section 8)
@@ -29,21 +30,21 @@ from typing import Iterator, NamedTuple
 SIZE = 10
 N_CELLS = SIZE * SIZE
 RED, BLUE = 0, 1
-SATELLITES_PER_PLAYER = 12          # R3
-MAX_GROUP = 6                       # R11
-COLONY_MIN = 3                      # R10
-END_CONNECTED = 23                  # R16
-GRACE_MOVES = 3                     # R18
-MAX_PUSH = 2                        # R15.4
-DEFAULT_MAX_MOVES = 400             # R20
+SATELLITES_PER_PLAYER = 12  # R3
+MAX_GROUP = 6  # R11
+COLONY_MIN = 3  # R10
+END_CONNECTED = 23  # R16
+GRACE_MOVES = 3  # R18
+MAX_PUSH = 2  # R15.4
+DEFAULT_MAX_MOVES = 400  # R20
 
 # Directions 0-7 = N, NE, E, SE, S, SW, W, NW; N is row - 1, E is col + 1 (section 8).
 DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1))
 
-N_MOVE_ACTIONS = N_CELLS * 8 * 4    # 0 .. 3199
-PUSH_BASE = N_MOVE_ACTIONS          # 3200 .. 3215
+N_MOVE_ACTIONS = N_CELLS * 8 * 4  # 0 .. 3199
+PUSH_BASE = N_MOVE_ACTIONS  # 3200 .. 3215
 PASS_ACTION = PUSH_BASE + 8 * MAX_PUSH  # 3216
-N_ACTIONS = PASS_ACTION + 1         # 3217
+N_ACTIONS = PASS_ACTION + 1  # 3217
 
 
 def cell_of(row: int, col: int) -> int:
@@ -70,9 +71,9 @@ KING = [[n for d in range(8) if (n := ray(c, d, 1)) is not None] for c in range(
 
 # R2: the four edges.
 EDGES = (
-    [cell_of(0, c) for c in range(SIZE)],         # north
+    [cell_of(0, c) for c in range(SIZE)],  # north
     [cell_of(SIZE - 1, c) for c in range(SIZE)],  # south
-    [cell_of(r, 0) for r in range(SIZE)],         # west
+    [cell_of(r, 0) for r in range(SIZE)],  # west
     [cell_of(r, SIZE - 1) for r in range(SIZE)],  # east
 )
 
@@ -106,8 +107,8 @@ def square_name(cell: int) -> str:
 
 class Sat(NamedTuple):
     color: int  # 0 red, 1 blue
-    value: int   # 1-4
-    pid: int     # identity, stable for the whole game
+    value: int  # 1-4
+    pid: int  # identity, stable for the whole game
 
 
 Board = list  # list of N_CELLS entries, each a Sat or None
@@ -311,10 +312,11 @@ def setup_problems(spn: str) -> list[str]:
 
 class _Before(NamedTuple):
     """Facts about the position before the move (computed once per position)."""
-    connected: set[int]           # cells of connected satellites
-    connected_pids: frozenset     # their identities
-    colony_of: dict               # pid -> index of its colony (groups of >= 3) before the move
-    r9_open: bool                 # R9: a free edge or at least one existing connection
+
+    connected: set[int]  # cells of connected satellites
+    connected_pids: frozenset  # their identities
+    colony_of: dict  # pid -> index of its colony (groups of >= 3) before the move
+    r9_open: bool  # R9: a free edge or at least one existing connection
 
 
 class RefGame:
@@ -337,8 +339,9 @@ class RefGame:
     @property
     def terminated(self) -> bool:
         """Ended by the rules: R16 (>= 23 connected), R18 (grace 0) or R19 (two passes)."""
-        return (self.pending is None and (
-            self.n_connected() >= END_CONNECTED or self.grace == 0 or self.passes >= 2))
+        return self.pending is None and (
+            self.n_connected() >= END_CONNECTED or self.grace == 0 or self.passes >= 2
+        )
 
     @property
     def truncated(self) -> bool:
@@ -358,11 +361,15 @@ class RefGame:
         side = "r" if self.to_move == RED else "b"
         return f"{board_to_rows(self.board)} {side} {grace} {self.passes} {self.moves}"
 
-    def clone(self) -> "RefGame":
+    def clone(self) -> RefGame:
         other = RefGame.__new__(RefGame)
         other.board = list(self.board)
         other.to_move, other.grace, other.passes, other.moves = (
-            self.to_move, self.grace, self.passes, self.moves)
+            self.to_move,
+            self.grace,
+            self.passes,
+            self.moves,
+        )
         other.max_moves = self.max_moves
         other.pending = self.pending
         other.history = list(self.history)
@@ -388,8 +395,9 @@ class RefGame:
             )
         return self._before_cache
 
-    def _result_is_legal(self, after: Board, x_cell: int, k: int, value: int,
-                         displacement: bool) -> bool:
+    def _result_is_legal(
+        self, after: Board, x_cell: int, k: int, value: int, displacement: bool
+    ) -> bool:
         """Check every rule on the whole resulting position (R14).
 
         `after` is the complete board after the move (and the push, for a displacement);
@@ -419,8 +427,9 @@ class RefGame:
             return False
         # R12: satellites from two different colonies (before the move) never end up in one group.
         for comp in comps:
-            colonies = {before.colony_of[after[c].pid] for c in comp
-                        if after[c].pid in before.colony_of}
+            colonies = {
+                before.colony_of[after[c].pid] for c in comp if after[c].pid in before.colony_of
+            }
             if len(colonies) > 1:
                 return False
         # R13: no two orthogonally adjacent connected satellites of the same color.
@@ -462,8 +471,9 @@ class RefGame:
         before = self._before()
         if target in before.connected:  # connected satellites can never be displaced (R8)
             return False
-        if not any(n in before.connected and self.board[n].color == sat.color
-                   for n in KING[target]):
+        if not any(
+            n in before.connected and self.board[n].color == sat.color for n in KING[target]
+        ):
             return False
         return k == sat.value
 
@@ -536,8 +546,10 @@ class RefGame:
         if self.pending is not None:
             from_cell, _, _, target = self.pending
             direction, distance = decode_push_action(action)
-            text = (f"{square_name(from_cell)}-{square_name(target)}>"
-                    f"{square_name(ray(target, direction, distance))}")
+            text = (
+                f"{square_name(from_cell)}-{square_name(target)}>"
+                f"{square_name(ray(target, direction, distance))}"
+            )
             self.pending = None
             self._complete(results[action], False, text)
         elif action == PASS_ACTION:
@@ -546,8 +558,9 @@ class RefGame:
             from_cell, direction, k = decode_move_action(action)
             target = ray(from_cell, direction, k)
             if self.board[target] is None:
-                self._complete(results[action], False,
-                               f"{square_name(from_cell)}-{square_name(target)}")
+                self._complete(
+                    results[action], False, f"{square_name(from_cell)}-{square_name(target)}"
+                )
             else:
                 # First step of a displacement: wait for the push (same player).
                 self.pending = (from_cell, direction, k, target)
@@ -573,8 +586,11 @@ class RefGame:
             # R16 comes first: the game ends at once, no grace moves, nobody "done".
             self.to_move = 1 - mover
             return
-        done = [color for color in (RED, BLUE)
-                if sum(1 for c in connected if after[c].color == color) == SATELLITES_PER_PLAYER]
+        done = [
+            color
+            for color in (RED, BLUE)
+            if sum(1 for c in connected if after[c].color == color) == SATELLITES_PER_PLAYER
+        ]
         assert len(done) <= 1  # both done would mean 24 connected: R16
         if done:
             # R17: that player is done; the other one (maybe the mover) starts 3 grace moves.

@@ -47,20 +47,29 @@ def dangling_link(path: Path) -> Path:
 
 
 #: (name, maker) of every kind of path an output must not be written to
-SPECIAL = [("fifo", fifo), ("socket", unix_socket), ("device", char_device),
-           ("link", link_to_file), ("dangling link", dangling_link)]
+SPECIAL = [
+    ("fifo", fifo),
+    ("socket", unix_socket),
+    ("device", char_device),
+    ("link", link_to_file),
+    ("dangling link", dangling_link),
+]
 
 
 def unchanged(path: Path, before: os.stat_result) -> bool:
     """`path` is still the same node (type and inode), and a link's target is untouched."""
     after = os.lstat(path)
-    same = stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode) and \
-        after.st_ino == before.st_ino
+    same = (
+        stat.S_IFMT(after.st_mode) == stat.S_IFMT(before.st_mode) and after.st_ino == before.st_ino
+    )
     if stat.S_ISLNK(after.st_mode):
         target = path.with_name(path.name + ".target")
         nowhere = path.with_name(path.name + ".nowhere")
-        same = same and not nowhere.exists() and \
-            (not target.exists() or target.read_text() == "precious")
+        same = (
+            same
+            and not nowhere.exists()
+            and (not target.exists() or target.read_text() == "precious")
+        )
     return same
 
 
@@ -71,7 +80,7 @@ def finishes(work, seconds: float = 20):
     def target():
         try:
             outcome["value"] = work()
-        except BaseException as error:  # noqa: BLE001 - handed to the test
+        except BaseException as error:
             outcome["error"] = error
 
     thread = threading.Thread(target=target, daemon=True)

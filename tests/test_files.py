@@ -8,9 +8,9 @@ import stat
 from pathlib import Path
 
 import pytest
+from special_files import char_device, fifo, finishes, unix_socket
 
 from satellites_env.files import FileKindError, check_output, read_input, write_output
-from special_files import char_device, fifo, finishes, unix_socket
 
 
 def listing(folder: Path) -> list[str]:
@@ -39,11 +39,14 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     assert path.read_text() == "old" and listing(tmp_path) == ["out.json"]
 
 
-@pytest.mark.parametrize("make, kind", [
-    (lambda p: fifo(p), "FIFO"),
-    (lambda p: p.mkdir(), "directory"),
-    (lambda p: unix_socket(p), "socket"),
-])
+@pytest.mark.parametrize(
+    "make, kind",
+    [
+        (lambda p: fifo(p), "FIFO"),
+        (lambda p: p.mkdir(), "directory"),
+        (lambda p: unix_socket(p), "socket"),
+    ],
+)
 def test_special_files_are_never_replaced(tmp_path, make, kind):
     path = tmp_path / "out"
     make(path)
@@ -69,8 +72,11 @@ def test_a_symbolic_link_to_a_file_is_refused_and_both_stay(tmp_path):
     target.write_text("precious")
     link = tmp_path / "link.json"
     link.symlink_to(target)
-    with pytest.raises(FileKindError, match="symbolic link .*target.json.*never written "
-                                            "through a link"):
+    with pytest.raises(
+        FileKindError,
+        match=r"symbolic link .*target.json.*never written "
+        "through a link",
+    ):
         write_output(link, "new")
     assert target.read_text() == "precious" and link.is_symlink()
     assert os.readlink(link) == str(target)

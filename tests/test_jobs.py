@@ -37,8 +37,12 @@ def fail_on_three(job: int) -> int:
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_results_come_in_job_order_and_each_is_handed_over_once(workers):
     seen = {}
-    results = run_jobs(list(range(10)), slow_square, workers,
-                       on_result=lambda index, result: seen.setdefault(index, result))
+    results = run_jobs(
+        list(range(10)),
+        slow_square,
+        workers,
+        on_result=lambda index, result: seen.setdefault(index, result),
+    )
     assert results == [k * k for k in range(10)]
     assert seen == dict(enumerate(results))
 
@@ -164,16 +168,20 @@ else:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 @pytest.mark.parametrize("in_thread", [False, True], ids=["main thread", "other thread"])
-@pytest.mark.parametrize("context", ["None", "__import__('multiprocessing').get_context('spawn')"],
-                         ids=["fork", "spawn"])
+@pytest.mark.parametrize(
+    "context", ["None", "__import__('multiprocessing').get_context('spawn')"], ids=["fork", "spawn"]
+)
 def test_workers_end_when_their_parent_is_killed(in_thread, context):
     """From the main thread the kernel kills them at once; from another thread (where the
     kernel's signal would follow that thread, not the process) their watching thread ends
     them within about half a second."""
     script = textwrap.dedent(POOL_SCRIPT).format(context=context, in_thread=in_thread)
-    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE,
-                               env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"})
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"},
+    )
     try:
         assert process.stdout.readline() == b"ready\n", process.stderr.read()
         children = processes_with_parent(process.pid)  # the workers (and a resource tracker)

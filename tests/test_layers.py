@@ -45,16 +45,18 @@ def imports(name: str, path: Path) -> list[tuple[str, str]]:
         if isinstance(node, ast.Import):
             found += [(alias.name, "") for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
-            base = package.split(".")[:len(package.split(".")) - node.level + 1] \
-                if node.level else []
+            base = (
+                package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            )
             module = ".".join(base + ([node.module] if node.module else []))
             found += [(module, alias.name) for alias in node.names]
     return found
 
 
 def test_satellites_env_imports_neither_training_nor_torch():
-    result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr + result.stdout
     count = int(result.stdout.split()[0])
     assert count >= 15  # every module was walked, not an empty package
@@ -86,8 +88,11 @@ def test_no_module_takes_another_packages_private_names():
     for name, path in known.items():
         for module, imported in imports(name, path):
             if imported.startswith("_") and module in known:
-                assert package_of(module, known) == package_of(name, known), \
-                    (name, module, imported)
+                assert package_of(module, known) == package_of(name, known), (
+                    name,
+                    module,
+                    imported,
+                )
 
 
 def test_the_imports_form_no_circle():
@@ -106,9 +111,9 @@ def test_the_imports_form_no_circle():
     def visit(node: str, path: list[str]) -> None:
         state[node] = 1
         for target in sorted(edges[node]):
-            assert state.get(target) != 1, " -> ".join(path + [node, target])
+            assert state.get(target) != 1, " -> ".join([*path, node, target])
             if target not in state:
-                visit(target, path + [node])
+                visit(target, [*path, node])
         state[node] = 2
 
     for node in sorted(edges):

@@ -15,7 +15,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from wheel_helpers import ROOT, build_wheel, copy_source, run
 
 INSTALL_LINE = 'pip install -c constraints.txt -e ".[train]"'
@@ -38,8 +37,7 @@ def test_only_two_import_names_at_the_top(wheel):
     top = {name.split("/")[0] for name in wheel.namelist()}
     (info,) = [t for t in top if t.endswith(".dist-info")]
     assert top - {info} == {"satellites_env", "training"}
-    assert wheel.read(f"{info}/top_level.txt").decode().split() == ["satellites_env",
-                                                                   "training"]
+    assert wheel.read(f"{info}/top_level.txt").decode().split() == ["satellites_env", "training"]
 
 
 def test_every_module_of_the_source_is_in_the_wheel(wheel):
@@ -58,8 +56,10 @@ def test_the_configs_typing_markers_and_network_are_inside(wheel):
     for name in shipped:
         assert wheel.read(name) == (ROOT / "configs" / Path(name).name).read_bytes()
     assert {"satellites_env/py.typed", "training/py.typed"} <= names
-    assert wheel.getinfo("training/alphazero/pretrained.pt").file_size == \
-        (ROOT / "training" / "alphazero" / "pretrained.pt").stat().st_size
+    assert (
+        wheel.getinfo("training/alphazero/pretrained.pt").file_size
+        == (ROOT / "training" / "alphazero" / "pretrained.pt").stat().st_size
+    )
     assert {"satellites_env/web/assets/style.css", "satellites_env/web/assets/play.js"} <= names
 
 
@@ -73,11 +73,27 @@ def test_the_wheel_registers_the_command_and_its_trainer_commands(wheel):
 
 def test_the_readme_install_line_installs_this_project(tmp_path):
     readme = (ROOT / "README.md").read_text()
-    first_screen = readme[:readme.index("## The game in one paragraph")]
+    first_screen = readme[: readme.index("## The game in one paragraph")]
     assert INSTALL_LINE in first_screen and "make install" in first_screen
     source = copy_source(tmp_path / "clone")
     args = INSTALL_LINE.split()[1:]
-    report = json.loads(run([sys.executable, "-m", "pip", *args[:1], "--dry-run", "--no-deps",
-                             "--no-build-isolation", "--no-index", "--quiet", "--report", "-",
-                             *[a.strip('"') for a in args[1:]]], source))
+    report = json.loads(
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                *args[:1],
+                "--dry-run",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-index",
+                "--quiet",
+                "--report",
+                "-",
+                *[a.strip('"') for a in args[1:]],
+            ],
+            source,
+        )
+    )
     assert [item["metadata"]["name"] for item in report["install"]] == ["satellites-env"]

@@ -20,12 +20,17 @@ def test_readme_has_programs_and_marks_fragments():
     text = README.read_text()
     for block in BLOCKS:
         if not block.startswith(("import", "from")):
-            before = text[:text.index(block)].rstrip().rsplit("\n", 3)[-3:]
+            before = text[: text.index(block)].rstrip().rsplit("\n", 3)[-3:]
             assert any("fragment" in line for line in before), block[:60]
 
 
 @pytest.mark.parametrize("index", range(len(PROGRAMS)))
 def test_readme_program_runs(index, tmp_path):
-    result = subprocess.run([sys.executable, "-c", PROGRAMS[index]], capture_output=True,
-                            text=True, timeout=600, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-c", PROGRAMS[index]],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-2000:]

@@ -32,8 +32,17 @@ class StopAt(tournament.Reporter):
 
 
 def play(tmp_path, reporter=None, **options):
-    return tournament.play(AGENTS, GAMES, SEED, 1, MAX_MOVES, out=tmp_path / "out.json",
-                           records=tmp_path / "games", reporter=reporter, **options)
+    return tournament.play(
+        AGENTS,
+        GAMES,
+        SEED,
+        1,
+        MAX_MOVES,
+        out=tmp_path / "out.json",
+        records=tmp_path / "games",
+        reporter=reporter,
+        **options,
+    )
 
 
 def test_play_saves_stops_on_ctrl_c_and_continues(tmp_path, monkeypatch):
@@ -68,16 +77,17 @@ def test_finished_games_can_be_handed_over_in_memory(tmp_path):
         tournament.play(AGENTS, GAMES, SEED, 1, MAX_MOVES, reporter=StopAt(3))
     partial = interrupted.value.result
     finished = {k: partial.records[k] for k in partial.finished}
-    result = tournament.play(AGENTS, GAMES, SEED, 1, MAX_MOVES, finished=finished,
-                             out=tmp_path / "out.json")
-    assert result.as_dict() == arena.run_tournament(AGENTS, GAMES, SEED, 1,
-                                                    MAX_MOVES).as_dict()
+    result = tournament.play(
+        AGENTS, GAMES, SEED, 1, MAX_MOVES, finished=finished, out=tmp_path / "out.json"
+    )
+    assert result.as_dict() == arena.run_tournament(AGENTS, GAMES, SEED, 1, MAX_MOVES).as_dict()
 
 
 def test_outputs_of_another_tournament_are_refused_before_any_game(tmp_path, monkeypatch):
     with pytest.raises(TournamentInterrupted):
         play(tmp_path, StopAt(2))
-    monkeypatch.setattr(tournament, "run_tournament",
-                        lambda *a, **k: pytest.fail("a game was played"))
+    monkeypatch.setattr(
+        tournament, "run_tournament", lambda *a, **k: pytest.fail("a game was played")
+    )
     with pytest.raises(tournament.TournamentError, match="other settings"):
         tournament.play(AGENTS, GAMES, SEED + 1, 1, MAX_MOVES, records=tmp_path / "games")

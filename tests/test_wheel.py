@@ -39,8 +39,9 @@ eval: {every: 1, games: 2, opponents: [random], final: {random: 2}, search_simul
 
 
 def run(args: list, cwd: Path, env: dict, timeout: int = 600) -> str:
-    result = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True,
-                            text=True, timeout=timeout)
+    result = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
     assert result.returncode == 0, f"{args}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
     return result.stdout
 
@@ -52,16 +53,33 @@ def installed(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     built_before = (ROOT / "build").exists()
     try:
-        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-             "-w", base / "dist", ROOT], ROOT, env)
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "-q",
+                "-w",
+                base / "dist",
+                ROOT,
+            ],
+            ROOT,
+            env,
+        )
     finally:  # setuptools builds in the source tree: leave it as it was
         if not built_before:
             shutil.rmtree(ROOT / "build", ignore_errors=True)
     (wheel,) = (base / "dist").glob("satellites_env-*.whl")
     run([sys.executable, "-m", "venv", base / "venv"], base, env)
     python = base / "venv" / "bin" / "python"
-    target = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                      base, env).strip())
+    target = Path(
+        run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], base, env
+        ).strip()
+    )
     (target / "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], base, env)
     work = base / "work"
@@ -72,9 +90,16 @@ def installed(tmp_path_factory):
 
 def test_the_wheel_is_what_runs(installed):
     python, work, env = installed
-    where = run([python, "-c", "import satellites_env, training; "
-                               "print(satellites_env.__file__); print(training.__file__)"],
-                work, env)
+    where = run(
+        [
+            python,
+            "-c",
+            "import satellites_env, training; "
+            "print(satellites_env.__file__); print(training.__file__)",
+        ],
+        work,
+        env,
+    )
     venv = str(python.parents[1])
     assert all(line.startswith(venv) for line in where.split()), where
 
@@ -82,8 +107,7 @@ def test_the_wheel_is_what_runs(installed):
 def test_the_readme_env_loop_runs_from_the_wheel(installed):
     python, work, env = installed
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    loop = next(b for b in blocks if "satellites_v0.env(" in b and b.startswith(("import",
-                                                                                   "from")))
+    loop = next(b for b in blocks if "satellites_v0.env(" in b and b.startswith(("import", "from")))
     run([python, "-c", loop], work, env)
 
 
@@ -92,12 +116,31 @@ def test_a_tiny_training_run_and_an_evaluation_from_the_wheel(installed):
     (work / "tiny.yaml").write_text(TINY)
     out = run(["satellites", "train", "--config", "tiny.yaml", "--out", "run"], work, env)
     assert "Final evaluation" in out and (work / "run" / "final.pt").is_file()
-    names = run([python, "-c", "from training.common.config import load_config\n"
-                               "for name in ('az_quick', 'az_standard', 'quick', 'standard'):\n"
-                               "    print(load_config(name).learner)"], work, env)
+    names = run(
+        [
+            python,
+            "-c",
+            "from training.common.config import load_config\n"
+            "for name in ('az_quick', 'az_standard', 'quick', 'standard'):\n"
+            "    print(load_config(name).learner)",
+        ],
+        work,
+        env,
+    )
     assert names.split() == ["alphazero", "alphazero", "ppo", "ppo"]
-    table = run(["satellites", "evaluate", "--agents", "az:pretrained:2",
-                 f"checkpoint:{work / 'run' / 'final.pt'}", "--games", "2"], work, env)
+    table = run(
+        [
+            "satellites",
+            "evaluate",
+            "--agents",
+            "az:pretrained:2",
+            f"checkpoint:{work / 'run' / 'final.pt'}",
+            "--games",
+            "2",
+        ],
+        work,
+        env,
+    )
     assert "az:pretrained:2" in table
 
 
@@ -107,10 +150,25 @@ def test_the_command_knows_its_version_and_shipped_configs(installed):
     assert run(["satellites", "--version"], work, env).strip() == f"satellites-env {version}"
     listing = run(["satellites", "config", "list"], work, env)
     assert [line.split()[0] for line in listing.splitlines()] == [
-        "az_quick", "az_standard", "exploit", "quick", "standard"]
+        "az_quick",
+        "az_standard",
+        "exploit",
+        "quick",
+        "standard",
+    ]
     shown = run(["satellites", "config", "show", "az_quick"], work, env)
     assert shown.startswith("# ") and "learner: alphazero" in shown
     (work / "az_quick").write_text("not: a config\n")  # a file never shadows a shipped name
-    assert run([python, "-c", "from training.common.config import config_path\n"
-                              "print(config_path('az_quick'))"], work, env).strip().endswith(
-        "training/configs/az_quick.yaml")
+    assert (
+        run(
+            [
+                python,
+                "-c",
+                "from training.common.config import config_path\nprint(config_path('az_quick'))",
+            ],
+            work,
+            env,
+        )
+        .strip()
+        .endswith("training/configs/az_quick.yaml")
+    )

@@ -16,8 +16,14 @@ from pathlib import Path
 from satellites_env.agents.base import Agent, AgentSpecError, parse_int_argument
 from satellites_env.core.checks import quoted
 
-from .alphazero.agent import (PRETRAINED, AZAgent, PolicyAgent, check_temperature,
-                              load_payload, resolve)
+from .alphazero.agent import (
+    PRETRAINED,
+    AZAgent,
+    PolicyAgent,
+    check_temperature,
+    load_payload,
+    resolve,
+)
 from .common.checkpoint import CheckpointError, check_shape, load_weights
 from .ppo.prior import network_from_shape
 
@@ -34,12 +40,14 @@ def split_spec_argument(argument: str) -> tuple[str, bool, float]:
     if sep and tail == "sample":
         return head, True, 1.0
     if sep and tail.startswith("sample="):
-        text = tail[len("sample="):]
+        text = tail[len("sample=") :]
         try:
             return head, True, check_temperature(float(text))
         except ValueError:
-            raise CheckpointError(f"checkpoint spec ':{tail[:40]}': the temperature must be a "
-                                  f"finite number above 0, e.g. ':sample=0.5'") from None
+            raise CheckpointError(
+                f"checkpoint spec ':{tail[:40]}': the temperature must be a "
+                f"finite number above 0, e.g. ':sample=0.5'"
+            ) from None
     return argument, False, 1.0
 
 
@@ -50,18 +58,26 @@ def network_from_checkpoint(payload: dict, path: str | Path = "?"):
     return load_weights(network_from_shape(shape), payload.get("model"), path)
 
 
-def checkpoint_agent(argument: str, seed: int | None = None,
-                     threads: int | None = None) -> PolicyAgent:
+def checkpoint_agent(
+    argument: str, seed: int | None = None, threads: int | None = None
+) -> PolicyAgent:
     """`checkpoint:PATH` (most likely action), `checkpoint:PATH:sample` (sampled) or
     `checkpoint:PATH:sample=T` (sampled at temperature T)."""
     path, sample, temperature = split_spec_argument(argument)
     if not path:
-        raise AgentSpecError(f"agent spec {quoted('checkpoint:' + argument)}: expected "
-                             f"'checkpoint:PATH[:sample|:sample=T]'")
+        raise AgentSpecError(
+            f"agent spec {quoted('checkpoint:' + argument)}: expected "
+            f"'checkpoint:PATH[:sample|:sample=T]'"
+        )
     where = resolve(path)
-    agent = PolicyAgent(network_from_checkpoint(load_payload(where), where), sample=sample,
-                        seed=seed, spec=f"checkpoint:{argument}", threads=threads,
-                        temperature=temperature)
+    agent = PolicyAgent(
+        network_from_checkpoint(load_payload(where), where),
+        sample=sample,
+        seed=seed,
+        spec=f"checkpoint:{argument}",
+        threads=threads,
+        temperature=temperature,
+    )
     agent.source = where
     return agent
 
@@ -84,8 +100,9 @@ def az_agent(argument: str, seed: int | None = None) -> AZAgent:
         parse_int_argument(spec, "the number of simulations", tail, 32, most=MAX_SIMULATIONS)
     if not path:
         raise AgentSpecError(f"agent spec {quoted(spec)}: expected 'az:PATH[:SIMS]'")
-    simulations = parse_int_argument(spec, "the number of simulations", sims, 32,
-                                     most=MAX_SIMULATIONS)
+    simulations = parse_int_argument(
+        spec, "the number of simulations", sims, 32, most=MAX_SIMULATIONS
+    )
     return AZAgent(path, simulations=simulations, seed=seed)
 
 
@@ -98,5 +115,11 @@ def rllib_agent(argument: str, seed: int | None = None) -> Agent:
     return RLlibAgent(argument, seed=seed)
 
 
-__all__ = ["PRETRAINED", "az_agent", "checkpoint_agent", "network_from_checkpoint", "rllib_agent",
-           "split_spec_argument"]
+__all__ = [
+    "PRETRAINED",
+    "az_agent",
+    "checkpoint_agent",
+    "network_from_checkpoint",
+    "rllib_agent",
+    "split_spec_argument",
+]

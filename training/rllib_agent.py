@@ -39,31 +39,38 @@ class RLlibAgent(Agent):
             is_dir = path.is_dir()
         except (OSError, ValueError) as error:  # a name too long, a loop of links, a NUL
             detail = getattr(error, "strerror", None) or error
-            raise AgentSpecError(f"agent spec {spec}: cannot read the folder: {detail}") \
-                from None
+            raise AgentSpecError(f"agent spec {spec}: cannot read the folder: {detail}") from None
         if not is_dir:
-            raise AgentSpecError(f"agent spec {spec}: {quoted_path(path)} is not a folder "
-                                 f"saved by RLModule.save_to_path")
+            raise AgentSpecError(
+                f"agent spec {spec}: {quoted_path(path)} is not a folder "
+                f"saved by RLModule.save_to_path"
+            )
         try:
             from ray.rllib.core.rl_module.rl_module import RLModule
         except ImportError as error:
-            raise AgentSpecError(f"agent spec {spec} needs RLlib: install the 'rllib' "
-                                 f"extra (pip install 'satellites-env[rllib]'); import failed: "
-                                 f"{error}") from None
+            raise AgentSpecError(
+                f"agent spec {spec} needs RLlib: install the 'rllib' "
+                f"extra (pip install 'satellites-env[rllib]'); import failed: "
+                f"{error}"
+            ) from None
         try:
             self.module = RLModule.from_checkpoint(str(path.absolute()))
-        except Exception as error:  # noqa: BLE001 - RLlib raises many kinds for a bad folder
-            raise AgentSpecError(f"agent spec {spec}: cannot load an RLModule from "
-                                 f"{quoted_path(path)}: {type(error).__name__}: "
-                                 f"{str(error)[:200]}") from None
+        except Exception as error:
+            raise AgentSpecError(
+                f"agent spec {spec}: cannot load an RLModule from "
+                f"{quoted_path(path)}: {type(error).__name__}: "
+                f"{str(error)[:200]}"
+            ) from None
         space = getattr(self.module, "observation_space", None)
         try:
             shape = space[OBSERVATIONS].shape
             space[ACTION_MASK]
         except (KeyError, TypeError, IndexError):
-            raise AgentSpecError(f"agent spec {spec}: the module does not observe "
-                                 f"{{'{OBSERVATIONS}', '{ACTION_MASK}'}} (observation space "
-                                 f"{space})") from None
+            raise AgentSpecError(
+                f"agent spec {spec}: the module does not observe "
+                f"{{'{OBSERVATIONS}', '{ACTION_MASK}'}} (observation space "
+                f"{space})"
+            ) from None
         self.flatten = len(shape) == 1
         self.spec = f"rllib:{path}"
         self.source = path
@@ -79,10 +86,12 @@ class RLlibAgent(Agent):
 
         torch = self._torch
         observer = self._observers.setdefault(game.max_moves, Observer(game.max_moves))
-        observation = masked_dict(observer.observe(game, game.to_move, True, copy=False),
-                                  self.flatten)
-        batch = {Columns.OBS: {key: torch.from_numpy(value)[None]
-                               for key, value in observation.items()}}
+        observation = masked_dict(
+            observer.observe(game, game.to_move, True, copy=False), self.flatten
+        )
+        batch = {
+            Columns.OBS: {key: torch.from_numpy(value)[None] for key, value in observation.items()}
+        }
         with torch.no_grad(), torch_threads(self.threads):
             logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0]
         logits = logits.numpy().astype(np.float64)

@@ -46,8 +46,9 @@ def trainer_class(config: Config) -> type[Trainer]:
     return PPOTrainer
 
 
-def train(config: str | Path, out: Path | None, resume: bool, console: Console,
-          ray: str | None = None) -> Trainer:
+def train(
+    config: str | Path, out: Path | None, resume: bool, console: Console, ray: str | None = None
+) -> Trainer:
     """Train from the config `config` (a YAML path or a shipped config's name) into `out`
     (default runs/<config name>); returns the trainer, finished.
 
@@ -59,8 +60,14 @@ def train(config: str | Path, out: Path | None, resume: bool, console: Console,
     return run(settings, path, run_dir, resume, console, ray)
 
 
-def run(settings: Config, path: Path, run_dir: Path, resume: bool, console: Console,
-        ray: str | None = None) -> Trainer:
+def run(
+    settings: Config,
+    path: Path,
+    run_dir: Path,
+    resume: bool,
+    console: Console,
+    ray: str | None = None,
+) -> Trainer:
     """Train the checked config `settings` (read from `path`) into `run_dir`, as
     `train` says; returns the trainer, finished."""
     if ray is not None:
@@ -69,17 +76,25 @@ def run(settings: Config, path: Path, run_dir: Path, resume: bool, console: Cons
     with RunLock(run_dir):
         trainer = trainer_class(settings)(settings, run_dir, resume=resume, console=console)
         if trainer.finished:
-            console.print(f"{run_dir} holds a finished run ({trainer.progress:,} "
-                          f"{trainer.UNIT}): nothing to train. Its final evaluation:")
+            console.print(
+                f"{run_dir} holds a finished run ({trainer.progress:,} "
+                f"{trainer.UNIT}): nothing to train. Its final evaluation:"
+            )
             trainer.report()
         else:
             if trainer.resumed:
-                console.print(f"resuming {run_dir}/ at {trainer.progress:,} of "
-                              f"{settings.total:,} {trainer.UNIT}")
+                console.print(
+                    f"resuming {run_dir}/ at {trainer.progress:,} of "
+                    f"{settings.total:,} {trainer.UNIT}"
+                )
                 if trainer.new_changes:
-                    console.print("config changes, recorded in config_changes.json: " + ", ".join(
-                        f"{key} {old!r} -> {new!r}"
-                        for key, (old, new) in trainer.new_changes.items()))
+                    console.print(
+                        "config changes, recorded in config_changes.json: "
+                        + ", ".join(
+                            f"{key} {old!r} -> {new!r}"
+                            for key, (old, new) in trainer.new_changes.items()
+                        )
+                    )
             else:
                 console.print(f"training ({settings.learner}) with {path} -> {run_dir}/")
             try:
@@ -87,8 +102,10 @@ def run(settings: Config, path: Path, run_dir: Path, resume: bool, console: Cons
             except KeyboardInterrupt:
                 raise SystemExit(130) from None
     final = run_dir / "final.pt"
-    agents = f"checkpoint:{final}" + (f", search agent az:{final}:32"
-                                     if settings.learner == "alphazero" else "")
-    console.print(f"network: {final} (policy {agents}); learning curve: "
-                  f"{run_dir / 'learning_curve.png'}")
+    agents = f"checkpoint:{final}" + (
+        f", search agent az:{final}:32" if settings.learner == "alphazero" else ""
+    )
+    console.print(
+        f"network: {final} (policy {agents}); learning curve: {run_dir / 'learning_curve.png'}"
+    )
     return trainer

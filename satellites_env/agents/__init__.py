@@ -60,7 +60,8 @@ def _factory(name: str, spec: str) -> Factory | None:
                 f"agent spec {quoted(spec)} needs {point.value.split('.')[0]!r}, which does not "
                 f"import here (for checkpoint:, az: and rllib: install the 'train' extra, "
                 f"pip install 'satellites-env[train]'; rllib: also the 'rllib' extra): "
-                f"{error}") from error
+                f"{error}"
+            ) from error
         _registered[name] = factory
         return factory
     return None
@@ -76,16 +77,25 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if name == "greedy" and not argument:
         return GreedyAgent(seed)
     if name == "mcts":
-        simulations = parse_int_argument(spec, "the number of simulations", argument, 200,
-                                         most=MAX_SIMULATIONS)
+        simulations = parse_int_argument(
+            spec, "the number of simulations", argument, 200, most=MAX_SIMULATIONS
+        )
         return MCTSAgent(simulations, seed=seed)
     factory = _factory(name, spec) if name.isidentifier() else None
     if factory is None:
-        known = ", ".join(["random", "greedy", "mcts:N"]
-                          + [f"{n}:..." for n in registered_names()])
+        known = ", ".join(["random", "greedy", "mcts:N"] + [f"{n}:..." for n in registered_names()])
         raise AgentSpecError(f"unknown agent spec {quoted(spec)}; expected one of: {known}")
     return factory(argument, seed)
 
 
-__all__ = ["Agent", "AgentSpecError", "BASELINES", "GreedyAgent", "MCTSAgent", "RandomAgent",
-           "make_agent", "register_agent", "registered_names"]
+__all__ = [
+    "BASELINES",
+    "Agent",
+    "AgentSpecError",
+    "GreedyAgent",
+    "MCTSAgent",
+    "RandomAgent",
+    "make_agent",
+    "register_agent",
+    "registered_names",
+]

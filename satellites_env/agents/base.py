@@ -60,8 +60,9 @@ class AgentSpecError(ValueError):
     """An agent spec that names no known agent or has a bad argument."""
 
 
-def parse_int_argument(spec: str, name: str, argument: str | None, default: int,
-                       most: int | None = None) -> int:
+def parse_int_argument(
+    spec: str, name: str, argument: str | None, default: int, most: int | None = None
+) -> int:
     """The integer argument of a spec (`mcts:N`): ASCII digits only, from 1 to `most` (the
     ceiling the agent can honour), checked before the number is built, so an argument of
     any length is one short AgentSpecError naming the spec; `default` when it is empty."""
@@ -69,15 +70,19 @@ def parse_int_argument(spec: str, name: str, argument: str | None, default: int,
         return default
     limit = f" up to {most:,}" if most is not None else ""
     if not (argument.isascii() and argument.isdigit()):
-        raise AgentSpecError(f"agent spec {quoted(spec)}: {name} must be a positive integer"
-                             f"{limit} (ASCII digits), got {quoted(argument, 30)}")
+        raise AgentSpecError(
+            f"agent spec {quoted(spec)}: {name} must be a positive integer"
+            f"{limit} (ASCII digits), got {quoted(argument, 30)}"
+        )
     digits = argument.lstrip("0") or "0"
     ceiling = most if most is not None else 10**18
     if len(digits) > len(str(ceiling)) or int(digits) > ceiling:
         shown = digits if len(digits) <= 30 else f"{digits[:12]}... ({len(digits)} digits)"
-        raise AgentSpecError(f"agent spec {quoted(spec)}: at most {ceiling:,} "
-                             f"{name.split()[-1]} (a ceiling this agent can honour), got "
-                             f"{shown}")
+        raise AgentSpecError(
+            f"agent spec {quoted(spec)}: at most {ceiling:,} "
+            f"{name.split()[-1]} (a ceiling this agent can honour), got "
+            f"{shown}"
+        )
     value = int(digits)
     if value < 1:
         raise AgentSpecError(f"agent spec {quoted(spec)}: {name} must be >= 1, got {value}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.game import Game
 from ..core.engine import new_work
+from ..core.game import Game
 from .base import Agent
 from .lookahead import action_values, new_child_buffer
 
@@ -31,7 +31,14 @@ class GreedyAgent(Agent):
         if len(legal) == 1:
             return int(legal[0])
         values = np.empty(len(legal))
-        action_values(game.state, legal, 1 - 2 * game.to_move, game.max_moves, self._scratch,
-                      self._child, values)
+        action_values(
+            game.state,
+            legal,
+            1 - 2 * game.to_move,
+            game.max_moves,
+            self._scratch,
+            self._child,
+            values,
+        )
         best = np.flatnonzero(values >= values.max() - TIE)
         return int(legal[best[self.rng.integers(len(best))]])

@@ -19,9 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..core.engine import (BLUE_SUM, DRAW, GROUP_SIZE, RED, RED_SUM, analyse_groups, tally,
-                           verdict)
 from ..core.board import COLONY_MIN, MAX_GROUP
+from ..core.engine import BLUE_SUM, DRAW, GROUP_SIZE, RED, RED_SUM, analyse_groups, tally, verdict
 
 COLONY_WEIGHT = 1.0
 CROWN_BONUS = 0.25

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.board import N_ACTIONS, N_CELLS
-from ..core.game import Game
 from ..core.engine import ONGOING, apply_unchecked, fill_legal_mask, game_status, new_work
+from ..core.game import Game
 from ..core.state import TO_MOVE
 from .base import Agent
 from .heuristic import final_result
@@ -59,17 +59,18 @@ class Evaluation:
 class Evaluator(ABC):
     """Prior and value for the positions a search expands."""
 
-    def begin_search(self, seed: int) -> None:
+    def begin_search(self, seed: int) -> None:  # noqa: B027 (an optional hook: no-op)
         """Called once before each search with a seed drawn from the agent's generator."""
 
     @abstractmethod
     def evaluate(self, state: np.ndarray, actions: np.ndarray, max_moves: int) -> Evaluation:
         """Evaluate the (not finished) position `state`, whose legal actions are `actions`."""
 
-    def evaluate_batch(self, states: list[np.ndarray], actions: list[np.ndarray],
-                       max_moves: int) -> list[Evaluation]:
+    def evaluate_batch(
+        self, states: list[np.ndarray], actions: list[np.ndarray], max_moves: int
+    ) -> list[Evaluation]:
         """Evaluate many positions at once (a network batches them; the default loops)."""
-        return [self.evaluate(s, a, max_moves) for s, a in zip(states, actions)]
+        return [self.evaluate(s, a, max_moves) for s, a in zip(states, actions, strict=False)]
 
 
 class HeuristicEvaluator(Evaluator):
@@ -91,14 +92,24 @@ class HeuristicEvaluator(Evaluator):
         action_values(state, actions, sign, max_moves, self._work, self._child, priors)
         # Lookahead values of finished games are +-10; as a prior they mean +-1.
         np.clip(priors, -1.0, 1.0, out=priors)
-        red_value = rollout_value(state.copy(), self.rollout_depth, max_moves, self._work,
-                                  self._mask)
+        red_value = rollout_value(
+            state.copy(), self.rollout_depth, max_moves, self._work, self._mask
+        )
         return Evaluation(value=float(red_value * sign), action_values=priors)
 
 
 class _Node:
-    __slots__ = ("state", "to_move", "actions", "children", "visits", "value_sum", "policy",
-                 "terminal", "terminal_value")
+    __slots__ = (
+        "actions",
+        "children",
+        "policy",
+        "state",
+        "terminal",
+        "terminal_value",
+        "to_move",
+        "value_sum",
+        "visits",
+    )
 
     def __init__(self, state: np.ndarray, max_moves: int, work: np.ndarray):
         self.state = state
@@ -116,9 +127,16 @@ class _Node:
 class MCTSAgent(Agent):
     """UCT search; plays the most visited action at the root."""
 
-    def __init__(self, simulations: int = 200, seed: int | None = None, exploration: float = 1.0,
-                 rollout_depth: int = 4, prior_visits: float = 2.0,
-                 evaluator: Evaluator | None = None, policy_weight: float = 1.5):
+    def __init__(
+        self,
+        simulations: int = 200,
+        seed: int | None = None,
+        exploration: float = 1.0,
+        rollout_depth: int = 4,
+        prior_visits: float = 2.0,
+        evaluator: Evaluator | None = None,
+        policy_weight: float = 1.5,
+    ):
         super().__init__(seed)
         self.simulations = simulations
         self.exploration = exploration
@@ -176,9 +194,11 @@ class MCTSAgent(Agent):
         n = len(node.actions)
         evaluation = self.evaluator.evaluate(node.state, node.actions, max_moves)
         node.visits = np.zeros(n)
-        node.value_sum = (np.zeros(n) if evaluation.action_values is None
-                          else np.asarray(evaluation.action_values, dtype=float)
-                          * self.prior_visits)
+        node.value_sum = (
+            np.zeros(n)
+            if evaluation.action_values is None
+            else np.asarray(evaluation.action_values, dtype=float) * self.prior_visits
+        )
         node.policy = None if evaluation.policy is None else np.asarray(evaluation.policy, float)
         node.children = [None] * n
         return evaluation.value if node.to_move == 0 else -evaluation.value

@@ -50,6 +50,7 @@ from .board import (
     check_max_moves,
 )
 from .checks import check_int, check_seed
+from .planes import N_PLANES, observe_states
 from .rules import (
     N_SCRATCH_ROWS,
     ONGOING,
@@ -61,17 +62,32 @@ from .rules import (
     fill_legal_mask,
     game_status,
 )
-from .planes import N_PLANES, observe_states
 from .scoring import DRAW, winner_code
 from .state import (
-    GRACE, NO_GRACE, NO_PENDING, PENDING_FROM, PENDING_TARGET, STATE_LEN, TO_MOVE,
+    GRACE,
+    NO_GRACE,
+    NO_PENDING,
+    PENDING_FROM,
+    PENDING_TARGET,
+    STATE_LEN,
+    TO_MOVE,
     check_state_rows,
 )
 
 __all__ = [
-    "BatchedEngine", "MAX_NUM_GAMES", "apply_actions", "configure_threads", "final_rewards",
-    "legal_masks", "new_batch_scratch", "random_legal_actions", "random_legal_actions_of",
-    "reset_states", "setup_state", "statuses", "step_autoreset",
+    "MAX_NUM_GAMES",
+    "BatchedEngine",
+    "apply_actions",
+    "configure_threads",
+    "final_rewards",
+    "legal_masks",
+    "new_batch_scratch",
+    "random_legal_actions",
+    "random_legal_actions_of",
+    "reset_states",
+    "setup_state",
+    "statuses",
+    "step_autoreset",
 ]
 
 
@@ -266,8 +282,20 @@ def final_rewards(states, status, rewards, scratch):
 
 
 @njit(cache=True, parallel=True)
-def step_autoreset(states, actions, max_moves, seed, episodes, rewards, terminated, truncated,
-                   final_states, masks, counts, scratch):
+def step_autoreset(
+    states,
+    actions,
+    max_moves,
+    seed,
+    episodes,
+    rewards,
+    terminated,
+    truncated,
+    final_states,
+    masks,
+    counts,
+    scratch,
+):
     """One agent step in every game, in one parallel pass (the hot loop of self-play).
 
     Per game i: play actions[i] (unchecked); set terminated[i] / truncated[i] and rewards[i]
@@ -401,8 +429,13 @@ class BatchedEngine:
     ((4, 2), (4,), 1)
     """
 
-    def __init__(self, num_games: int, max_moves: int = DEFAULT_MAX_MOVES,
-                 seed: int | None = None, num_chunks: int | None = None):
+    def __init__(
+        self,
+        num_games: int,
+        max_moves: int = DEFAULT_MAX_MOVES,
+        seed: int | None = None,
+        num_chunks: int | None = None,
+    ):
         n = check_int("num_games", num_games, 1, MAX_NUM_GAMES)
         self.num_games = n
         self.max_moves = check_max_moves(max_moves)
@@ -473,20 +506,25 @@ class BatchedEngine:
         if actions.shape != (self.num_games,) or not np.issubdtype(actions.dtype, np.integer):
             raise IllegalActionError(
                 f"actions must be an integer array of shape ({self.num_games},), got "
-                f"{actions.dtype} {actions.shape}")
+                f"{actions.dtype} {actions.shape}"
+            )
         actions = actions.astype(np.int64, copy=False)
         in_range = (actions >= 0) & (actions < N_ACTIONS)
         legal = in_range & (self.masks[self._rows, np.where(in_range, actions, 0)] != 0)
         if not legal.all():
             i = int(np.flatnonzero(~legal)[0])
             a = int(actions[i])
-            why = (f"out of range 0..{N_ACTIONS - 1}" if not in_range[i] else
-                   f"not legal ({int(self.counts[i])} legal actions)")
+            why = (
+                f"out of range 0..{N_ACTIONS - 1}"
+                if not in_range[i]
+                else f"not legal ({int(self.counts[i])} legal actions)"
+            )
             raise IllegalActionError(f"game {i}: action {a} is {why}; no game was changed")
         return actions
 
-    def step(self, actions: np.ndarray, check: bool = True
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def step(
+        self, actions: np.ndarray, check: bool = True
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Play actions[i] in game i; return (rewards, terminated, truncated).
 
         Finished games are reset in the same call (module docstring), so ``states`` and the
@@ -496,13 +534,25 @@ class BatchedEngine:
         """
         if check:
             actions = self.check_actions(actions)
-        step_autoreset(self.states, actions, self.max_moves, np.uint64(self.seed), self.episodes,
-                       self.rewards, self.terminated, self.truncated, self.final_states,
-                       self.masks, self.counts, self.scratch)
+        step_autoreset(
+            self.states,
+            actions,
+            self.max_moves,
+            np.uint64(self.seed),
+            self.episodes,
+            self.rewards,
+            self.terminated,
+            self.truncated,
+            self.final_states,
+            self.masks,
+            self.counts,
+            self.scratch,
+        )
         return self.rewards, self.terminated, self.truncated
 
-    def observe(self, out: np.ndarray | None = None, states: np.ndarray | None = None
-                ) -> np.ndarray:
+    def observe(
+        self, out: np.ndarray | None = None, states: np.ndarray | None = None
+    ) -> np.ndarray:
         """Observation planes of every game for the player to move into `out`: (N, 100, 22)
         or (N, 10, 10, 22) float32 (a new (N, 10, 10, 22) array when None). `states` defaults
         to ``.states`` (``final_states`` rows give the finished games' last positions)."""
@@ -519,6 +569,7 @@ class BatchedEngine:
         """A uniformly random legal action per game, reproducible from (seed, game, step)."""
         if out is None:
             out = np.empty(self.num_games, dtype=np.int64)
-        random_legal_actions_of(self.states, self.masks, self.counts, np.uint64(self.seed), step,
-                                out)
+        random_legal_actions_of(
+            self.states, self.masks, self.counts, np.uint64(self.seed), step, out
+        )
         return out

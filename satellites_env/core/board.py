@@ -50,12 +50,12 @@ class Player(IntEnum):
         return 1 - 2 * int(self)
 
     @property
-    def other(self) -> "Player":
+    def other(self) -> Player:
         return Player(1 - int(self))
 
     @property
     def color(self) -> str:
-        """"red" or "blue"."""
+        """ "red" or "blue"."""
         return COLOR_NAMES[self]
 
     @property
@@ -64,7 +64,7 @@ class Player(IntEnum):
         return f"player_{int(self)}"
 
     @classmethod
-    def parse(cls, value: object) -> "Player":
+    def parse(cls, value: object) -> Player:
         """A Player from 0/1, "red"/"blue" or a Player; ValueError otherwise."""
         if isinstance(value, str) and value.lower() in COLOR_NAMES:
             return cls(COLOR_NAMES.index(value.lower()))
@@ -74,6 +74,7 @@ class Player(IntEnum):
 
     def __str__(self) -> str:
         return self.color
+
 
 # Directions 0-7 = N, NE, E, SE, S, SW, W, NW as (d_row, d_col); N is row - 1.
 DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1))

@@ -42,7 +42,7 @@ def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
         return f"{'a negative' if value < 0 else 'an'} integer of about {digits} digits"
     try:
         text = _REPR.repr(value)
-    except Exception:  # noqa: BLE001 - a repr that fails must not hide the real error
+    except Exception:
         text = f"<a {type(value).__name__}>"
     text = text.replace("\n", " ")
     return text if len(text) <= limit else text[:limit] + "..."
@@ -57,8 +57,11 @@ def quoted_path(path: object) -> str:
 def check_int(name: str, value: object, low: int, high: int) -> int:
     """`value` as an int when it is an integer (an int or a numpy integer, not a bool) from
     `low` to `high`; otherwise ValueError naming `name` and the range."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) \
-            and low <= int(value) <= high:
+    if (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, bool)
+        and low <= int(value) <= high
+    ):
         return int(value)
     raise ValueError(f"{name} must be an integer from {low} to {high}, got {quoted(value)}")
 
@@ -68,5 +71,12 @@ def check_seed(seed: object) -> int | None:
     return None if seed is None else check_int("seed", seed, 0, MAX_SEED)
 
 
-__all__ = ["MAX_SEED", "PATH_QUOTE_LIMIT", "QUOTE_LIMIT", "check_int", "check_seed", "quoted",
-           "quoted_path"]
+__all__ = [
+    "MAX_SEED",
+    "PATH_QUOTE_LIMIT",
+    "QUOTE_LIMIT",
+    "check_int",
+    "check_seed",
+    "quoted",
+    "quoted_path",
+]

@@ -39,10 +39,26 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .batch import (BatchedEngine, apply_actions, final_rewards, legal_masks,
-                    new_batch_scratch, reset_states, statuses, step_autoreset)
-from .board import (BLUE, DEFAULT_MAX_MOVES, MAX_MOVES_LIMIT, N_ACTIONS, N_CELLS, ORTHO, RED,
-                    check_max_moves)
+from .batch import (
+    BatchedEngine,
+    apply_actions,
+    final_rewards,
+    legal_masks,
+    new_batch_scratch,
+    reset_states,
+    statuses,
+    step_autoreset,
+)
+from .board import (
+    BLUE,
+    DEFAULT_MAX_MOVES,
+    MAX_MOVES_LIMIT,
+    N_ACTIONS,
+    N_CELLS,
+    ORTHO,
+    RED,
+    check_max_moves,
+)
 from .checks import check_seed, quoted
 from .rules import (
     BLUE_SUM,
@@ -62,10 +78,27 @@ from .rules import (
     is_connected,
 )
 from .rules import new_scratch as new_work
-from .scoring import (DRAW, NO_COLONY, Group, Score, analyse_groups,
-                      group_controller, groups_of, tally, verdict, winner_code)
-from .state import (STATE_LEN, TO_MOVE, board_array, check_rng, empty_state, initial_state,
-                    state_array)
+from .scoring import (
+    DRAW,
+    NO_COLONY,
+    Group,
+    Score,
+    analyse_groups,
+    group_controller,
+    groups_of,
+    tally,
+    verdict,
+    winner_code,
+)
+from .state import (
+    STATE_LEN,
+    TO_MOVE,
+    board_array,
+    check_rng,
+    empty_state,
+    initial_state,
+    state_array,
+)
 
 
 @njit(cache=True)
@@ -83,8 +116,9 @@ def connections_allowed(board):
 def init(seed: int | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
     """A new state from the R4 random set-up (from `rng`, or a generator seeded with `seed`:
     None or an integer from 0 to 2**64 - 1)."""
-    return initial_state(check_rng(rng) if rng is not None
-                         else np.random.default_rng(check_seed(seed)))
+    return initial_state(
+        check_rng(rng) if rng is not None else np.random.default_rng(check_seed(seed))
+    )
 
 
 def legal_action_mask(state: np.ndarray, work: np.ndarray | None = None) -> np.ndarray:
@@ -102,8 +136,12 @@ def step(state: np.ndarray, action: int, work: np.ndarray | None = None) -> np.n
     for an action that is not legal; hot loops use `apply_unchecked` in place instead."""
     state = state_array(state)
     work = new_work() if work is None else work
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
-            or not 0 <= action < N_ACTIONS or not legal_action_mask(state, work)[action]:
+    if (
+        isinstance(action, (bool, np.bool_))
+        or not isinstance(action, (int, np.integer))
+        or not 0 <= action < N_ACTIONS
+        or not legal_action_mask(state, work)[action]
+    ):
         raise IllegalActionError(f"action {quoted(action)} is not legal in this state")
     action = int(action)
     child = state.copy()
@@ -162,12 +200,52 @@ def groups(board: np.ndarray) -> tuple[Group, ...]:
 
 
 __all__ = [
-    "analyse_groups", "apply_actions", "apply_unchecked", "BatchedEngine", "BLUE", "BLUE_SUM",
-    "CONNECTED", "connections_allowed", "count_connected", "current_player", "DRAW",
-    "empty_state", "fill_legal_mask", "final_rewards", "game_status", "Group",
-    "group_controller", "GROUP_OF", "GROUP_SIZE", "groups", "IllegalActionError", "init",
-    "is_connected", "is_terminal", "legal_action_mask", "legal_masks", "links", "MAX_MOVES_LIMIT",
-    "new_batch_scratch", "new_work", "NO_COLONY", "ONGOING", "RED", "RED_SUM", "reset_states",
-    "rewards", "Score", "STATE_LEN", "status", "statuses", "step", "step_autoreset", "tally",
-    "TERMINATED", "TRUNCATED", "verdict", "winner", "winner_code",
+    "BLUE",
+    "BLUE_SUM",
+    "CONNECTED",
+    "DRAW",
+    "GROUP_OF",
+    "GROUP_SIZE",
+    "MAX_MOVES_LIMIT",
+    "NO_COLONY",
+    "ONGOING",
+    "RED",
+    "RED_SUM",
+    "STATE_LEN",
+    "TERMINATED",
+    "TRUNCATED",
+    "BatchedEngine",
+    "Group",
+    "IllegalActionError",
+    "Score",
+    "analyse_groups",
+    "apply_actions",
+    "apply_unchecked",
+    "connections_allowed",
+    "count_connected",
+    "current_player",
+    "empty_state",
+    "fill_legal_mask",
+    "final_rewards",
+    "game_status",
+    "group_controller",
+    "groups",
+    "init",
+    "is_connected",
+    "is_terminal",
+    "legal_action_mask",
+    "legal_masks",
+    "links",
+    "new_batch_scratch",
+    "new_work",
+    "reset_states",
+    "rewards",
+    "status",
+    "statuses",
+    "step",
+    "step_autoreset",
+    "tally",
+    "verdict",
+    "winner",
+    "winner_code",
 ]

@@ -17,38 +17,38 @@ from .board import (
     PASS_ACTION,
     PUSH_BASE,
     RAY,
+    Player,
     check_max_moves,
     decode_move_action,
     decode_push_action,
     direction_between,
     move_action,
     push_action,
-    Player,
 )
 from .checks import check_seed, quoted
-from .explain import explain_illegal
-from .notation import (
-    SQUARE_NAMES,
-    move_text,
-    parse_move_text,
-    parse_spn,
-    NotationError,
-    square_name,
-    to_spn,
-)
-from .outcome import Outcome, Termination
 from .engine import (
     ONGOING,
     TERMINATED,
     TRUNCATED,
     IllegalActionError,
+    Score,
     apply_unchecked,
     count_connected,
     fill_legal_mask,
     game_status,
-    Score,
     new_work,
 )
+from .explain import explain_illegal
+from .notation import (
+    SQUARE_NAMES,
+    NotationError,
+    move_text,
+    parse_move_text,
+    parse_spn,
+    square_name,
+    to_spn,
+)
+from .outcome import Outcome, Termination
 from .scoring import score
 from .state import (
     GRACE,
@@ -71,7 +71,8 @@ def _action_id(action: object) -> int:
     IllegalActionError, the one error of every method that takes an action id."""
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         raise IllegalActionError(
-            f"action must be an integer in 0..{N_ACTIONS - 1}, got {quoted(action)}")
+            f"action must be an integer in 0..{N_ACTIONS - 1}, got {quoted(action)}"
+        )
     if not 0 <= action < N_ACTIONS:
         raise IllegalActionError(f"action {quoted(action)} is out of range 0..{N_ACTIONS - 1}")
     return int(action)
@@ -100,19 +101,23 @@ class Game:
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def new(cls, seed: int | None = None, rng: np.random.Generator | None = None,
-            max_moves: int = DEFAULT_MAX_MOVES) -> "Game":
+    def new(
+        cls,
+        seed: int | None = None,
+        rng: np.random.Generator | None = None,
+        max_moves: int = DEFAULT_MAX_MOVES,
+    ) -> Game:
         """A game from the R4 random set-up (from `rng`, or a generator seeded with `seed`:
         None or an integer from 0 to 2**64 - 1)."""
         rng = check_rng(rng) if rng is not None else np.random.default_rng(check_seed(seed))
         return cls(initial_state(rng), max_moves)
 
     @classmethod
-    def from_spn(cls, spn: str, max_moves: int = DEFAULT_MAX_MOVES) -> "Game":
+    def from_spn(cls, spn: str, max_moves: int = DEFAULT_MAX_MOVES) -> Game:
         """A game from any legal SPN position."""
         return cls(parse_spn(spn), max_moves)
 
-    def clone(self) -> "Game":
+    def clone(self) -> Game:
         """An independent copy (state, history and cache)."""
         other = Game.__new__(Game)
         other.state = self.state.copy()
@@ -255,8 +260,10 @@ class Game:
             if action < N_MOVE_ACTIONS and self.is_displacement(action):
                 child = self.clone()
                 child.play(int(action))
-                texts.extend(self.describe(int(action)) + child.describe(int(push))
-                             for push in child.legal_actions())
+                texts.extend(
+                    self.describe(int(action)) + child.describe(int(push))
+                    for push in child.legal_actions()
+                )
             else:
                 texts.append(self.describe(int(action)))
         return texts
@@ -300,8 +307,9 @@ class Game:
     def actions_of(self, text: str) -> list[int]:
         """The action ids of a move in notation, checked against this position."""
         if not isinstance(text, str):
-            raise NotationError(f"a move is a string in notation (e.g. 'c10-c7'), got "
-                                f"{quoted(text)}")
+            raise NotationError(
+                f"a move is a string in notation (e.g. 'c10-c7'), got {quoted(text)}"
+            )
         parsed = parse_move_text(text)
         if parsed is None:
             return [PASS_ACTION]
@@ -309,29 +317,34 @@ class Game:
         if self.pending_push is not None:
             raise IllegalActionError(
                 f"{text!r}: a displacement is waiting for its push from "
-                f"{square_name(self.pending_push)}; give the push as the next action")
+                f"{square_name(self.pending_push)}; give the push as the next action"
+            )
         source, target, landing = parsed
         line = direction_between(source, target)
         if line is None or line[1] > 4:
             raise IllegalActionError(
                 f"{text!r}: {square_name(source)} to {square_name(target)} is not a straight "
-                f"line of 1-4 cells in one of the 8 directions")
+                f"line of 1-4 cells in one of the 8 directions"
+            )
         action = move_action(source, line[0], line[1])
         if landing is None:
             if self.is_displacement(action):
                 raise IllegalActionError(
                     f"{text!r} lands on an opponent satellite: a displacement needs its push, "
-                    f"e.g. '{text}>{self._example_landing(action)}'")
+                    f"e.g. '{text}>{self._example_landing(action)}'"
+                )
             return [action]
         push = direction_between(target, landing)
         if push is None or push[1] > 2:
             raise IllegalActionError(
                 f"{text!r}: the push {square_name(target)} to {square_name(landing)} is not a "
-                f"straight line of 1-2 cells")
+                f"straight line of 1-2 cells"
+            )
         if not self.is_displacement(action):
             raise IllegalActionError(
                 f"{text!r}: {square_name(target)} does not hold an opponent satellite, so there "
-                f"is nothing to push")
+                f"is nothing to push"
+            )
         return [action, push_action(*push)]
 
     def describe(self, action: int) -> str:
@@ -379,6 +392,7 @@ class Game:
         return number
 
     def _why_illegal(self, action: int) -> str:
-        return (f"illegal action {action} ({self.describe(action)}): "
-                f"{explain_illegal(self.state, action)}")
-
+        return (
+            f"illegal action {action} ({self.describe(action)}): "
+            f"{explain_illegal(self.state, action)}"
+        )

@@ -62,8 +62,7 @@ from .board import (
 from .checks import quoted
 from .rules import count_connected, fill_legal_mask, new_scratch
 from .scoring import groups_of
-from .state import (GRACE, MOVES, NO_GRACE, PASSES, TO_MOVE, empty_state, is_pending,
-                    state_array)
+from .state import GRACE, MOVES, NO_GRACE, PASSES, TO_MOVE, empty_state, is_pending, state_array
 
 FILES = "abcdefghij"
 PIECE_LETTERS = {"A": 1, "B": 2, "C": 3, "D": 4, "a": -1, "b": -2, "c": -3, "d": -4}
@@ -84,10 +83,14 @@ class NotationError(ValueError):
 
 def square_name(cell: int) -> str:
     """`c10` for row 0, col 2 (file a-j = col 0-9, rank 1-10 = row 9-0)."""
-    if isinstance(cell, (bool, np.bool_)) or not isinstance(cell, (int, np.integer)) \
-            or not 0 <= cell < N_CELLS:
-        raise NotationError(f"cell {quoted(cell)} is off the board; expected an integer "
-                            f"0..{N_CELLS - 1}")
+    if (
+        isinstance(cell, (bool, np.bool_))
+        or not isinstance(cell, (int, np.integer))
+        or not 0 <= cell < N_CELLS
+    ):
+        raise NotationError(
+            f"cell {quoted(cell)} is off the board; expected an integer 0..{N_CELLS - 1}"
+        )
     return SQUARE_NAMES[cell]
 
 
@@ -97,24 +100,27 @@ def parse_square(text: str) -> int:
         raise NotationError(f"a square must be a string such as 'c10', got {type(text).__name__}")
     match = _SQUARE_RE.fullmatch(text)
     if not match:
-        raise NotationError(f"bad square {quoted(text)}: expected a file a-j and a rank 1-10, "
-                            f"e.g. 'c10'")
+        raise NotationError(
+            f"bad square {quoted(text)}: expected a file a-j and a rank 1-10, e.g. 'c10'"
+        )
     return cell_of(SIZE - int(match.group(2)), FILES.index(match.group(1)))
 
 
 def parse_move_text(text: str) -> tuple[int, int, int | None] | None:
     """(from, to, push landing or None) of `c10-c7` / `c10-f7>f9`; None for `pass`."""
     if not isinstance(text, str):
-        raise NotationError(f"a move must be a string such as 'c10-c7', 'c10-f7>f9' or 'pass', "
-                            f"got {type(text).__name__}")
+        raise NotationError(
+            f"a move must be a string such as 'c10-c7', 'c10-f7>f9' or 'pass', "
+            f"got {type(text).__name__}"
+        )
     text = text.strip()
     if text == "pass":
         return None
     match = _MOVE_RE.fullmatch(text)
     if not match:
         raise NotationError(
-            f"bad move {quoted(text)}: expected 'c10-c7', 'c10-f7>f9' (displacement) or "
-            f"'pass'")
+            f"bad move {quoted(text)}: expected 'c10-c7', 'c10-f7>f9' (displacement) or 'pass'"
+        )
     source, target = parse_square(match.group(1)), parse_square(match.group(2))
     landing = parse_square(match.group(3)) if match.group(3) else None
     return source, target, landing
@@ -133,11 +139,13 @@ def to_spn(state: np.ndarray) -> str:
     """The SPN string of a position (between moves only)."""
     state = state_array(state)
     if is_pending(state):
-        raise NotationError("a position is written only between moves, not in the middle "
-                            "of a displacement; play the push first")
+        raise NotationError(
+            "a position is written only between moves, not in the middle "
+            "of a displacement; play the push first"
+        )
     rows = []
     for row in range(SIZE):
-        cells = state[row * SIZE:(row + 1) * SIZE]
+        cells = state[row * SIZE : (row + 1) * SIZE]
         rows.append("".join(LETTER_OF_PIECE.get(int(p), ".") for p in cells))
     grace = "-" if state[GRACE] == NO_GRACE else str(int(state[GRACE]))
     to_move = "rb"[int(state[TO_MOVE])]
@@ -152,7 +160,8 @@ def parse_spn(text: str) -> np.ndarray:
     if len(fields) != 5:
         raise NotationError(
             f"SPN needs 5 space-separated fields '<rows> <to_move> <grace> <passes> <moves>', "
-            f"got {len(fields)} in {quoted(text)}")
+            f"got {len(fields)} in {quoted(text)}"
+        )
     rows_text, to_move, grace, passes, moves = fields
     state = empty_state()
     _parse_rows(rows_text, state)
@@ -167,10 +176,15 @@ def parse_spn(text: str) -> np.ndarray:
     state[PASSES] = int(passes)
     # ASCII digits only: str.isdigit() and int() also take '１２' or '²'. The length is checked
     # before int(), which refuses (with a plain ValueError) more than 4300 digits.
-    if len(moves) > len(str(MAX_SPN_MOVES)) or not _MOVES_RE.fullmatch(moves) \
-            or int(moves) > MAX_SPN_MOVES:
-        raise NotationError(f"SPN field 'moves' must be a non-negative integer of ASCII digits "
-                            f"without leading zeros, up to {MAX_SPN_MOVES}, got {quoted(moves)}")
+    if (
+        len(moves) > len(str(MAX_SPN_MOVES))
+        or not _MOVES_RE.fullmatch(moves)
+        or int(moves) > MAX_SPN_MOVES
+    ):
+        raise NotationError(
+            f"SPN field 'moves' must be a non-negative integer of ASCII digits "
+            f"without leading zeros, up to {MAX_SPN_MOVES}, got {quoted(moves)}"
+        )
     state[MOVES] = int(moves)
     _check_consistent(state)
     return state
@@ -185,14 +199,16 @@ def _parse_rows(rows_text: str, state: np.ndarray) -> None:
         if len(line) != SIZE:
             raise NotationError(
                 f"SPN row {row + 1} (rank {SIZE - row}) {quoted(line)} has {len(line)} characters; "
-                f"expected {SIZE}")
+                f"expected {SIZE}"
+            )
         for col, letter in enumerate(line):
             if letter == ".":
                 continue
             if letter not in PIECE_LETTERS:
                 raise NotationError(
                     f"unknown piece letter {letter!r} on {SQUARE_NAMES[cell_of(row, col)]}; "
-                    f"expected '.', A-D (red 1-4) or a-d (blue 1-4)")
+                    f"expected '.', A-D (red 1-4) or a-d (blue 1-4)"
+                )
             code = PIECE_LETTERS[letter]
             state[cell_of(row, col)] = code
             counts[code] += 1
@@ -201,12 +217,14 @@ def _parse_rows(rows_text: str, state: np.ndarray) -> None:
         if total != SATELLITES_PER_PLAYER:
             raise NotationError(
                 f"{total} {COLOR_NAMES[player]} satellites; each player has exactly "
-                f"{SATELLITES_PER_PLAYER} (three each of values 1-4)")
+                f"{SATELLITES_PER_PLAYER} (three each of values 1-4)"
+            )
         for value in range(1, MAX_VALUE + 1):
             if counts[sign * value] != COPIES_PER_VALUE:
                 raise NotationError(
                     f"{counts[sign * value]} {COLOR_NAMES[player]} satellites of value {value} "
-                    f"('{LETTER_OF_PIECE[sign * value]}'); expected {COPIES_PER_VALUE}")
+                    f"('{LETTER_OF_PIECE[sign * value]}'); expected {COPIES_PER_VALUE}"
+                )
 
 
 def _check_consistent(state: np.ndarray) -> None:
@@ -217,14 +235,16 @@ def _check_consistent(state: np.ndarray) -> None:
         if group.size > MAX_GROUP:
             raise NotationError(
                 f"group {', '.join(SQUARE_NAMES[c] for c in group.cells)} has {group.size} "
-                f"satellites; R11 allows at most {MAX_GROUP}")
+                f"satellites; R11 allows at most {MAX_GROUP}"
+            )
     connected = {c for group in groups for c in group.cells}
     for cell in sorted(connected):
         for n in ORTHO[cell]:
             if n > cell and n in connected and board[n] * board[cell] > 0:
                 raise NotationError(
                     f"connected satellites of one color touch on {SQUARE_NAMES[cell]} and "
-                    f"{SQUARE_NAMES[n]}; R13 forbids it")
+                    f"{SQUARE_NAMES[n]}; R13 forbids it"
+                )
     red, blue = count_connected(board)
     total = int(red + blue)
     done = [red == SATELLITES_PER_PLAYER, blue == SATELLITES_PER_PLAYER]
@@ -233,41 +253,50 @@ def _check_consistent(state: np.ndarray) -> None:
     if grace != NO_GRACE and not done[1 - mover]:
         raise NotationError(
             f"grace is {grace} but {COLOR_NAMES[1 - mover]} (not to move) does not "
-            f"have all 12 satellites connected; grace must be '-'")
+            f"have all 12 satellites connected; grace must be '-'"
+        )
     if grace == NO_GRACE and any(done) and total < END_CONNECTED:
         player = COLOR_NAMES[RED if done[RED] else BLUE]
         raise NotationError(
-            f"{player} has all 12 satellites connected, so grace must be a number 0-3 (R17)")
+            f"{player} has all 12 satellites connected, so grace must be a number 0-3 (R17)"
+        )
     if grace == GRACE_MOVES and total >= END_CONNECTED:
         raise NotationError(
             f"SPN field 'grace' is {grace} (the move that completed "
             f"{COLOR_NAMES[1 - mover]} was just made) but {total} satellites are connected: "
-            f"R16 ended the game at that move, so grace must be '-'")
+            f"R16 ended the game at that move, so grace must be '-'"
+        )
     if grace != NO_GRACE and grace + passes > GRACE_MOVES:
         raise NotationError(
             f"SPN field 'passes' is {passes} with grace {grace}: a pass during grace uses a "
-            f"grace move (R19), so grace + passes is at most {GRACE_MOVES}")
+            f"grace move (R19), so grace + passes is at most {GRACE_MOVES}"
+        )
     if passes and total >= END_CONNECTED:
         raise NotationError(
             f"SPN field 'passes' is {passes} but {total} satellites are connected: R16 ended "
-            f"the game before that pass")
+            f"the game before that pass"
+        )
     if passes > moves:
         raise NotationError(
-            f"SPN field 'passes' is {passes} but 'moves' is {moves}: a pass is a move")
+            f"SPN field 'passes' is {passes} but 'moves' is {moves}: a pass is a move"
+        )
     if grace == NO_GRACE and moves % 2 != mover:
         raise NotationError(
             f"SPN field 'to_move' is {'rb'[mover]!r} but with grace '-' the players have "
             f"alternated from red (R5), so after {moves} moves {COLOR_NAMES[moves % 2]} is to "
-            f"move")
+            f"move"
+        )
     least, why = _fewest_moves(state)
     if moves < least:
-        raise NotationError(f"SPN field 'moves' is {moves} but this position needs at least "
-                            f"{least}: {why}")
+        raise NotationError(
+            f"SPN field 'moves' is {moves} but this position needs at least {least}: {why}"
+        )
     for passer in _passers(state):
         if _has_a_move(state, passer):
             raise NotationError(
                 f"SPN field 'passes' is {passes} but {COLOR_NAMES[passer]} has a legal move on "
-                f"this board: a pass is legal only without one (R19)")
+                f"this board: a pass is legal only without one (R19)"
+            )
 
 
 def fewest_moves(state: np.ndarray) -> int:
@@ -283,15 +312,21 @@ def fewest_moves(state: np.ndarray) -> int:
 def _fewest_moves(state: np.ndarray) -> tuple[int, str]:
     """(a lower bound on the completed moves, why) from the board and the counters."""
     touched = _fewest_touched(state[:N_CELLS])
-    least, why = (touched + 1) // 2, (
-        f"its connections need at least {touched} satellites that moved or were pushed since "
-        f"the set-up (R4), and a move moves at most two")
+    least, why = (
+        (touched + 1) // 2,
+        (
+            f"its connections need at least {touched} satellites that moved or were pushed since "
+            f"the set-up (R4), and a move moves at most two"
+        ),
+    )
     grace = int(state[GRACE])
     if grace != NO_GRACE and GRACE_MOVES - grace + _FEWEST_TO_COMPLETE > least:
         least = GRACE_MOVES - grace + _FEWEST_TO_COMPLETE
-        why = (f"{GRACE_MOVES - grace} grace moves were made, after at least "
-               f"{_FEWEST_TO_COMPLETE} moves that connected all 12 satellites of "
-               f"{COLOR_NAMES[1 - int(state[TO_MOVE])]}")
+        why = (
+            f"{GRACE_MOVES - grace} grace moves were made, after at least "
+            f"{_FEWEST_TO_COMPLETE} moves that connected all 12 satellites of "
+            f"{COLOR_NAMES[1 - int(state[TO_MOVE])]}"
+        )
     if int(state[PASSES]) > least:
         least, why = int(state[PASSES]), "a pass is a move"
     return least, why
@@ -301,8 +336,10 @@ def _fewest_touched(board: np.ndarray) -> int:
     """The fewest satellites that, having moved or been pushed, explain every connection on
     `board`: a minimum vertex cover of the connection graph. The graph is bipartite (red-blue),
     so that is the size of a maximum matching (Koenig), found by augmenting paths."""
-    partners = {int(c): [int(n) for n in ORTHO[c] if n >= 0 and board[n] < 0]
-                for c in np.flatnonzero(board > 0)}
+    partners = {
+        int(c): [int(n) for n in ORTHO[c] if n >= 0 and board[n] < 0]
+        for c in np.flatnonzero(board > 0)
+    }
     matched: dict[int, int] = {}  # blue cell -> its red partner
 
     def augment(red: int, seen: set[int]) -> bool:

@@ -42,11 +42,11 @@ class Outcome:
 
     @property
     def winner_name(self) -> str | None:
-        """"red", "blue" or None for a draw: the vocabulary of records and env infos."""
+        """ "red", "blue" or None for a draw: the vocabulary of records and env infos."""
         return self.score.winner_name
 
     def result(self) -> str:
-        """"red", "blue" or "draw"."""
+        """ "red", "blue" or "draw"."""
         return self.winner_name or "draw"
 
     def reward(self, player: int) -> int:

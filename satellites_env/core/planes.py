@@ -19,14 +19,37 @@ from __future__ import annotations
 from numba import njit, prange
 
 from .board import COLONY_MIN, GRACE_MOVES, MAX_GROUP, N_CELLS, SIZE
-from .rules import (BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, PIECES, RED_SUM, _prepare,
-                    has_free_edge)
+from .rules import (
+    BLUE_SUM,
+    CONNECTED,
+    GROUP_OF,
+    GROUP_SIZE,
+    PIECES,
+    RED_SUM,
+    _prepare,
+    has_free_edge,
+)
 from .scoring import group_sums
-from .state import (GRACE, MOVES, NO_GRACE, NO_PENDING, PASSES, PENDING_PIECE, PENDING_TARGET,
-                    TO_MOVE)
+from .state import (
+    GRACE,
+    MOVES,
+    NO_GRACE,
+    NO_PENDING,
+    PASSES,
+    PENDING_PIECE,
+    PENDING_TARGET,
+    TO_MOVE,
+)
 
-__all__ = ["N_PLANES", "OBSERVATION_SHAPE", "PLANES", "PLANE_INDEX", "fill_observation",
-           "fill_observations", "observe_states"]
+__all__ = [
+    "N_PLANES",
+    "OBSERVATION_SHAPE",
+    "PLANES",
+    "PLANE_INDEX",
+    "fill_observation",
+    "fill_observations",
+    "observe_states",
+]
 
 PLANES: tuple[tuple[str, str], ...] = (
     ("own_1", "own satellite of value 1"),
@@ -44,8 +67,11 @@ PLANES: tuple[tuple[str, str], ...] = (
     ("own_controls", "satellite in a colony the observer controls (R21)"),
     ("opp_controls", "satellite in a colony the opponent controls"),
     ("crowned", "satellite in a crowned colony (6 satellites, R11)"),
-    ("pushed", "value / 4 of the displaced satellite waiting to be pushed, on the cell it is "
-               "pushed from (only between the two steps of a displacement, R15)"),
+    (
+        "pushed",
+        "value / 4 of the displaced satellite waiting to be pushed, on the cell it is "
+        "pushed from (only between the two steps of a displacement, R15)",
+    ),
     ("connections_allowed", "all ones when a move may make a connection now (R9)"),
     ("grace", "all ones while grace moves run (the opponent is done, R17)"),
     ("grace_left", "grace moves left / 3 (R18)"),

@@ -100,8 +100,12 @@ def is_connected(board, cell):
     """True when the satellite on `cell` touches one of the other colour (R8)."""
     p = board[cell]
     # Branch-free (see _ORTHO_SELF): an empty cell (p = 0) gives False.
-    return ((board[_ORTHO_SELF[cell, 0]] * p < 0) | (board[_ORTHO_SELF[cell, 1]] * p < 0)
-            | (board[_ORTHO_SELF[cell, 2]] * p < 0) | (board[_ORTHO_SELF[cell, 3]] * p < 0))
+    return (
+        (board[_ORTHO_SELF[cell, 0]] * p < 0)
+        | (board[_ORTHO_SELF[cell, 1]] * p < 0)
+        | (board[_ORTHO_SELF[cell, 2]] * p < 0)
+        | (board[_ORTHO_SELF[cell, 3]] * p < 0)
+    )
 
 
 @njit(cache=True)
@@ -441,7 +445,8 @@ def fill_legal_mask(state, mask, scratch):
                 if k == value and (kind == _CONNECTS or kind == _DISPLACE):
                     if kind == _CONNECTS:
                         legal = connections_allowed and _connection_move_ok(
-                            board, source, target, sign, scratch)
+                            board, source, target, sign, scratch
+                        )
                     else:
                         legal = _displacement_pushes(board, source, target, scratch) != 0
                     if legal:
@@ -496,8 +501,7 @@ def _apply(state, action, scratch):
     target = RAY[source, (action // MAX_VALUE) % 8, action % MAX_VALUE]
     board = state[:N_CELLS]
     if board[target] != 0:  # a displacement: the push comes as the next action
-        analyse(board, scratch[CONNECTED], scratch[GROUP_OF], scratch[GROUP_SIZE],
-                scratch[STACK])
+        analyse(board, scratch[CONNECTED], scratch[GROUP_OF], scratch[GROUP_SIZE], scratch[STACK])
         state[PENDING_PUSHES] = _displacement_pushes(board, source, target, scratch)
         state[PENDING_TARGET] = target
         state[PENDING_FROM] = source

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import BLUE, COLOR_NAMES, COLONY_MIN, MAX_GROUP, N_CELLS, RED
+from .board import BLUE, COLONY_MIN, COLOR_NAMES, MAX_GROUP, N_CELLS, RED
+from .rules import BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM, STACK, analyse, new_scratch
 from .state import board_array
-from .rules import (BLUE_SUM, CONNECTED, GROUP_OF, GROUP_SIZE, RED_SUM, STACK, analyse,
-                    new_scratch)
 
 DRAW = -1  # winner code of a drawn result
 NO_COLONY = 1 << 20  # "lowest controlled total" of a player who controls no colony
@@ -30,8 +29,9 @@ def analyse_groups(board, work):
 
     GROUP_SIZE, RED_SUM and BLUE_SUM are indexed by group id (0 .. n_groups - 1).
     """
-    n_connected, n_groups = analyse(board, work[CONNECTED], work[GROUP_OF], work[GROUP_SIZE],
-                                    work[STACK])
+    n_connected, n_groups = analyse(
+        board, work[CONNECTED], work[GROUP_OF], work[GROUP_SIZE], work[STACK]
+    )
     group_sums(board, _ALL_CELLS, N_CELLS, work)
     return n_connected, n_groups
 
@@ -159,7 +159,7 @@ class Score:
 
     @property
     def winner_name(self) -> str | None:
-        """"red", "blue" or None for a draw: the vocabulary of records and env infos."""
+        """ "red", "blue" or None for a draw: the vocabulary of records and env infos."""
         return None if self.winner is None else COLOR_NAMES[self.winner]
 
     @property
@@ -180,8 +180,10 @@ def groups_of(board: np.ndarray, work: np.ndarray | None = None) -> tuple[Group,
     members: list[list[int]] = [[] for _ in range(n_groups)]
     for cell in np.flatnonzero(work[GROUP_OF, :N_CELLS] >= 0):
         members[work[GROUP_OF, cell]].append(int(cell))
-    return tuple(Group(tuple(cells), int(work[RED_SUM, g]), int(work[BLUE_SUM, g]))
-                 for g, cells in enumerate(members))
+    return tuple(
+        Group(tuple(cells), int(work[RED_SUM, g]), int(work[BLUE_SUM, g]))
+        for g, cells in enumerate(members)
+    )
 
 
 def score(board: np.ndarray) -> Score:
@@ -192,16 +194,21 @@ def score(board: np.ndarray) -> Score:
     red, blue, red_low, blue_low = (int(x) for x in tally(work, len(groups)))
     code = int(verdict(red, blue, red_low, blue_low))
     winner = None if code == DRAW else code
-    lowest = (None if red_low == NO_COLONY else red_low,
-              None if blue_low == NO_COLONY else blue_low)
+    lowest = (
+        None if red_low == NO_COLONY else red_low,
+        None if blue_low == NO_COLONY else blue_low,
+    )
     if red != blue:
         reason = f"red controls {red} {'colony' if red == 1 else 'colonies'}, blue {blue} (R22)"
     elif red == 0:
         reason = "nobody controls a colony: draw (R23)"
     elif winner is None:
-        reason = (f"both control {red}; lowest controlled colony totals are equal "
-                  f"({red_low}): draw (R23)")
+        reason = (
+            f"both control {red}; lowest controlled colony totals are equal ({red_low}): draw (R23)"
+        )
     else:
-        reason = (f"both control {red}; lowest controlled colony total red {red_low}, "
-                  f"blue {blue_low}: the lower wins (R23)")
+        reason = (
+            f"both control {red}; lowest controlled colony total red {red_low}, "
+            f"blue {blue_low}: the lower wins (R23)"
+        )
     return Score(groups, (red, blue), lowest, winner, reason)

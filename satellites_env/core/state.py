@@ -107,13 +107,19 @@ def check_state_rows(states: object) -> None:
     on an empty cell of the board. The kernels do not check bounds, so stored positions read
     from outside (a replay buffer in a checkpoint) come through here first.
     """
-    if not (isinstance(states, np.ndarray) and states.ndim == 2
-            and states.shape[1] == STATE_LEN and np.issubdtype(states.dtype, np.integer)):
-        raise ValueError(f"states must be an integer array of shape (n, {STATE_LEN}), got "
-                         f"{getattr(states, 'dtype', type(states).__name__)} "
-                         f"{getattr(states, 'shape', '')}")
+    if not (
+        isinstance(states, np.ndarray)
+        and states.ndim == 2
+        and states.shape[1] == STATE_LEN
+        and np.issubdtype(states.dtype, np.integer)
+    ):
+        raise ValueError(
+            f"states must be an integer array of shape (n, {STATE_LEN}), got "
+            f"{getattr(states, 'dtype', type(states).__name__)} "
+            f"{getattr(states, 'shape', '')}"
+        )
     for start in range(0, len(states), _CHECK_CHUNK):  # bounded temporaries
-        problem = _first_problem(states[start:start + _CHECK_CHUNK].astype(np.int64))
+        problem = _first_problem(states[start : start + _CHECK_CHUNK].astype(np.int64))
         if problem is not None:
             row, what = problem
             raise ValueError(f"state row {start + row}: {what}")
@@ -123,29 +129,40 @@ def state_array(state: object) -> np.ndarray:
     """`state` itself when it is an integer array of shape (STATE_LEN,), else ValueError
     naming it. The cheap check of the engine's Python functions: a non-array, a wrong shape
     or a float array never reaches a kernel (the values are checked by `check_state`)."""
-    if isinstance(state, np.ndarray) and state.shape == (STATE_LEN,) \
-            and np.issubdtype(state.dtype, np.integer):
+    if (
+        isinstance(state, np.ndarray)
+        and state.shape == (STATE_LEN,)
+        and np.issubdtype(state.dtype, np.integer)
+    ):
         return state
-    raise ValueError(f"state must be an integer array of shape ({STATE_LEN},) (from "
-                     f"engine.init, parse_spn or engine.step), got {quoted(state)}")
+    raise ValueError(
+        f"state must be an integer array of shape ({STATE_LEN},) (from "
+        f"engine.init, parse_spn or engine.step), got {quoted(state)}"
+    )
 
 
 def board_array(board: object) -> np.ndarray:
     """`board` itself when it is an integer array of shape (N_CELLS,), else ValueError naming
     it (the board functions' cheap check, as `state_array`)."""
-    if isinstance(board, np.ndarray) and board.shape == (N_CELLS,) \
-            and np.issubdtype(board.dtype, np.integer):
+    if (
+        isinstance(board, np.ndarray)
+        and board.shape == (N_CELLS,)
+        and np.issubdtype(board.dtype, np.integer)
+    ):
         return board
-    raise ValueError(f"board must be an integer array of shape ({N_CELLS},) (a state's first "
-                     f"{N_CELLS} cells), got {quoted(board)}")
+    raise ValueError(
+        f"board must be an integer array of shape ({N_CELLS},) (a state's first "
+        f"{N_CELLS} cells), got {quoted(board)}"
+    )
 
 
 def check_rng(rng: object) -> np.random.Generator:
     """`rng` when it is a numpy Generator (np.random.default_rng), else ValueError naming it."""
     if isinstance(rng, np.random.Generator):
         return rng
-    raise ValueError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got "
-                     f"{quoted(rng)}")
+    raise ValueError(
+        f"rng must be a numpy Generator (np.random.default_rng(seed)), got {quoted(rng)}"
+    )
 
 
 def check_state(state: object) -> np.ndarray:
@@ -165,8 +182,12 @@ _CHECK_CHUNK = 32_768
 def _first_problem(s: np.ndarray) -> tuple[int, str] | None:
     """(row, what) of the first row of `s` (int64 states) that breaks a check, or None."""
     board = s[:, :N_CELLS]
-    target, piece, pushes, source = (s[:, PENDING_TARGET], s[:, PENDING_PIECE],
-                                     s[:, PENDING_PUSHES], s[:, PENDING_FROM])
+    target, piece, pushes, source = (
+        s[:, PENDING_TARGET],
+        s[:, PENDING_PIECE],
+        s[:, PENDING_PUSHES],
+        s[:, PENDING_FROM],
+    )
     pending = target != NO_PENDING
     rows = np.arange(len(s))
     on_board = (0 <= target) & (target < N_CELLS) & (0 <= source) & (source < N_CELLS)
@@ -180,26 +201,40 @@ def _first_problem(s: np.ndarray) -> tuple[int, str] | None:
         ("moves < 0", s[:, MOVES] < 0),
         (f"moves > {MAX_MOVES_LIMIT} (MAX_MOVES_LIMIT)", s[:, MOVES] > MAX_MOVES_LIMIT),
         ("a pending displacement off the board", pending & ~on_board),
-        ("pending fields set with no displacement pending",
-         ~pending & ((piece != 0) | (pushes != 0) | (source != NO_PENDING))),
-        ("a pending displacement whose target does not hold the mover's satellite",
-         pending & (board[rows, t] * mover_sign <= 0)),
+        (
+            "pending fields set with no displacement pending",
+            ~pending & ((piece != 0) | (pushes != 0) | (source != NO_PENDING)),
+        ),
+        (
+            "a pending displacement whose target does not hold the mover's satellite",
+            pending & (board[rows, t] * mover_sign <= 0),
+        ),
         ("a pending displacement whose source cell is not empty", pending & (board[rows, f] != 0)),
-        ("a pending satellite that is not the opponent's",
-         pending & ((piece * mover_sign >= 0) | (np.abs(piece) > MAX_VALUE))),
+        (
+            "a pending satellite that is not the opponent's",
+            pending & ((piece * mover_sign >= 0) | (np.abs(piece) > MAX_VALUE)),
+        ),
         ("push bits outside the push actions", (pushes < 0) | (pushes >= 1 << N_PUSH_ACTIONS)),
     ]
     # push bit b: direction b // MAX_PUSH, distance b % MAX_PUSH + 1 (as the engine reads it)
     landing = RAY[t][:, :, :MAX_PUSH].reshape(len(s), N_PUSH_ACTIONS)
     bits = (pushes[:, None] >> np.arange(N_PUSH_ACTIONS)) & 1 == 1
     blocked = (landing < 0) | (board[rows[:, None], np.clip(landing, 0, N_CELLS - 1)] != 0)
-    problems.append(("a push bit landing off the board or on a satellite",
-                     pending & (bits & blocked).any(axis=1)))
+    problems.append(
+        (
+            "a push bit landing off the board or on a satellite",
+            pending & (bits & blocked).any(axis=1),
+        )
+    )
     for sign, colour in ((1, "red"), (-1, "blue")):
         for value in range(1, MAX_VALUE + 1):
             count = (board == sign * value).sum(axis=1) + (pending & (piece == sign * value))
-            problems.append((f"not {COPIES_PER_VALUE} {colour} satellites of value {value}",
-                             count != COPIES_PER_VALUE))
+            problems.append(
+                (
+                    f"not {COPIES_PER_VALUE} {colour} satellites of value {value}",
+                    count != COPIES_PER_VALUE,
+                )
+            )
     for what, bad in problems:
         if bad.any():
             return int(np.flatnonzero(bad)[0]), what

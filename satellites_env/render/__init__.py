@@ -34,7 +34,20 @@ from .text import render_rich, render_text
 from .window import HumanWindow
 
 __all__ = [
-    "GRACE_SYMBOL", "PUSH_COLOR", "RENDER_MODES", "BoardFacts", "EnvRenderer", "HumanWindow",
-    "board_facts", "gif_bytes", "render_rgb", "render_rich", "render_svg", "render_text",
-    "save_gif", "save_png", "svg_frame", "svg_layer",
+    "GRACE_SYMBOL",
+    "PUSH_COLOR",
+    "RENDER_MODES",
+    "BoardFacts",
+    "EnvRenderer",
+    "HumanWindow",
+    "board_facts",
+    "gif_bytes",
+    "render_rgb",
+    "render_rich",
+    "render_svg",
+    "render_text",
+    "save_gif",
+    "save_png",
+    "svg_frame",
+    "svg_layer",
 ]

@@ -120,7 +120,7 @@ def piece_name(code: int) -> str:
 
 
 def owner_name(code: int) -> str:
-    """"red" or "blue": the color of a satellite's signed code."""
+    """ "red" or "blue": the color of a satellite's signed code."""
     return COLOR_NAMES[RED if code > 0 else BLUE]
 
 
@@ -160,8 +160,10 @@ def status_line(game: Game, f: BoardFacts) -> str:
     """The counts under a picture's title: connected, colonies controlled, passes."""
     red_c, blue_c = game.connected_counts
     red_col, blue_col = f.score.controlled
-    parts = [f"connected {red_c + blue_c}/{END_CONNECTED}  (red {red_c}, blue {blue_c})",
-             f"colonies red {red_col}, blue {blue_col}"]
+    parts = [
+        f"connected {red_c + blue_c}/{END_CONNECTED}  (red {red_c}, blue {blue_c})",
+        f"colonies red {red_col}, blue {blue_col}",
+    ]
     if game.passes:
         parts.append(f"passes {game.passes}")
     return "   \u00b7   ".join(parts)
@@ -180,8 +182,10 @@ def footer_text(game: Game, f: BoardFacts) -> str:
     if game.is_over:
         return f.score.reason
     if f.pending is not None:
-        return (f"displacement {pending_text(f)}: choose an orange cell for "
-                f"{owner_name(f.pending_piece)} {abs(f.pending_piece)}")
+        return (
+            f"displacement {pending_text(f)}: choose an orange cell for "
+            f"{owner_name(f.pending_piece)} {abs(f.pending_piece)}"
+        )
     if f.last_text:
         return f"last move: {f.last_text}"
     return "ring = connected (locked)  \u00b7  tinted outline = colony, by controller"
@@ -202,8 +206,13 @@ def colony_notes(score: Score) -> list[tuple[Group, str]]:
         name = COLOR_NAMES[owner]
         if tie_break and group.total == score.lowest_total[owner] and owner not in lowest_marked:
             lowest_marked.add(owner)
-            notes.append((group, f"{name}'s lowest-total colony ({group.total}): "
-                                 f"compared in the tie-break (R23)"))
+            notes.append(
+                (
+                    group,
+                    f"{name}'s lowest-total colony ({group.total}): "
+                    f"compared in the tie-break (R23)",
+                )
+            )
         else:
             notes.append((group, f"counts for {name} (R22)"))
     return notes

@@ -49,8 +49,10 @@ def check_fps(fps: float) -> float:
     except (TypeError, ValueError):
         value = math.nan
     if not MIN_FPS <= value <= MAX_FPS:
-        raise ValueError(f"fps must be a number from {MIN_FPS:g} to {MAX_FPS:g} (a GIF frame "
-                         f"lasts a whole number of centiseconds, at least 2), got {quoted(fps)}")
+        raise ValueError(
+            f"fps must be a number from {MIN_FPS:g} to {MAX_FPS:g} (a GIF frame "
+            f"lasts a whole number of centiseconds, at least 2), got {quoted(fps)}"
+        )
     return value
 
 
@@ -63,12 +65,15 @@ def check_gif_budget(frames: int, size: int, option: str = "size") -> None:
     """
     need = frames * size * size
     if need > GIF_BUDGET:
-        fits = int(math.isqrt(GIF_BUDGET // max(frames, 1)))
-        raise ValueError(f"a GIF of {frames:,} frames of {size}x{size} pixels needs "
-                         f"{need / 2**20:,.0f} MiB, over the {GIF_BUDGET // 2**20} MiB this "
-                         f"makes; use {option} {fits} or less" if fits >= 64 else
-                         f"a GIF of {frames:,} frames needs more than the {GIF_BUDGET // 2**20}"
-                         f" MiB this makes at any frame size; write an HTML replay instead")
+        fits = math.isqrt(GIF_BUDGET // max(frames, 1))
+        raise ValueError(
+            f"a GIF of {frames:,} frames of {size}x{size} pixels needs "
+            f"{need / 2**20:,.0f} MiB, over the {GIF_BUDGET // 2**20} MiB this "
+            f"makes; use {option} {fits} or less"
+            if fits >= 64
+            else f"a GIF of {frames:,} frames needs more than the {GIF_BUDGET // 2**20}"
+            f" MiB this makes at any frame size; write an HTML replay instead"
+        )
 
 
 def gif_bytes(frames: Iterable[np.ndarray], fps: float = 2) -> bytes:
@@ -104,18 +109,27 @@ def gif_bytes(frames: Iterable[np.ndarray], fps: float = 2) -> bytes:
             continue
         held += frame.shape[0] * frame.shape[1]
         if held > GIF_BUDGET:
-            raise ValueError(f"the GIF's frames take more than {GIF_BUDGET // 2**20} MiB; use "
-                             f"fewer or smaller frames")
+            raise ValueError(
+                f"the GIF's frames take more than {GIF_BUDGET // 2**20} MiB; use "
+                f"fewer or smaller frames"
+            )
         previous = frame
-        images.append(Image.fromarray(frame, "RGB").quantize(colors=256,
-                                                             method=Image.Quantize.MEDIANCUT))
+        images.append(
+            Image.fromarray(frame, "RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+        )
         delays.append(delay)
     if not images:
         raise ValueError("an animated GIF needs at least one frame")
     buffer = io.BytesIO()
     # durations in milliseconds, whole centiseconds: Pillow writes duration // 10
-    images[0].save(buffer, format="GIF", save_all=True, append_images=images[1:],
-                   duration=[d * 10 for d in delays], loop=0)
+    images[0].save(
+        buffer,
+        format="GIF",
+        save_all=True,
+        append_images=images[1:],
+        duration=[d * 10 for d in delays],
+        loop=0,
+    )
     return buffer.getvalue()
 
 

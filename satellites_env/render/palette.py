@@ -33,10 +33,24 @@ COLONY_TINT_ALPHA = 85  # of 255
 PAIR_TINT_ALPHA = 22
 
 # A lightning bolt in a (0.6 h) x h box and a crown in a w x (0.7 w) box, as fractions.
-BOLT_POINTS = ((0.55, 0.0), (0.05, 0.58), (0.42, 0.58), (0.28, 1.0), (0.95, 0.36),
-               (0.55, 0.36), (0.78, 0.0))
-CROWN_POINTS = ((0.0, 1.0), (0.0, 0.25), (0.25, 0.6), (0.5, 0.0), (0.75, 0.6), (1.0, 0.25),
-                (1.0, 1.0))
+BOLT_POINTS = (
+    (0.55, 0.0),
+    (0.05, 0.58),
+    (0.42, 0.58),
+    (0.28, 1.0),
+    (0.95, 0.36),
+    (0.55, 0.36),
+    (0.78, 0.0),
+)
+CROWN_POINTS = (
+    (0.0, 1.0),
+    (0.0, 0.25),
+    (0.25, 0.6),
+    (0.5, 0.0),
+    (0.75, 0.6),
+    (1.0, 0.25),
+    (1.0, 1.0),
+)
 
 
 def disc_colors(code: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -77,8 +91,9 @@ def crown_polygon(cx: float, cy: float, w: float) -> list[tuple[float, float]]:
     return [(x0 + px * w, y0 + py * h) for px, py in CROWN_POINTS]
 
 
-def outline_rects(cells: set[int], cell: float, x0: float, y0: float, width: float,
-                  extra_inset: float = 0) -> list[tuple[float, float, float, float]]:
+def outline_rects(
+    cells: set[int], cell: float, x0: float, y0: float, width: float, extra_inset: float = 0
+) -> list[tuple[float, float, float, float]]:
     """The border of a set of cells (a polyomino) inset by about half its `width`, as
     (x, y, w, h) rectangles that join at convex and concave corners."""
     inset = width / 2 + 1 + extra_inset

@@ -17,11 +17,32 @@ from satellites_env.core.game import Game
 from satellites_env.core.notation import FILES, square_name
 
 from .facts import BoardFacts, board_facts, footer_text, status_line
-from .palette import (BACKGROUND, BLUE_DISC, COLONY_TINT_ALPHA, COORD, GOLD, GOLD_DARK, GRID,
-                      LAST_MOVE, LINK, PAIR_LINE, PAIR_TINT, PAIR_TINT_ALPHA, PUSH_COLOR,
-                      PUSH_DOT, RED_DISC, TEXT, TEXT_DIM, bolt_polygon, cell_fill,
-                      controller_color, crown_polygon, disc_colors, highlight_color,
-                      outline_rects)
+from .palette import (
+    BACKGROUND,
+    BLUE_DISC,
+    COLONY_TINT_ALPHA,
+    COORD,
+    GOLD,
+    GOLD_DARK,
+    GRID,
+    LAST_MOVE,
+    LINK,
+    PAIR_LINE,
+    PAIR_TINT,
+    PAIR_TINT_ALPHA,
+    PUSH_COLOR,
+    PUSH_DOT,
+    RED_DISC,
+    TEXT,
+    TEXT_DIM,
+    bolt_polygon,
+    cell_fill,
+    controller_color,
+    crown_polygon,
+    disc_colors,
+    highlight_color,
+    outline_rects,
+)
 
 __all__ = ["MAX_FRAME_SIZE", "MIN_FRAME_SIZE", "render_rgb"]
 
@@ -61,8 +82,9 @@ def _font(px: int):
     return font
 
 
-def _text(surface, text: str, px: int, color, pos, anchor: str = "topleft",
-          max_width: int | None = None) -> object:
+def _text(
+    surface, text: str, px: int, color, pos, anchor: str = "topleft", max_width: int | None = None
+) -> object:
     """Blit `text` (shrunk until it fits `max_width`); return its rect."""
     font = _font(px)
     image = font.render(text, True, color)
@@ -89,8 +111,9 @@ def _crown(surface, cx: float, cy: float, w: float, color, outline) -> None:
     pygame.draw.polygon(surface, outline, poly, max(1, int(w / 12)))
 
 
-def _disc(surface, cx: float, cy: float, r: float, code: int, connected: bool, s: int,
-          alpha: int = 255) -> None:
+def _disc(
+    surface, cx: float, cy: float, r: float, code: int, connected: bool, s: int, alpha: int = 255
+) -> None:
     """A satellite: a shaded disc with its value; connected ones get a white ring."""
     pygame = pygame_module()
     fill, dark = disc_colors(code)
@@ -149,8 +172,12 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
         return pygame.Rect(x0 + col * cell + i, y0 + r * cell + i, cell - 2 * i, cell - 2 * i)
 
     # -- board, edges, grid, coordinates
-    pygame.draw.rect(surf, GRID, pygame.Rect(x0 - 2 * s, y0 - 2 * s, board_px + 4 * s,
-                                             board_px + 4 * s), border_radius=3 * s)
+    pygame.draw.rect(
+        surf,
+        GRID,
+        pygame.Rect(x0 - 2 * s, y0 - 2 * s, board_px + 4 * s, board_px + 4 * s),
+        border_radius=3 * s,
+    )
     for c in range(N_CELLS):
         pygame.draw.rect(surf, cell_fill(c), cell_rect(c))
     for i in range(SIZE + 1):
@@ -183,8 +210,9 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
             width = max(2, int(cell * 0.07))
             _outline(surf, cells, cell, x0, y0, controller_color(group.controller), width)
             if group.crowned:  # a gold line inside the controller's outline
-                _outline(surf, cells, cell, x0, y0, GOLD, max(2, int(cell * 0.045)),
-                         extra_inset=width)
+                _outline(
+                    surf, cells, cell, x0, y0, GOLD, max(2, int(cell * 0.045)), extra_inset=width
+                )
         else:
             _outline(surf, cells, cell, x0, y0, PAIR_LINE, max(1, int(cell * 0.03)))
 
@@ -197,15 +225,27 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
         width = max(2, int(cell * 0.05))
         for c in (source, target, landing):
             if c is not None:
-                pygame.draw.rect(surf, LAST_MOVE, cell_rect(c, 0.04), width,
-                                 border_radius=int(cell * 0.1))
+                pygame.draw.rect(
+                    surf, LAST_MOVE, cell_rect(c, 0.04), width, border_radius=int(cell * 0.1)
+                )
         if source is not None and target is not None:
             _dashed(surf, centre(source), centre(target), LAST_MOVE, max(1, width // 2), cell)
     if f.pending_from is not None and f.pending is not None:
-        pygame.draw.rect(surf, LAST_MOVE, cell_rect(f.pending_from, 0.04),
-                         max(2, int(cell * 0.05)), border_radius=int(cell * 0.1))
-        _dashed(surf, centre(f.pending_from), centre(f.pending), LAST_MOVE,
-                max(1, int(cell * 0.025)), cell)
+        pygame.draw.rect(
+            surf,
+            LAST_MOVE,
+            cell_rect(f.pending_from, 0.04),
+            max(2, int(cell * 0.05)),
+            border_radius=int(cell * 0.1),
+        )
+        _dashed(
+            surf,
+            centre(f.pending_from),
+            centre(f.pending),
+            LAST_MOVE,
+            max(1, int(cell * 0.025)),
+            cell,
+        )
 
     # -- connection links
     link_w = max(3, int(cell * 0.14))
@@ -226,8 +266,9 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
         if group.crowned:
             first = min(group.cells)
             rect = cell_rect(first)
-            _crown(surf, rect.left + cell * 0.19, rect.top + cell * 0.14, cell * 0.4, GOLD,
-                   GOLD_DARK)
+            _crown(
+                surf, rect.left + cell * 0.19, rect.top + cell * 0.14, cell * 0.4, GOLD, GOLD_DARK
+            )
 
     # -- the displaced satellite waiting on its cell (ghost in the corner)
     if f.pending is not None and f.pending_piece:
@@ -247,13 +288,13 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
     return np.frombuffer(data, dtype=np.uint8).reshape(size, size, 3).copy()
 
 
-def _outline(surf, cells: set[int], cell: int, x0: int, y0: int, color, width: int,
-             extra_inset: float = 0) -> None:
+def _outline(
+    surf, cells: set[int], cell: int, x0: int, y0: int, color, width: int, extra_inset: float = 0
+) -> None:
     """Draw the border of a set of cells (a polyomino), inset by about half its width."""
     pygame = pygame_module()
     for x, y, w, h in outline_rects(cells, cell, x0, y0, width, extra_inset):
-        pygame.draw.rect(surf, color, pygame.Rect(round(x), round(y), round(w),
-                                                  max(1, round(h))))
+        pygame.draw.rect(surf, color, pygame.Rect(round(x), round(y), round(w), max(1, round(h))))
 
 
 def _dashed(surf, a, b, color, width: int, cell: int) -> None:
@@ -268,8 +309,7 @@ def _dashed(surf, a, b, color, width: int, cell: int) -> None:
     t = cell * 0.4
     while t < length - cell * 0.4:
         e = min(t + dash, length - cell * 0.4)
-        pygame.draw.line(surf, color, (ax + ux * t, ay + uy * t), (ax + ux * e, ay + uy * e),
-                         width)
+        pygame.draw.line(surf, color, (ax + ux * t, ay + uy * t), (ax + ux * e, ay + uy * e), width)
         t += dash * 2
 
 
@@ -290,16 +330,27 @@ def _header(surf, game: Game, f: BoardFacts, S: int, header: int, margin: int, s
         else:
             color = RED_DISC if winner == RED else BLUE_DISC
             pygame.draw.circle(surf, color, (left + big * 0.35, y1), big * 0.32)
-            _text(surf, f"{COLOR_NAMES[winner].capitalize()} wins", big, TEXT,
-                  (left + big * 0.8, y1), "midleft")
+            _text(
+                surf,
+                f"{COLOR_NAMES[winner].capitalize()} wins",
+                big,
+                TEXT,
+                (left + big * 0.8, y1),
+                "midleft",
+            )
         cap = " (move cap)" if game.truncated else ""
-        _text(surf, f"after {game.moves} moves{cap}", small, TEXT_DIM,
-              (right_edge, y1), "midright")
+        _text(surf, f"after {game.moves} moves{cap}", small, TEXT_DIM, (right_edge, y1), "midright")
     else:
         color = RED_DISC if f.to_move == RED else BLUE_DISC
         pygame.draw.circle(surf, color, (left + big * 0.35, y1), big * 0.32)
-        rect = _text(surf, f"{COLOR_NAMES[f.to_move].capitalize()} to move", big, TEXT,
-                     (left + big * 0.8, y1), "midleft")
+        rect = _text(
+            surf,
+            f"{COLOR_NAMES[f.to_move].capitalize()} to move",
+            big,
+            TEXT,
+            (left + big * 0.8, y1),
+            "midleft",
+        )
         _text(surf, f"  move {game.moves + 1}", small, TEXT_DIM, (rect.right, y1), "midleft")
         # Right, from the edge inwards: the grace counter, then a displacement in progress.
         x = right_edge
@@ -308,24 +359,43 @@ def _header(surf, game: Game, f: BoardFacts, S: int, header: int, margin: int, s
             bolt_h = big * 0.9
             bolt_w = bolt_h * 0.6
             _bolt(surf, label.left - bolt_w - 3 * s, y1 - bolt_h / 2, bolt_h, GOLD)
-            label = _text(surf, "grace", small, GOLD, (label.left - bolt_w - 8 * s, y1),
-                          "midright")
+            label = _text(surf, "grace", small, GOLD, (label.left - bolt_w - 8 * s, y1), "midright")
             x = label.left - 4 * big * 0.5
         if f.pending is not None:
             r = big * 0.5
             gx = x - r * 1.2
             pygame.draw.circle(surf, PUSH_COLOR, (gx, y1), r * 1.2)
             _disc(surf, gx, y1, r, f.pending_piece, False, s)
-            _text(surf, f"push from {square_name(f.pending)}:", small, TEXT,
-                  (gx - r * 1.6, y1), "midright")
+            _text(
+                surf,
+                f"push from {square_name(f.pending)}:",
+                small,
+                TEXT,
+                (gx - r * 1.6, y1),
+                "midright",
+            )
 
     # Line 2: connected counts, colonies, passes.
-    _text(surf, status_line(game, f), small, TEXT_DIM, (margin, y2), "midleft",
-          max_width=S - 2 * margin)
+    _text(
+        surf,
+        status_line(game, f),
+        small,
+        TEXT_DIM,
+        (margin, y2),
+        "midleft",
+        max_width=S - 2 * margin,
+    )
 
 
 def _footer(surf, game: Game, f: BoardFacts, S: int, footer: int, margin: int, s: int) -> None:
     px = int(footer * 0.48)
     y = S - footer * 0.55
-    _text(surf, footer_text(game, f), px, TEXT if game.is_over else TEXT_DIM, (S / 2, y),
-          "center", max_width=S - 2 * margin)
+    _text(
+        surf,
+        footer_text(game, f),
+        px,
+        TEXT if game.is_over else TEXT_DIM,
+        (S / 2, y),
+        "center",
+        max_width=S - 2 * margin,
+    )

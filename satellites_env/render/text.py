@@ -13,9 +13,19 @@ from satellites_env.core.board import COLOR_NAMES, END_CONNECTED, RED, SIZE
 from satellites_env.core.game import Game
 from satellites_env.core.notation import FILES, square_name
 
-from .facts import (GRACE_SYMBOL, BoardFacts, board_facts, colonies_summary, colony_notes,
-                    colony_squares, owner_name, pending_text, piece_name, result_text,
-                    turn_text)
+from .facts import (
+    GRACE_SYMBOL,
+    BoardFacts,
+    board_facts,
+    colonies_summary,
+    colony_notes,
+    colony_squares,
+    owner_name,
+    pending_text,
+    piece_name,
+    result_text,
+    turn_text,
+)
 
 # style name -> (rich style, ANSI SGR parameters)
 _FOREGROUND = {
@@ -44,8 +54,9 @@ def _tints(f: BoardFacts) -> dict[int, str]:
     """cell -> background tint of the colony it belongs to."""
     tints = {}
     for group in f.score.colonies:
-        tint = "tied" if group.controller is None else ("red" if group.controller == RED
-                                                         else "blue")
+        tint = (
+            "tied" if group.controller is None else ("red" if group.controller == RED else "blue")
+        )
         for cell in group.cells:
             tints[cell] = tint
     return tints
@@ -74,12 +85,16 @@ def _board_lines(f: BoardFacts) -> list[list[Segment]]:
             if col < SIZE - 1:
                 joined = (cell, cell + 1) in linked
                 same = tint is not None and tints.get(cell + 1) == tint
-                line.append((H_LINK if joined else " ", "link" if joined else None,
-                             tint if same else None))
+                line.append(
+                    (H_LINK if joined else " ", "link" if joined else None, tint if same else None)
+                )
         line.append((f" {rank}", "dim", None))
         lines.append(line)
-        below = [(cell, cell + SIZE) for cell in range(row * SIZE, (row + 1) * SIZE)
-                 if (cell, cell + SIZE) in linked]
+        below = [
+            (cell, cell + SIZE)
+            for cell in range(row * SIZE, (row + 1) * SIZE)
+            if (cell, cell + SIZE) in linked
+        ]
         if row < SIZE - 1 and below:  # a line of vertical links under this row
             under: list[Segment] = [("    ", None, None)]
             for col in range(SIZE):
@@ -106,8 +121,10 @@ def _rstrip(line: list[Segment]) -> list[Segment]:
 def _lines(game: Game, last_move: str | None) -> list[list[Segment]]:
     f = board_facts(game, last_move)
     red_c, blue_c = game.connected_counts
-    header = (f"Satellites - {turn_text(game)} | passes {game.passes} | "
-              f"connected: red {red_c}, blue {blue_c} ({red_c + blue_c}/{END_CONNECTED})")
+    header = (
+        f"Satellites - {turn_text(game)} | passes {game.passes} | "
+        f"connected: red {red_c}, blue {blue_c} ({red_c + blue_c}/{END_CONNECTED})"
+    )
     lines: list[list[Segment]] = [[(header, "head", None)]]
     if game.grace is not None:
         done = COLOR_NAMES[1 - game.to_move]
@@ -116,24 +133,47 @@ def _lines(game: Game, last_move: str | None) -> list[list[Segment]]:
     if f.pending is not None:
         came = f" (by {pending_text(f)})" if f.pending_from is not None else ""
         pushes = ", ".join(square_name(c) for c in f.push_cells) or "none"
-        lines.append([(f"displacement{came}: {owner_name(f.pending_piece)} "
-                       f"{piece_name(f.pending_piece)} waits to be pushed from "
-                       f"{square_name(f.pending)}; push squares (o): {pushes}", "push", None)])
+        lines.append(
+            [
+                (
+                    f"displacement{came}: {owner_name(f.pending_piece)} "
+                    f"{piece_name(f.pending_piece)} waits to be pushed from "
+                    f"{square_name(f.pending)}; push squares (o): {pushes}",
+                    "push",
+                    None,
+                )
+            ]
+        )
     if f.last_text:
         lines.append([(f"last move: {f.last_text}", None, None)])
     lines += _board_lines(f)
-    lines.append([(f"legend: R1-R4 red / B1-B4 blue satellite (value), * connected (locked), "
-                   f"{H_LINK} {V_LINK} connection, o push square, {GRACE_SYMBOL} grace moves "
-                   f"left", "dim", None)])
+    lines.append(
+        [
+            (
+                f"legend: R1-R4 red / B1-B4 blue satellite (value), * connected (locked), "
+                f"{H_LINK} {V_LINK} connection, o push square, {GRACE_SYMBOL} grace moves "
+                f"left",
+                "dim",
+                None,
+            )
+        ]
+    )
     if game.is_over:
         lines.append([(result_text(game, f.score), "head", None)])
         for group, note in colony_notes(f.score):
             owner = group.controller
             crown = f" {CROWN}" if group.crowned else ""
-            lines.append([("  colony ", None, None),
-                          (colony_squares(group) + crown,
-                           None if owner is None else ("red" if owner == RED else "blue"), None),
-                          (f" (red {group.red_sum}, blue {group.blue_sum}): {note}", None, None)])
+            lines.append(
+                [
+                    ("  colony ", None, None),
+                    (
+                        colony_squares(group) + crown,
+                        None if owner is None else ("red" if owner == RED else "blue"),
+                        None,
+                    ),
+                    (f" (red {group.red_sum}, blue {group.blue_sum}): {note}", None, None),
+                ]
+            )
     return lines
 
 
@@ -150,8 +190,14 @@ def render_text(game: Game, last_move: str | None = None, color: bool = False) -
     for line in _lines(game, last_move):
         parts = []
         for text, fg, bg in line:
-            codes = ";".join(code for code in (_FOREGROUND.get(fg, (None, None))[1],
-                                               _BACKGROUND.get(bg, (None, None))[1]) if code)
+            codes = ";".join(
+                code
+                for code in (
+                    _FOREGROUND.get(fg, (None, None))[1],
+                    _BACKGROUND.get(bg, (None, None))[1],
+                )
+                if code
+            )
             parts.append(f"\x1b[{codes}m{text}\x1b[0m" if color and codes else text)
         out.append("".join(parts) if color else "".join(parts).rstrip())
     return "\n".join(out)
@@ -168,7 +214,8 @@ def render_rich(game: Game, last_move: str | None = None):
         if number:
             text.append("\n")
         for part, fg, bg in line:
-            style = " ".join(s for s in (_FOREGROUND.get(fg, ("", ""))[0],
-                                         _BACKGROUND.get(bg, ("", ""))[0]) if s)
+            style = " ".join(
+                s for s in (_FOREGROUND.get(fg, ("", ""))[0], _BACKGROUND.get(bg, ("", ""))[0]) if s
+            )
             text.append(part, style=style or None)
     return text

@@ -30,14 +30,18 @@ class HumanWindow:
         height, width = frame.shape[:2]
         # pygame has one display a process: another window (a copy of the env) may have
         # closed it or resized it since this one drew; then it is opened again.
-        if self._screen is None or not pygame.display.get_init() \
-                or self._screen.get_size() != (width, height):
+        if (
+            self._screen is None
+            or not pygame.display.get_init()
+            or self._screen.get_size() != (width, height)
+        ):
             if not pygame.display.get_init():
                 pygame.display.init()
             self._screen = pygame.display.set_mode((width, height))
             pygame.display.set_caption(self.title)
-        image = pygame.image.frombuffer(np.ascontiguousarray(frame, dtype=np.uint8).tobytes(),
-                                        (width, height), "RGB")
+        image = pygame.image.frombuffer(
+            np.ascontiguousarray(frame, dtype=np.uint8).tobytes(), (width, height), "RGB"
+        )
         self._screen.blit(image, (0, 0))
         pygame.display.flip()
         if self.fps:
@@ -54,5 +58,3 @@ class HumanWindow:
             pygame = pygame_module()
             pygame.display.quit()
             self._screen = None
-
-

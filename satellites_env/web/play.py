@@ -18,8 +18,15 @@ import time
 from html import escape
 
 from satellites_env.agents import Agent, make_agent
-from satellites_env.core.board import (COLOR_NAMES, DEFAULT_MAX_MOVES, N_MOVE_ACTIONS,
-                                       PASS_ACTION, RAY, decode_move_action, decode_push_action)
+from satellites_env.core.board import (
+    COLOR_NAMES,
+    DEFAULT_MAX_MOVES,
+    N_MOVE_ACTIONS,
+    PASS_ACTION,
+    RAY,
+    decode_move_action,
+    decode_push_action,
+)
 from satellites_env.core.checks import quoted
 from satellites_env.core.game import Game
 from satellites_env.core.notation import square_name
@@ -44,9 +51,15 @@ class PlaySession:
     """A game between the human (`color`) and the agent of `opponent` (an agent spec), from
     the R4 set-up of `seed` or from the position `spn`."""
 
-    def __init__(self, opponent: str, color: str = "red", seed: int | None = None,
-                 spn: str | None = None, max_moves: int = DEFAULT_MAX_MOVES,
-                 agent: Agent | None = None):
+    def __init__(
+        self,
+        opponent: str,
+        color: str = "red",
+        seed: int | None = None,
+        spn: str | None = None,
+        max_moves: int = DEFAULT_MAX_MOVES,
+        agent: Agent | None = None,
+    ):
         if color not in COLOR_NAMES:
             raise RequestError(f"color must be 'red' or 'blue', got {quoted(color)}")
         self.id = secrets.token_hex(8)
@@ -86,29 +99,40 @@ class PlaySession:
     def _actions(self, request: dict) -> list[int]:
         """The action ids of a move request, checked against the game (nothing is played)."""
         if not isinstance(request, dict):
-            raise RequestError("a move is a JSON object: {\"action\": id}, "
-                               "{\"actions\": [move, push]} or {\"move\": \"c10-c7\"}")
+            raise RequestError(
+                'a move is a JSON object: {"action": id}, '
+                '{"actions": [move, push]} or {"move": "c10-c7"}'
+            )
         keys = set(request) & {"action", "actions", "move"}
         if len(keys) != 1 or set(request) - keys:
-            raise RequestError("a move request has exactly one of 'action' (an action id), "
-                               "'actions' (a displacement's move and push ids) or 'move' "
-                               f"(notation); got keys {quoted(sorted(map(str, request)))}")
+            raise RequestError(
+                "a move request has exactly one of 'action' (an action id), "
+                "'actions' (a displacement's move and push ids) or 'move' "
+                f"(notation); got keys {quoted(sorted(map(str, request)))}"
+            )
         if self.game.is_over:
             raise RequestError("the game is over; start a new game")
         if self.game.to_move != self.human:
             raise RequestError(f"it is {COLOR_NAMES[self.game.to_move]}'s turn, not yours")
         if "move" in request:
             if not isinstance(request["move"], str):
-                raise RequestError(f"'move' must be a string in notation such as 'c10-c7', "
-                                   f"got {quoted(request['move'])}")
+                raise RequestError(
+                    f"'move' must be a string in notation such as 'c10-c7', "
+                    f"got {quoted(request['move'])}"
+                )
             return self.game.actions_of(request["move"])
         actions = [request["action"]] if "action" in request else request["actions"]
-        if not isinstance(actions, list) or not 1 <= len(actions) <= 2 or \
-                not all(_is_action_id(a) for a in actions):
-            raise RequestError(f"'actions' must be a list of one or two action ids, got "
-                               f"{quoted(request.get('actions'))}" if "actions" in request else
-                               f"'action' must be an integer action id, got "
-                               f"{quoted(request['action'])}")
+        if (
+            not isinstance(actions, list)
+            or not 1 <= len(actions) <= 2
+            or not all(_is_action_id(a) for a in actions)
+        ):
+            raise RequestError(
+                f"'actions' must be a list of one or two action ids, got "
+                f"{quoted(request.get('actions'))}"
+                if "actions" in request
+                else f"'action' must be an integer action id, got {quoted(request['action'])}"
+            )
         return actions
 
     def move(self, request: dict) -> None:
@@ -120,8 +144,9 @@ class PlaySession:
         for action in actions:
             trial.play(action)
         if trial.pending_push is not None:
-            raise RequestError(f"{self.game.describe(actions[0])} is a displacement: send its "
-                               f"push too")
+            raise RequestError(
+                f"{self.game.describe(actions[0])} is a displacement: send its push too"
+            )
         for action in actions:
             self._play(action)
         self._reply()
@@ -141,11 +166,18 @@ class PlaySession:
         pushes = []
         for push in trial.legal_actions():
             direction, distance = decode_push_action(int(push))
-            pushes.append({"to": square_name(int(RAY[target, direction, distance - 1])),
-                           "action": int(push),
-                           "move": self.game.describe(action) + trial.describe(int(push))})
-        return {"layer": svg_layer(trial, last_move=""), "pushes": pushes,
-                "move": self.game.describe(action)}
+            pushes.append(
+                {
+                    "to": square_name(int(RAY[target, direction, distance - 1])),
+                    "action": int(push),
+                    "move": self.game.describe(action) + trial.describe(int(push)),
+                }
+            )
+        return {
+            "layer": svg_layer(trial, last_move=""),
+            "pushes": pushes,
+            "move": self.game.describe(action),
+        }
 
     # ------------------------------------------------------------------ what the page shows
 
@@ -161,8 +193,12 @@ class PlaySession:
             source, direction, k = decode_move_action(action)
             target = int(RAY[source, direction, k - 1])
             legal.setdefault(square_name(source), []).append(
-                {"to": square_name(target), "action": action,
-                 "displacement": bool(self.game.is_displacement(action))})
+                {
+                    "to": square_name(target),
+                    "action": action,
+                    "displacement": bool(self.game.is_displacement(action)),
+                }
+            )
         return legal
 
     def state(self) -> dict:
@@ -171,13 +207,20 @@ class PlaySession:
         mask = game.legal_mask()
         your_turn = not game.is_over and game.to_move == self.human
         return {
-            "id": self.id, "you": self.color, "opponent": self.opponent,
-            "turn": COLOR_NAMES[game.to_move], "your_turn": your_turn, "over": game.is_over,
+            "id": self.id,
+            "you": self.color,
+            "opponent": self.opponent,
+            "turn": COLOR_NAMES[game.to_move],
+            "your_turn": your_turn,
+            "over": game.is_over,
             "spn": game.to_spn() if game.pending_push is None else None,
-            "layer": svg_layer(game), "moves": list(game.history), "movers": list(self.movers),
+            "layer": svg_layer(game),
+            "moves": list(game.history),
+            "movers": list(self.movers),
             "legal": self.legal_by_square(),
             "pass_action": PASS_ACTION if your_turn and mask[PASS_ACTION] else None,
-            "reply": list(self.last_reply), "result": result_summary(game),
+            "reply": list(self.last_reply),
+            "result": result_summary(game),
             "max_moves": game.max_moves,
         }
 

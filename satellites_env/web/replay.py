@@ -28,14 +28,17 @@ def _icon(name: str, path: str) -> str:
 
 
 # The control buttons' icons (drawn, so that no font needs media symbols).
-ICONS = {name: _icon(name, path) for name, path in {
-    "first": "M2 3h2v10H2zM9 3v10L4 8zM15 3v10l-5-5z",
-    "prev": "M3 3h2v10H3zM13 3v10L6 8z",
-    "play": "M4 2.5v11l9.5-5.5z",
-    "pause": "M4 3h3v10H4zM9 3h3v10H9z",
-    "next": "M3 3v10l7-5zM11 3h2v10h-2z",
-    "last": "M1 3v10l5-5zM7 3v10l5-5zM12 3h2v10h-2z",
-}.items()}
+ICONS = {
+    name: _icon(name, path)
+    for name, path in {
+        "first": "M2 3h2v10H2zM9 3v10L4 8zM15 3v10l-5-5z",
+        "prev": "M3 3h2v10H3zM13 3v10L6 8z",
+        "play": "M4 2.5v11l9.5-5.5z",
+        "pause": "M4 3h3v10H4zM9 3h3v10H9z",
+        "next": "M3 3v10l7-5zM11 3h2v10h-2z",
+        "last": "M1 3v10l5-5zM7 3v10l5-5zM12 3h2v10h-2z",
+    }.items()
+}
 
 
 def _players(record: GameRecord) -> dict[str, str]:
@@ -50,10 +53,15 @@ def replay_data(record: GameRecord, source: str = "game record") -> tuple[dict, 
     layers = [svg_layer(game) for game in positions]  # each highlights its last move
     spns = [game.to_spn() for game in positions]
     movers = [COLOR_NAMES[game.to_move] for game in positions[:-1]]
-    data = {"players": _players(record), "moves": list(record.moves), "movers": movers,
-            "start_spn": record.start_spn, "max_moves": record.max_moves,
-            "record_result": record.result,
-            "result": result_summary(positions[-1], record.result)}
+    data = {
+        "players": _players(record),
+        "moves": list(record.moves),
+        "movers": movers,
+        "start_spn": record.start_spn,
+        "max_moves": record.max_moves,
+        "record_result": record.result,
+        "result": result_summary(positions[-1], record.result),
+    }
     return data, {"layers": layers, "spns": spns}
 
 
@@ -69,11 +77,11 @@ def replay_html(record: GameRecord, source: str = "game record") -> str:
     start = svg_document(steps["layers"][0])
     body = f"""<div class="app">
 <header class="top"><h1>Satellites replay</h1>
-<p class="players"><span class="dot red"></span>{escape(players['red'])}
-<span class="vs">vs</span><span class="dot blue"></span>{escape(players['blue'])}
+<p class="players"><span class="dot red"></span>{escape(players["red"])}
+<span class="vs">vs</span><span class="dot blue"></span>{escape(players["blue"])}
 <span class="muted">&middot; {len(record.moves)} moves</span></p></header>
 <main class="layout">
-<section class="board-wrap"><div id="board" data-spn="{escape(steps['spns'][0])}"
+<section class="board-wrap"><div id="board" data-spn="{escape(steps["spns"][0])}"
 data-step="0">{start}</div></section>
 <aside class="panel">
 <div class="controls" role="toolbar" aria-label="replay controls">
@@ -111,8 +119,11 @@ def index_html(manifest: dict, title: str = "Satellites tournament") -> str:
     rows = []
     for number, game in enumerate(manifest.get("games", [])):
         winner = game.get("winner")
-        result = "draw" if winner is None and game.get("end") in ("terminated", "truncated") \
+        result = (
+            "draw"
+            if winner is None and game.get("end") in ("terminated", "truncated")
             else (winner or "no result")
+        )
         link = game.get("replay")
         replay = f'<a href="{escape(link)}">replay</a>' if link else ""
         record = game.get("record")
@@ -121,17 +132,21 @@ def index_html(manifest: dict, title: str = "Satellites tournament") -> str:
             f'<tr><td>{number}</td><td><span class="dot red"></span>{escape(str(game.get("red")))}'
             f'</td><td><span class="dot blue"></span>{escape(str(game.get("blue")))}</td>'
             f'<td class="win-{escape(str(winner))}">{escape(result)}</td>'
-            f'<td>{escape(str(game.get("end", "")))}</td>'
+            f"<td>{escape(str(game.get('end', '')))}</td>"
             f'<td class="num">{escape(str(game.get("moves", "")))}</td>'
             f'<td class="reason">{escape(str(game.get("reason", "")))}</td>'
-            f'<td>{replay} {raw}</td></tr>')
+            f"<td>{replay} {raw}</td></tr>"
+        )
     pairs = "".join(
         f'<tr><td>{escape(p["a"])}</td><td>{escape(p["b"])}</td><td class="num">{p["games"]}</td>'
         f'<td class="num">{p["a_wins"]}</td><td class="num">{p["draws"]}</td>'
-        f'<td class="num">{p["b_wins"]}</td></tr>' for p in manifest.get("pairs", []))
-    elo = "".join(f'<tr><td>{escape(agent)}</td><td class="num">{rating:+.0f}</td></tr>'
-                  for agent, rating in sorted(manifest.get("elo", {}).items(),
-                                              key=lambda item: -item[1]))
+        f'<td class="num">{p["b_wins"]}</td></tr>'
+        for p in manifest.get("pairs", [])
+    )
+    elo = "".join(
+        f'<tr><td>{escape(agent)}</td><td class="num">{rating:+.0f}</td></tr>'
+        for agent, rating in sorted(manifest.get("elo", {}).items(), key=lambda item: -item[1])
+    )
     anchor = manifest.get("elo_anchor") or ""
     anchor_elo = manifest.get("elo", {}).get(anchor, 0.0)
     body = f"""<div class="app index">

@@ -32,11 +32,23 @@ def result_summary(game: Game, record_result: dict | None = None) -> dict | None
         headline = "Not finished"
         how = record_result.get("reason") or "stopped before the end: no result"
         reason = f"on the board now: {score.reason}"
-    colonies = [{"squares": colony_squares(group),
-                 "controller": None if group.controller is None
-                 else COLOR_NAMES[group.controller],
-                 "red_sum": group.red_sum, "blue_sum": group.blue_sum, "total": group.total,
-                 "crowned": group.crowned, "note": note}
-                for group, note in colony_notes(score)]
-    return {"headline": headline, "winner": winner, "how": how, "reason": reason,
-            "moves": game.moves, "colonies": colonies}
+    colonies = [
+        {
+            "squares": colony_squares(group),
+            "controller": None if group.controller is None else COLOR_NAMES[group.controller],
+            "red_sum": group.red_sum,
+            "blue_sum": group.blue_sum,
+            "total": group.total,
+            "crowned": group.crowned,
+            "note": note,
+        }
+        for group, note in colony_notes(score)
+    ]
+    return {
+        "headline": headline,
+        "winner": winner,
+        "how": how,
+        "reason": reason,
+        "moves": game.moves,
+        "colonies": colonies,
+    }

@@ -64,8 +64,10 @@ def check_host(host: str) -> str:
     """`host` if it can be listened on: an empty or blank address is refused (it would listen
     on every interface while looking like no address at all)."""
     if not isinstance(host, str) or not host.strip():
-        raise ValueError("--host must name an address: 127.0.0.1 (this machine only, the "
-                         "default), or 0.0.0.0 / :: to listen on every address")
+        raise ValueError(
+            "--host must name an address: 127.0.0.1 (this machine only, the "
+            "default), or 0.0.0.0 / :: to listen on every address"
+        )
     if len(host) > 253 or any(c.isspace() or not c.isprintable() for c in host):
         raise ValueError(f"--host {host[:60]!r} is not an address or host name")
     return host
@@ -93,8 +95,13 @@ class GameStore:
     """The games in play, by id: at most `max_games`, and never one still being played
     dropped to make room (see the module's notes)."""
 
-    def __init__(self, opponent: str, max_moves: int = DEFAULT_MAX_MOVES, max_games: int = 200,
-                 idle_seconds: float = IDLE_SECONDS):
+    def __init__(
+        self,
+        opponent: str,
+        max_moves: int = DEFAULT_MAX_MOVES,
+        max_games: int = 200,
+        idle_seconds: float = IDLE_SECONDS,
+    ):
         self.opponent = opponent
         self.max_moves = max_moves
         self.max_games = max_games
@@ -130,7 +137,8 @@ class GameStore:
             raise StoreFullError(
                 f"this server holds {len(self._games)} games still being played, its most; "
                 f"a new game can start when one of them ends or has been left for "
-                f"{self.idle_seconds / 60:.0f} minutes (or restart `satellites serve`)")
+                f"{self.idle_seconds / 60:.0f} minutes (or restart `satellites serve`)"
+            )
 
     def new(self, color: str, seed: int | None, spn: str | None) -> PlaySession:
         with self._lock:
@@ -179,17 +187,25 @@ def _check_origin(request: Request) -> None:
     so. Clients that send neither (curl, scripts) are not browsers acting for a page."""
     site = request.headers.get("sec-fetch-site")
     if site is not None and site not in ("same-origin", "none"):
-        raise CrossOriginError(f"a request from another site ({site[:20]}) is refused: play "
-                               f"from this server's own page")
+        raise CrossOriginError(
+            f"a request from another site ({site[:20]}) is refused: play "
+            f"from this server's own page"
+        )
     origin = request.headers.get("origin")
     if origin is None:
         return
     parts = urlsplit(origin) if origin != "null" else None
     host = request.headers.get("host", "").lower()
-    if parts is None or parts.scheme not in ("http", "https") or parts.path not in ("", "/") \
-            or parts.netloc.lower() != host:
-        raise CrossOriginError(f"a request from the origin {quoted(origin)} is refused: play "
-                               f"from this server's own page")
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or parts.path not in ("", "/")
+        or parts.netloc.lower() != host
+    ):
+        raise CrossOriginError(
+            f"a request from the origin {quoted(origin)} is refused: play "
+            f"from this server's own page"
+        )
 
 
 async def _read_body(request: Request) -> bytes:
@@ -201,8 +217,9 @@ async def _read_body(request: Request) -> bytes:
     if declared is not None:
         text = declared.strip()
         if not (text.isascii() and text.isdigit() and len(text) <= 20):
-            raise RequestError(f"the Content-Length header {quoted(declared)} is not a number "
-                               f"of bytes")
+            raise RequestError(
+                f"the Content-Length header {quoted(declared)} is not a number of bytes"
+            )
         if int(text) > MAX_BODY:
             raise too_large
     chunks, size = [], 0
@@ -232,9 +249,13 @@ async def _body(request: Request) -> dict:
     return data
 
 
-def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
-               max_games: int = 200, host: str = "127.0.0.1",
-               idle_seconds: float = IDLE_SECONDS) -> Starlette:
+def create_app(
+    opponent: str = "random",
+    max_moves: int = DEFAULT_MAX_MOVES,
+    max_games: int = 200,
+    host: str = "127.0.0.1",
+    idle_seconds: float = IDLE_SECONDS,
+) -> Starlette:
     """The ASGI app serving the play page against `opponent` (an agent spec, checked now:
     a bad one, a simulation count over its ceiling included, raises AgentSpecError before
     anything is served), for a server listening on `host` (see `allowed_hosts`)."""
@@ -248,10 +269,11 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
         if session is None:
             why = store.dropped(game_id)
             shown = repr(game_id[:40])
-            raise LookupError(f"game {shown} was dropped to make room for new games: {why}; "
-                              f"start a new game" if why else
-                              f"no game {shown} on this server (it ended with the server): "
-                              f"start a new game")
+            raise LookupError(
+                f"game {shown} was dropped to make room for new games: {why}; start a new game"
+                if why
+                else f"no game {shown} on this server (it ended with the server): start a new game"
+            )
         return session
 
     async def guarded(work):
@@ -261,8 +283,9 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
         except LookupError as error:
             return _error(str(error), 404)
         except StoreFullError as error:
-            return JSONResponse({"error": str(error)}, status_code=503,
-                                headers={"Retry-After": str(RETRY_SECONDS)})
+            return JSONResponse(
+                {"error": str(error)}, status_code=503, headers={"Retry-After": str(RETRY_SECONDS)}
+            )
         except ValueError as error:  # IllegalActionError, NotationError, RequestError
             return _error(str(error))
 
@@ -278,11 +301,13 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
             return _error(str(error))
         unknown = sorted(set(body) - {"color", "seed", "spn"})
         if unknown:
-            return _error(f"unknown keys {quoted(unknown)}; a new game takes 'color', 'seed', "
-                          f"'spn'")
+            return _error(
+                f"unknown keys {quoted(unknown)}; a new game takes 'color', 'seed', 'spn'"
+            )
         color, seed, spn = body.get("color", "red"), body.get("seed"), body.get("spn")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
-                                 or not 0 <= seed <= 2**32 - 1):
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - 1
+        ):
             return _error(f"'seed' must be an integer from 0 to {2**32 - 1}, got {quoted(seed)}")
         if spn is not None and not isinstance(spn, str):
             return _error(f"'spn' must be a position in SPN (a string), got {quoted(spn)}")
@@ -337,8 +362,13 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
             session = session_of(request)
             with session.lock:
                 text = json.dumps(session.record().as_dict(), indent=1) + "\n"
-            return Response(text, media_type="application/json", headers={
-                "Content-Disposition": f'attachment; filename="satellites-{session.id}.json"'})
+            return Response(
+                text,
+                media_type="application/json",
+                headers={
+                    "Content-Disposition": f'attachment; filename="satellites-{session.id}.json"'
+                },
+            )
 
         return await guarded(work)
 
@@ -350,8 +380,9 @@ def create_app(opponent: str = "random", max_moves: int = DEFAULT_MAX_MOVES,
         Route("/api/games/{game_id}/preview", preview),
         Route("/api/games/{game_id}/record", record),
     ]
-    app = Starlette(routes=routes, middleware=[
-        Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
+    app = Starlette(
+        routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)]
+    )
     app.state.store = store
     return app
 
@@ -376,8 +407,13 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-def serve(opponent: str = "random", host: str = "127.0.0.1", port: int = 8000,
-          max_moves: int = DEFAULT_MAX_MOVES, announce=print) -> None:
+def serve(
+    opponent: str = "random",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_moves: int = DEFAULT_MAX_MOVES,
+    announce=print,
+) -> None:
     """Serve the play page until Ctrl-C; `announce(url)` is called once it listens."""
     import uvicorn
 

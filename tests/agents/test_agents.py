@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from bad_arguments import NUMBERS, is_seed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from play_helpers import find_game, purposeful_action
 
-from bad_arguments import NUMBERS, is_seed
 from satellites_env.agents import AgentSpecError, GreedyAgent, MCTSAgent, RandomAgent, make_agent
 from satellites_env.agents.heuristic import final_result, heuristic_value
+from satellites_env.arena import (
+    PairResult,
+    fit_elo,
+    match,
+    run_tournament,
+    schedule,
+    wilson_interval,
+)
 from satellites_env.core import Game
 from satellites_env.core.rules import new_scratch
-from satellites_env.arena import (PairResult, fit_elo, match, run_tournament, schedule,
-                                  wilson_interval)
-
-from play_helpers import find_game, purposeful_action
 
 
 def play(agents, seed, max_moves=400):
@@ -36,8 +41,10 @@ def test_agents_only_play_legal_actions(spec):
 
 
 def test_agents_handle_displacement_and_grace_positions():
-    positions = [find_game(lambda g: g.pending_push is not None, seeds=range(60)),
-                 find_game(lambda g: g.grace is not None, seeds=range(60))]
+    positions = [
+        find_game(lambda g: g.pending_push is not None, seeds=range(60)),
+        find_game(lambda g: g.grace is not None, seeds=range(60)),
+    ]
     for game in positions:
         for spec in ("random", "greedy", "mcts:16"):
             action = make_agent(spec, seed=0).act(game)
@@ -46,8 +53,10 @@ def test_agents_handle_displacement_and_grace_positions():
 
 @pytest.mark.parametrize("spec", ["random", "greedy", "mcts:16"])
 def test_agents_are_deterministic_for_a_seed(spec):
-    games = [play([make_agent(spec, seed=5), make_agent(spec, seed=6)], seed=2, max_moves=80)
-             for _ in range(2)]
+    games = [
+        play([make_agent(spec, seed=5), make_agent(spec, seed=6)], seed=2, max_moves=80)
+        for _ in range(2)
+    ]
     assert games[0].history == games[1].history
 
 
@@ -65,27 +74,64 @@ def test_make_agent_specs_and_errors():
     mcts = make_agent("mcts:37")
     assert isinstance(mcts, MCTSAgent) and mcts.simulations == 37 and mcts.spec == "mcts:37"
     assert make_agent("mcts").simulations == 200
-    for bad, message in [("alphazero", "unknown agent spec 'alphazero'"),
-                         ("mcts:lots", "must be a positive integer"),
-                         ("mcts:0", "must be >= 1"),
-                         ("random:3", "unknown agent spec"),
-                         ("checkpoint:/no/such/file.pt", "does not exist")]:
-        with pytest.raises(AgentSpecError if "checkpoint" not in bad else ValueError,
-                           match=message):
+    for bad, message in [
+        ("alphazero", "unknown agent spec 'alphazero'"),
+        ("mcts:lots", "must be a positive integer"),
+        ("mcts:0", "must be >= 1"),
+        ("random:3", "unknown agent spec"),
+        ("checkpoint:/no/such/file.pt", "does not exist"),
+    ]:
+        with pytest.raises(
+            AgentSpecError if "checkpoint" not in bad else ValueError, match=message
+        ):
             make_agent(bad)
 
 
 SPEC_TAILS = st.one_of(
-    st.text(max_size=12), st.integers(-(10**6), 10**12).map(str),
-    st.sampled_from(["0", "100000", "100001", "4096", "4097", "9" * 4301, "9" * 10**5,
-                     "-" + "9" * 5000, "x" * 10**6, "/tmp/" + "y" * 5000, "a/" * 3000,
-                     ":sample=" + "9" * 5000, "pretrained:" + "9" * 5000, "\x00", "\n"]))
+    st.text(max_size=12),
+    st.integers(-(10**6), 10**12).map(str),
+    st.sampled_from(
+        [
+            "0",
+            "100000",
+            "100001",
+            "4096",
+            "4097",
+            "9" * 4301,
+            "9" * 10**5,
+            "-" + "9" * 5000,
+            "x" * 10**6,
+            "/tmp/" + "y" * 5000,
+            "a/" * 3000,
+            ":sample=" + "9" * 5000,
+            "pretrained:" + "9" * 5000,
+            "\x00",
+            "\n",
+        ]
+    ),
+)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(["mcts:", "az:", "az:pretrained:", "checkpoint:", "rllib:", "random:",
-                        "greedy:", "", "zz:", "mcts:1:"]), SPEC_TAILS)
+@settings(
+    max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    st.sampled_from(
+        [
+            "mcts:",
+            "az:",
+            "az:pretrained:",
+            "checkpoint:",
+            "rllib:",
+            "random:",
+            "greedy:",
+            "",
+            "zz:",
+            "mcts:1:",
+        ]
+    ),
+    SPEC_TAILS,
+)
 def test_fuzz_specs_raise_a_bounded_spec_error(head, tail):
     """Any spec, huge ones included: an agent or a one-line error of a documented type (all
     ValueErrors) that quotes a bounded prefix of the spec."""
@@ -98,8 +144,9 @@ def test_fuzz_specs_raise_a_bounded_spec_error(head, tail):
         assert len(message) < 1500 and "\n" not in message, message[:500]  # a path: 1024
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(NUMBERS, st.sampled_from(["random", "greedy", "mcts:2"]))
 def test_fuzz_agent_seeds(seed, spec):
     """make_agent(spec, seed) and agent.reset(seed): None or 0 .. 2**64 - 1, else a
@@ -108,7 +155,7 @@ def test_fuzz_agent_seeds(seed, spec):
         make_agent(spec, seed=seed).reset(seed=seed)
         return
     for call in (lambda: make_agent(spec, seed=seed), lambda: make_agent(spec).reset(seed)):
-        with pytest.raises(ValueError, match="^seed must be an integer from 0 to"):
+        with pytest.raises(ValueError, match=r"^seed must be an integer from 0 to"):
             call()
 
 
@@ -185,15 +232,26 @@ def test_tournament_accounting():
     assert reds.count("random") == reds.count("greedy") == 3
     assert result.elo["greedy"] == 400.0  # the shipped scale's anchor
     data = result.as_dict()
-    assert set(data) == {"agents", "games_per_pairing", "seed", "max_moves", "complete",
-                         "pairs", "elo", "elo_anchor", "games"}
+    assert set(data) == {
+        "agents",
+        "games_per_pairing",
+        "seed",
+        "max_moves",
+        "complete",
+        "pairs",
+        "elo",
+        "elo_anchor",
+        "games",
+    }
     assert data["elo_anchor"] == "greedy" and data["games_per_pairing"] == 6
     assert data["complete"] is True
     # One vocabulary with the game records: "red", "blue", or None (null) for a draw.
     assert [g["winner"] for g in data["games"]] == [r.result["winner"] for r in result.records]
     assert {g["winner"] for g in data["games"]} <= {"red", "blue", None}
-    assert [(g["red"], g["blue"]) for g in data["games"]][:2] == [("random", "greedy"),
-                                                                  ("greedy", "random")]
+    assert [(g["red"], g["blue"]) for g in data["games"]][:2] == [
+        ("random", "greedy"),
+        ("greedy", "random"),
+    ]
     assert [g["setup_seed"] for g in data["games"]] == [1, 1, 2, 2, 3, 3]
     # Games 2j and 2j+1 share a set-up with colors swapped.
     assert result.records[0].start_spn == result.records[1].start_spn
@@ -212,8 +270,13 @@ def test_pair_result_counts_null_and_legacy_draw_as_draws():
 
     record = GameRecord(Game.new(seed=0).to_spn(), [])
     pair = PairResult("a", "b")
-    for winner, a_is_red in ((None, True), ("draw", False), ("red", True), ("red", False),
-                             ("blue", True)):
+    for winner, a_is_red in (
+        (None, True),
+        ("draw", False),
+        ("red", True),
+        ("red", False),
+        ("blue", True),
+    ):
         record.result = {"winner": winner}
         pair.add(record, a_is_red)
     assert (pair.a_wins, pair.draws, pair.b_wins) == (1, 2, 2)
@@ -250,9 +313,9 @@ def test_worker_processes_use_one_thread(monkeypatch):
     import sys
     import types
 
-    from satellites_env import arena
-
     import numba
+
+    from satellites_env import arena
 
     for name in arena.WORKER_THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
@@ -296,9 +359,11 @@ def test_elo_orders_and_matches_logistic_expectation():
     pairs = [PairResult("random", "strong", games=400, a_wins=100, b_wins=300)]
     elo = fit_elo(["random", "strong"], pairs, prior_games=0)
     assert elo["strong"] == pytest.approx(400 * np.log10(3), abs=1)
-    pairs = [PairResult("random", "b", games=100, a_wins=10, b_wins=90),
-             PairResult("random", "c", games=100, a_wins=2, b_wins=98),
-             PairResult("b", "c", games=100, a_wins=30, b_wins=70)]
+    pairs = [
+        PairResult("random", "b", games=100, a_wins=10, b_wins=90),
+        PairResult("random", "c", games=100, a_wins=2, b_wins=98),
+        PairResult("b", "c", games=100, a_wins=30, b_wins=70),
+    ]
     elo = fit_elo(["random", "b", "c"], pairs)
     assert 0 < elo["b"] < elo["c"]
 
@@ -315,8 +380,9 @@ def test_elo_against_known_ratings_matches_the_logistic_model_and_fit_elo():
     # moves it a little towards 0).
     elo, low, high = elo_against([(0.0, 3000.0, 4000)])
     assert elo == pytest.approx(400 * np.log10(3), abs=1) and low < elo < high
-    assert high - low == pytest.approx(2 * 1.96 * 400 / np.log(10) / np.sqrt(4001 * 0.75 * 0.25),
-                                       rel=0.01)
+    assert high - low == pytest.approx(
+        2 * 1.96 * 400 / np.log(10) / np.sqrt(4001 * 0.75 * 0.25), rel=0.01
+    )
     # the same games as a tournament with the opponent anchored: the same rating
     pairs = [PairResult("random", "x", games=200, a_wins=40, b_wins=150, draws=10)]
     fitted = fit_elo(["random", "x"], pairs)["x"]
@@ -342,8 +408,10 @@ def test_the_baseline_tournament_is_stored_on_the_shipped_scale():
     from satellites_env.rating import SCALE
 
     data = json.loads((Path(__file__).parents[2] / "results" / "baselines.json").read_text())
-    pairs = [PairResult(p["a"], p["b"], p["games"], p["a_wins"], p["b_wins"], p["draws"])
-             for p in data["pairs"]]
+    pairs = [
+        PairResult(p["a"], p["b"], p["games"], p["a_wins"], p["b_wins"], p["draws"])
+        for p in data["pairs"]
+    ]
     fitted = fit_elo(data["agents"], pairs)
     assert data["elo_anchor"] == "greedy" and set(BASELINE_ELO) == set(data["agents"])
     for agent in data["agents"]:

@@ -20,7 +20,7 @@ def test_fixed_seed_tournament_replays_move_for_move():
     reference = json.loads(REFERENCE.read_text())
     result = run_tournament(["random", "greedy", "mcts:8"], 2, 7, 1, 200)
     assert len(result.records) == len(reference)
-    for record, before in zip(result.records, reference):
+    for record, before in zip(result.records, reference, strict=False):
         assert record.players == before["players"]
         assert record.start_spn == before["start_spn"]
         assert record.moves == before["moves"]
@@ -53,7 +53,7 @@ def test_the_shipped_network_replays_move_for_move():
     reference = json.loads(AZ_REFERENCE.read_text())
     result = run_tournament(["az:pretrained:4", "checkpoint:pretrained", "greedy"], 2, 11, 1, 120)
     assert len(result.records) == len(reference) == 6
-    for record, before in zip(result.records, reference):
+    for record, before in zip(result.records, reference, strict=False):
         assert record.start_spn == before["start_spn"]
         assert record.moves == before["moves"]
         assert record.result["final_spn"] == before["result"]["final_spn"]

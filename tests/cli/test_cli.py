@@ -9,8 +9,8 @@ import sys
 import pytest
 from PIL import Image
 
-from satellites_env.record import GameRecord, RecordError
 from satellites_env import cli
+from satellites_env.record import GameRecord, RecordError
 
 
 def run(args, capsys):
@@ -22,8 +22,25 @@ def run(args, capsys):
 def test_evaluate_writes_the_documented_json(tmp_path, capsys):
     out = tmp_path / "results.json"
     records = tmp_path / "games"
-    status, text = run(["evaluate", "--agents", "random", "greedy", "--games", "2", "--seed", "0",
-                        "--max-moves", "80", "--out", str(out), "--records", str(records)], capsys)
+    status, text = run(
+        [
+            "evaluate",
+            "--agents",
+            "random",
+            "greedy",
+            "--games",
+            "2",
+            "--seed",
+            "0",
+            "--max-moves",
+            "80",
+            "--out",
+            str(out),
+            "--records",
+            str(records),
+        ],
+        capsys,
+    )
     assert status == 0
     assert "random" in text and "greedy" in text and "Elo" in text
     data = json.loads(out.read_text())
@@ -34,8 +51,13 @@ def test_evaluate_writes_the_documented_json(tmp_path, capsys):
     assert data["elo"]["greedy"] == 400.0 and data["elo_anchor"] == "greedy"
     assert [game["winner"] in ("red", "blue", None) for game in data["games"]] == [True, True]
     assert sorted(path.name for path in records.iterdir()) == [
-        "game_0000.html", "game_0000.json", "game_0001.html", "game_0001.json", "index.html",
-        "tournament.json"]
+        "game_0000.html",
+        "game_0000.json",
+        "game_0001.html",
+        "game_0001.json",
+        "index.html",
+        "tournament.json",
+    ]
     manifest = json.loads((records / "tournament.json").read_text())
     assert [game["record"] for game in manifest["games"]] == ["game_0000.json", "game_0001.json"]
     assert [game["replay"] for game in manifest["games"]] == ["game_0000.html", "game_0001.html"]
@@ -48,11 +70,14 @@ def test_evaluate_writes_the_documented_json(tmp_path, capsys):
         assert (record.players["red"], record.players["blue"]) == (game["red"], game["blue"])
 
 
-@pytest.mark.parametrize("agents, message", [
-    (["random", "minimax"], "unknown agent spec 'minimax'"),
-    (["random", "mcts:x"], "positive integer"),
-    (["random"], "at least 2 agents"),
-])
+@pytest.mark.parametrize(
+    "agents, message",
+    [
+        (["random", "minimax"], "unknown agent spec 'minimax'"),
+        (["random", "mcts:x"], "positive integer"),
+        (["random"], "at least 2 agents"),
+    ],
+)
 def test_evaluate_errors(agents, message, capsys):
     status, text = run(["evaluate", "--agents", *agents, "--games", "2"], capsys)
     assert status == 2 and message in text
@@ -61,8 +86,15 @@ def test_evaluate_errors(agents, message, capsys):
 def test_play_survives_bad_input_and_saves_the_game(tmp_path, capsys, monkeypatch):
     answers = iter(["hello", "a1-a2", "moves", "z99-a1", "quit"])
     save = tmp_path / "game.json"
-    record = cli.play("random", "red", seed=0, render="ansi", max_moves=400, save=save,
-                      input_fn=lambda prompt: next(answers))
+    record = cli.play(
+        "random",
+        "red",
+        seed=0,
+        render="ansi",
+        max_moves=400,
+        save=save,
+        input_fn=lambda prompt: next(answers),
+    )
     text = capsys.readouterr().out
     assert "bad move 'hello'" in text
     assert "not played" in text
@@ -75,8 +107,15 @@ def test_play_a_real_move_and_opponent_replies(tmp_path, capsys):
 
     first = Game.new(seed=4).legal_moves()[0]
     answers = iter([first, "quit"])
-    record = cli.play("greedy", "red", seed=4, render="ansi", max_moves=400, save=None,
-                      input_fn=lambda prompt: next(answers))
+    record = cli.play(
+        "greedy",
+        "red",
+        seed=4,
+        render="ansi",
+        max_moves=400,
+        save=None,
+        input_fn=lambda prompt: next(answers),
+    )
     assert record.moves[0] == first and len(record.moves) >= 2
     assert "greedy plays" in capsys.readouterr().out
 
@@ -85,16 +124,29 @@ def test_play_as_blue_and_end_of_input(capsys):
     def closed(prompt):
         raise EOFError
 
-    record = cli.play("random", "blue", seed=1, render="ansi", max_moves=400, save=None,
-                      input_fn=closed)
+    record = cli.play(
+        "random", "blue", seed=1, render="ansi", max_moves=400, save=None, input_fn=closed
+    )
     assert len(record.moves) == 1  # red (the opponent) moved first
     assert "abandoned" in capsys.readouterr().out
 
 
 def test_replay_to_gif_and_boards(tmp_path, capsys):
     evaluate = tmp_path / "games"
-    cli.main(["evaluate", "--agents", "random", "greedy", "--games", "1", "--max-moves", "30",
-              "--records", str(evaluate)])
+    cli.main(
+        [
+            "evaluate",
+            "--agents",
+            "random",
+            "greedy",
+            "--games",
+            "1",
+            "--max-moves",
+            "30",
+            "--records",
+            str(evaluate),
+        ]
+    )
     (path,) = evaluate.glob("game_*.json")
     gif = tmp_path / "game.gif"
     status, text = run(["replay", str(path), "--gif", str(gif), "--frame-size", "160"], capsys)
@@ -132,7 +184,11 @@ def test_train_config_errors(tmp_path, capsys):
 
 
 def test_console_script_is_installed():
-    result = subprocess.run([sys.executable, "-m", "satellites_env", "--help"], capture_output=True,
-                            text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "satellites_env", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     for command in ("train", "evaluate", "play", "replay"):
         assert command in result.stdout

@@ -11,15 +11,20 @@ import os
 from pathlib import Path
 
 import pytest
+from special_files import SPECIAL, fifo, finishes, unchanged
 
 from satellites_env import cli
 from satellites_env import tournament as tournaments
 from satellites_env.core import Game
 from satellites_env.record import GameRecord
-from special_files import SPECIAL, fifo, finishes, unchanged
 
-KIND_WORDS = {"fifo": "FIFO", "socket": "socket", "device": "character device",
-              "link": "symbolic link", "dangling link": "dangling symbolic link"}
+KIND_WORDS = {
+    "fifo": "FIFO",
+    "socket": "socket",
+    "device": "character device",
+    "link": "symbolic link",
+    "dangling link": "dangling symbolic link",
+}
 
 
 def short_record(path: Path) -> Path:
@@ -34,22 +39,51 @@ def no_input(prompt: str) -> str:
 
 
 COMMANDS = {
-    "play --save": lambda path, tmp: ["play", "--opponent", "random", "--max-moves", "4",
-                                      "--save", str(path)],
-    "evaluate --out": lambda path, tmp: ["evaluate", "--agents", "random", "greedy", "--games",
-                                         "1", "--max-moves", "4", "--out", str(path)],
+    "play --save": lambda path, tmp: [
+        "play",
+        "--opponent",
+        "random",
+        "--max-moves",
+        "4",
+        "--save",
+        str(path),
+    ],
+    "evaluate --out": lambda path, tmp: [
+        "evaluate",
+        "--agents",
+        "random",
+        "greedy",
+        "--games",
+        "1",
+        "--max-moves",
+        "4",
+        "--out",
+        str(path),
+    ],
     "replay --html": lambda path, tmp: ["replay", str(tmp / "good.json"), "--html", str(path)],
-    "replay --gif": lambda path, tmp: ["replay", str(tmp / "good.json"), "--gif", str(path),
-                                       "--frame-size", "64"],
-    "demo --gif": lambda path, tmp: ["demo", "--max-moves", "4", "--gif", str(path),
-                                     "--frame-size", "64"],
+    "replay --gif": lambda path, tmp: [
+        "replay",
+        str(tmp / "good.json"),
+        "--gif",
+        str(path),
+        "--frame-size",
+        "64",
+    ],
+    "demo --gif": lambda path, tmp: [
+        "demo",
+        "--max-moves",
+        "4",
+        "--gif",
+        str(path),
+        "--frame-size",
+        "64",
+    ],
 }
 
 
 @pytest.mark.parametrize("kind, make", SPECIAL, ids=[name for name, _ in SPECIAL])
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_outputs_refuse_special_files_and_links(command, kind, make, tmp_path, capsys,
-                                                monkeypatch):
+def test_outputs_refuse_special_files_and_links(command, kind, make, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(builtins, "input", no_input)
     monkeypatch.chdir(tmp_path)
     short_record(tmp_path / "good.json")
@@ -68,12 +102,23 @@ def test_outputs_refuse_special_files_and_links(command, kind, make, tmp_path, c
 
 
 @pytest.mark.parametrize("kind, make", SPECIAL, ids=[name for name, _ in SPECIAL])
-def test_records_folder_refuses_special_files_and_dangling_links(kind, make, tmp_path,
-                                                                  capsys):
+def test_records_folder_refuses_special_files_and_dangling_links(kind, make, tmp_path, capsys):
     path = make(tmp_path / "records")
     before = os.lstat(path)
-    status = cli.main(["evaluate", "--agents", "random", "greedy", "--games", "1",
-                       "--max-moves", "4", "--records", str(path)])
+    status = cli.main(
+        [
+            "evaluate",
+            "--agents",
+            "random",
+            "greedy",
+            "--games",
+            "1",
+            "--max-moves",
+            "4",
+            "--records",
+            str(path),
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 2 and err.startswith("error: --records") and "folder" in err, err
     assert unchanged(path, before)
@@ -84,15 +129,28 @@ def test_records_written_into_a_linked_folder(tmp_path, capsys):
     real = tmp_path / "real"
     real.mkdir()
     (tmp_path / "records").symlink_to(real)
-    status = cli.main(["evaluate", "--agents", "random", "greedy", "--games", "1",
-                       "--max-moves", "4", "--records", str(tmp_path / "records")])
+    status = cli.main(
+        [
+            "evaluate",
+            "--agents",
+            "random",
+            "greedy",
+            "--games",
+            "1",
+            "--max-moves",
+            "4",
+            "--records",
+            str(tmp_path / "records"),
+        ]
+    )
     assert status == 0, capsys.readouterr().err
     assert (real / "tournament.json").is_file() and (real / "game_0000.json").is_file()
 
 
 @pytest.mark.parametrize("kind, make", SPECIAL, ids=[name for name, _ in SPECIAL])
-def test_records_files_inside_the_folder_are_not_written_through(kind, make, tmp_path,
-                                                                   capsys, monkeypatch):
+def test_records_files_inside_the_folder_are_not_written_through(
+    kind, make, tmp_path, capsys, monkeypatch
+):
     """A special file or link appearing inside --records while the games are played: the
     rest is written, that file is not, and the error says which."""
     monkeypatch.chdir(tmp_path)
@@ -108,8 +166,20 @@ def test_records_files_inside_the_folder_are_not_written_through(kind, make, tmp
         return result
 
     monkeypatch.setattr(tournaments, "run_tournament", run_then_plant)
-    status = cli.main(["evaluate", "--agents", "random", "greedy", "--games", "1",
-                       "--max-moves", "4", "--records", str(folder)])
+    status = cli.main(
+        [
+            "evaluate",
+            "--agents",
+            "random",
+            "greedy",
+            "--games",
+            "1",
+            "--max-moves",
+            "4",
+            "--records",
+            str(folder),
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 2 and "could not write --records" in err and "saved the records" in err
     assert unchanged(made["path"], made["before"])
@@ -146,15 +216,29 @@ def test_outputs_replace_a_regular_file_keeping_its_mode(tmp_path, capsys):
     out = tmp_path / "results.json"
     out.write_text("old")
     os.chmod(out, 0o640)
-    assert cli.main(["evaluate", "--agents", "random", "greedy", "--games", "1",
-                     "--max-moves", "4", "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "evaluate",
+                "--agents",
+                "random",
+                "greedy",
+                "--games",
+                "1",
+                "--max-moves",
+                "4",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert json.loads(out.read_text())["agents"] == ["random", "greedy"]
     assert out.stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
 
 
-def test_a_fifo_appearing_at_out_during_the_games_is_not_replaced(tmp_path, capsys,
-                                                                   monkeypatch):
+def test_a_fifo_appearing_at_out_during_the_games_is_not_replaced(tmp_path, capsys, monkeypatch):
     """Checked again when written: the results go to a fallback file instead."""
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "results.json"
@@ -166,8 +250,23 @@ def test_a_fifo_appearing_at_out_during_the_games_is_not_replaced(tmp_path, caps
         return result
 
     monkeypatch.setattr(tournaments, "run_tournament", run_then_plant)
-    outcome = finishes(lambda: cli.main(["evaluate", "--agents", "random", "greedy", "--games",
-                                         "1", "--max-moves", "4", "--out", str(out)]), 120)
+    outcome = finishes(
+        lambda: cli.main(
+            [
+                "evaluate",
+                "--agents",
+                "random",
+                "greedy",
+                "--games",
+                "1",
+                "--max-moves",
+                "4",
+                "--out",
+                str(out),
+            ]
+        ),
+        120,
+    )
     err = capsys.readouterr().err
     assert outcome.get("value") == 2 and "FIFO" in err and "saved it to" in err, (outcome, err)
     (saved,) = tmp_path.glob("satellites-results-*.json")
@@ -178,8 +277,7 @@ def test_a_fifo_appearing_at_out_during_the_games_is_not_replaced(tmp_path, caps
 # --------------------------------------------------------------------------- inputs
 
 
-@pytest.mark.parametrize("record", ["/dev/zero", "/dev/urandom", "/dev/null", "fifo",
-                                    "socket"])
+@pytest.mark.parametrize("record", ["/dev/zero", "/dev/urandom", "/dev/null", "fifo", "socket"])
 def test_replay_refuses_special_files_at_once(record, tmp_path, capsys):
     from special_files import unix_socket
 
@@ -191,8 +289,11 @@ def test_replay_refuses_special_files_at_once(record, tmp_path, capsys):
     err = capsys.readouterr().err
     assert outcome.get("value") == 2, (outcome, err)
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: game record") and \
-        "not a regular file" in lines[0], err
+    assert (
+        len(lines) == 1
+        and lines[0].startswith("error: game record")
+        and "not a regular file" in lines[0]
+    ), err
 
 
 def test_replay_reads_a_record_through_a_link(tmp_path, capsys):
@@ -266,8 +367,22 @@ def test_evaluate_writes_outputs_1100_folders_deep(tmp_path, capsys):
     out = deep(tmp_path / "o", 1100) / "results.json"
     records = deep(tmp_path / "r", 1100) / "games"
     try:
-        status = cli.main(["evaluate", "--agents", "random", "greedy", "--games", "2",
-                           "--max-moves", "20", "--out", str(out), "--records", str(records)])
+        status = cli.main(
+            [
+                "evaluate",
+                "--agents",
+                "random",
+                "greedy",
+                "--games",
+                "2",
+                "--max-moves",
+                "20",
+                "--out",
+                str(out),
+                "--records",
+                str(records),
+            ]
+        )
         captured = capsys.readouterr()
         assert status == 0, captured.err
         assert json.loads(out.read_text())["complete"] is True
@@ -277,16 +392,24 @@ def test_evaluate_writes_outputs_1100_folders_deep(tmp_path, capsys):
         remove_deep(tmp_path, records)
 
 
-@pytest.mark.parametrize("path", [lambda root: deep(root, 1500, "dd") / "results.json",
-                                  lambda root: root / ("x" * 300) / "results.json",
-                                  lambda root: root / ("x" * 300 + ".json")],
-                         ids=["5000 characters", "a folder name of 300", "a file name of 300"])
-def test_an_out_path_too_long_is_one_error_line_before_any_game(path, tmp_path, capsys,
-                                                                monkeypatch):
-    monkeypatch.setattr(tournaments, "run_tournament",
-                        lambda *a, **k: pytest.fail("a game was played"))
-    status = cli.main(["evaluate", "--agents", "random", "greedy", "--games", "2", "--out",
-                       str(path(tmp_path))])
+@pytest.mark.parametrize(
+    "path",
+    [
+        lambda root: deep(root, 1500, "dd") / "results.json",
+        lambda root: root / ("x" * 300) / "results.json",
+        lambda root: root / ("x" * 300 + ".json"),
+    ],
+    ids=["5000 characters", "a folder name of 300", "a file name of 300"],
+)
+def test_an_out_path_too_long_is_one_error_line_before_any_game(
+    path, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(
+        tournaments, "run_tournament", lambda *a, **k: pytest.fail("a game was played")
+    )
+    status = cli.main(
+        ["evaluate", "--agents", "random", "greedy", "--games", "2", "--out", str(path(tmp_path))]
+    )
     err = capsys.readouterr().err
     assert status == 2 and len(err.strip().splitlines()) == 1, err
     assert "cannot be written: File name too long" in err and len(err) < 1300, err
@@ -298,8 +421,11 @@ def test_a_result_that_cannot_be_written_reaches_a_fallback_file(tmp_path, monke
     from satellites_env.files import OutputError, write_or_fallback
 
     monkeypatch.chdir(tmp_path)
-    for target in (deep(tmp_path, 1500, "dd") / "results.json",
-                   tmp_path / ("x" * 300) / "results.json", tmp_path / ("x" * 300 + ".json")):
+    for target in (
+        deep(tmp_path, 1500, "dd") / "results.json",
+        tmp_path / ("x" * 300) / "results.json",
+        tmp_path / ("x" * 300 + ".json"),
+    ):
         with pytest.raises(OutputError, match="saved it to") as error:
             write_or_fallback(lambda path: path.write_text("the result"), target, "--out")
         (saved,) = [p for p in tmp_path.glob("satellites-*") if p.read_text() == "the result"]

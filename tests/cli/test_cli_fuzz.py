@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
+import operator
 import os
 import stat
 import tempfile
@@ -14,15 +16,16 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from special_files import dangling_link, fifo, finishes, unchanged, unix_socket
 
 from satellites_env import cli
 from satellites_env.core import Game
 from satellites_env.record import GameRecord
-from special_files import dangling_link, fifo, finishes, unchanged, unix_socket
 
 # Junk without '/': a junk path stays inside the example's own folder.
-JUNK = st.text(alphabet=st.characters(blacklist_characters="/\\\x00",
-                                      blacklist_categories=("Cs",)), max_size=8)
+JUNK = st.text(
+    alphabet=st.characters(blacklist_characters="/\\\x00", blacklist_categories=("Cs",)), max_size=8
+)
 
 
 def mostly(valid: list[str], invalid: list[str]) -> st.SearchStrategy[str]:
@@ -30,9 +33,20 @@ def mostly(valid: list[str], invalid: list[str]) -> st.SearchStrategy[str]:
     return st.sampled_from(valid * max(1, 3 * len(invalid) // len(valid)) + invalid)
 
 
-AGENTS = mostly(["random", "greedy", "mcts:1", "random", "greedy"],
-                ["mcts:x", "mcts:-1", "minimax", "", "random:3", "checkpoint:",
-                 "checkpoint:{tmp}", "checkpoint:missing.pt", "[red]x[/red]"])
+AGENTS = mostly(
+    ["random", "greedy", "mcts:1", "random", "greedy"],
+    [
+        "mcts:x",
+        "mcts:-1",
+        "minimax",
+        "",
+        "random:3",
+        "checkpoint:",
+        "checkpoint:{tmp}",
+        "checkpoint:missing.pt",
+        "[red]x[/red]",
+    ],
+)
 HUGE = "1" + "0" * 5000  # beyond every ceiling, and beyond Python's integer-string limit
 SMALL_MOVES = mostly(["1", "3", "12"], ["0", "-3", "x", "1e3", "０", "1000001", HUGE])
 GAMES = mostly(["1", "2"], ["0", "-1", "x", "2.0", "1000001", HUGE])
@@ -40,18 +54,38 @@ SEEDS = mostly(["0", "7", "4294967295"], ["-5", "4294967296", "s", "+3", " 2", H
 WORKERS = mostly(["1"], ["0", "-2", "x", "257", HUGE])
 # Special files and links in the example folder (see example_folder): an output never goes
 # into or through them, an input FIFO or device is refused without waiting.
-SPECIAL_OUTPUTS = ["{tmp}/pipe", "{tmp}/link.json", "{tmp}/dangling.json", "{tmp}/socket",
-                   "{tmp}/device"]
-FILES = mostly(["{tmp}/out.json", "{tmp}/new/deep/x.json", "rel.json", "{tmp}/records"],
-               ["{tmp}", "{tmp}/file/x.json", "", ".", "{tmp}/file", *SPECIAL_OUTPUTS])
-GIFS = mostly(["{tmp}/x.gif", "{tmp}/new/x.gif"], ["{tmp}", "{tmp}/file/x.gif",
-                                                   *SPECIAL_OUTPUTS])
-HTMLS = mostly(["{tmp}/x.html", "{tmp}/new/x.html"], ["{tmp}", "{tmp}/file/x.html", "",
-                                                       *SPECIAL_OUTPUTS])
-RECORDS = mostly(["{tmp}/good.json", "{tmp}/link.json"],
-                 ["{tmp}/bad.json", "{tmp}/types.json", "{tmp}", "{tmp}/missing.json",
-                  "{tmp}/file", "", "{tmp}/pipe", "{tmp}/dangling.json", "{tmp}/socket",
-                  "{tmp}/device", "/dev/zero", "/dev/urandom"])
+SPECIAL_OUTPUTS = [
+    "{tmp}/pipe",
+    "{tmp}/link.json",
+    "{tmp}/dangling.json",
+    "{tmp}/socket",
+    "{tmp}/device",
+]
+FILES = mostly(
+    ["{tmp}/out.json", "{tmp}/new/deep/x.json", "rel.json", "{tmp}/records"],
+    ["{tmp}", "{tmp}/file/x.json", "", ".", "{tmp}/file", *SPECIAL_OUTPUTS],
+)
+GIFS = mostly(["{tmp}/x.gif", "{tmp}/new/x.gif"], ["{tmp}", "{tmp}/file/x.gif", *SPECIAL_OUTPUTS])
+HTMLS = mostly(
+    ["{tmp}/x.html", "{tmp}/new/x.html"], ["{tmp}", "{tmp}/file/x.html", "", *SPECIAL_OUTPUTS]
+)
+RECORDS = mostly(
+    ["{tmp}/good.json", "{tmp}/link.json"],
+    [
+        "{tmp}/bad.json",
+        "{tmp}/types.json",
+        "{tmp}",
+        "{tmp}/missing.json",
+        "{tmp}/file",
+        "",
+        "{tmp}/pipe",
+        "{tmp}/dangling.json",
+        "{tmp}/socket",
+        "{tmp}/device",
+        "/dev/zero",
+        "/dev/urandom",
+    ],
+)
 LINES = st.one_of(JUNK, st.sampled_from(["moves", "quit", "pass", "a1-a2", "c10-c7>f9", "?"]))
 
 
@@ -60,31 +94,61 @@ def option(name: str, values) -> st.SearchStrategy[list[str]]:
 
 
 def command(name: str, *options, positional=None) -> st.SearchStrategy[list[str]]:
-    parts = [st.lists(st.one_of(*options), max_size=3).map(lambda chosen: sum(chosen, []))]
+    parts = [
+        st.lists(st.one_of(*options), max_size=3).map(
+            lambda chosen: functools.reduce(operator.iadd, chosen, [])
+        )
+    ]
     if positional is not None:
         parts.insert(0, positional.map(lambda value: [value]))
-    return st.tuples(*parts).map(lambda groups: [name] + sum(groups, []))
+    return st.tuples(*parts).map(
+        lambda groups: [name, *functools.reduce(operator.iadd, groups, [])]
+    )
 
 
 EVALUATE = st.tuples(
-    command("evaluate", option("--games", GAMES), option("--seed", SEEDS),
-            option("--workers", WORKERS), option("--out", FILES), option("--records", FILES)),
-    st.lists(AGENTS, min_size=1, max_size=3, unique=True), SMALL_MOVES,
+    command(
+        "evaluate",
+        option("--games", GAMES),
+        option("--seed", SEEDS),
+        option("--workers", WORKERS),
+        option("--out", FILES),
+        option("--records", FILES),
+    ),
+    st.lists(AGENTS, min_size=1, max_size=3, unique=True),
+    SMALL_MOVES,
 ).map(lambda parts: parts[0] + ["--agents", *parts[1], "--max-moves", parts[2]])
 PLAY = st.tuples(
-    command("play", option("--opponent", AGENTS), option("--color", st.sampled_from(
-        ["red", "blue", "green"])), option("--seed", SEEDS), option("--save", FILES),
-        option("--render", st.sampled_from(["ansi", "x"]))),
+    command(
+        "play",
+        option("--opponent", AGENTS),
+        option("--color", st.sampled_from(["red", "blue", "green"])),
+        option("--seed", SEEDS),
+        option("--save", FILES),
+        option("--render", st.sampled_from(["ansi", "x"])),
+    ),
     SMALL_MOVES,
 ).map(lambda parts: parts[0] + ["--max-moves", parts[1]])
-REPLAY = command("replay", option("--gif", GIFS), option("--html", HTMLS),
-                 option("--frame-size", mostly(["64"], ["10", "x", "-64", "4097", HUGE])),
-                 option("--fps", mostly(["1", "50", "0.1"], ["0", "nan", "100", "-1", "50.0001",
-                                                      "1e309", HUGE])),
-                 st.just(["--boards"]), positional=RECORDS)
+REPLAY = command(
+    "replay",
+    option("--gif", GIFS),
+    option("--html", HTMLS),
+    option("--frame-size", mostly(["64"], ["10", "x", "-64", "4097", HUGE])),
+    option(
+        "--fps", mostly(["1", "50", "0.1"], ["0", "nan", "100", "-1", "50.0001", "1e309", HUGE])
+    ),
+    st.just(["--boards"]),
+    positional=RECORDS,
+)
 DEMO = st.tuples(
-    command("demo", option("--seed", SEEDS), option("--gif", GIFS), option("--red", AGENTS),
-            option("--blue", AGENTS), option("--frame-size", mostly(["64"], ["1", "y"]))),
+    command(
+        "demo",
+        option("--seed", SEEDS),
+        option("--gif", GIFS),
+        option("--red", AGENTS),
+        option("--blue", AGENTS),
+        option("--frame-size", mostly(["64"], ["1", "y"])),
+    ),
     SMALL_MOVES,
 ).map(lambda parts: parts[0] + ["--max-moves", parts[1]])
 
@@ -118,8 +182,10 @@ def example_folder():
             (folder / "device").write_text("a plain file")
         (folder / "link.json").symlink_to(folder / "good.json")
         dangling_link(folder / "dangling.json")
-        special = {name: os.lstat(folder / name) for name in
-                   ("pipe", "socket", "device", "link.json", "dangling.json")}
+        special = {
+            name: os.lstat(folder / name)
+            for name in ("pipe", "socket", "device", "link.json", "dangling.json")
+        }
         good = (folder / "good.json").read_bytes()
         os.chdir(folder)
         try:
@@ -132,8 +198,12 @@ def example_folder():
             assert not (folder / "dangling.json.nowhere").exists()
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(args=argv(), lines=st.lists(LINES, max_size=4))
 def test_fuzz_cli_arguments(args, lines, capsys, monkeypatch):
     answers = iter(lines)
@@ -161,11 +231,19 @@ def test_fuzz_cli_arguments(args, lines, capsys, monkeypatch):
 
 CEILINGS = {"mcts": 100_000, "az:pretrained": 4096}
 DEFAULTS = {"mcts": 200, "az:pretrained": 32}
-SPEC_NUMBERS = st.one_of(
-    st.integers(0, 3), st.integers(4090, 4100), st.integers(99_990, 100_010),
-    st.integers(100_000, 10**30)).map(str) | st.integers(0, 300).map(lambda k: "1" + "0" * k) \
-    | st.integers(4290, 5000).map(lambda k: "9" * k) | st.sampled_from(
-    ["10**12", "1e12", "1_000", "+5", " 5", "5 ", "５", "-3", "0x10", "inf", "nan", "000007"])
+SPEC_NUMBERS = (
+    st.one_of(
+        st.integers(0, 3),
+        st.integers(4090, 4100),
+        st.integers(99_990, 100_010),
+        st.integers(100_000, 10**30),
+    ).map(str)
+    | st.integers(0, 300).map(lambda k: "1" + "0" * k)
+    | st.integers(4290, 5000).map(lambda k: "9" * k)
+    | st.sampled_from(
+        ["10**12", "1e12", "1_000", "+5", " 5", "5 ", "５", "-3", "0x10", "inf", "nan", "000007"]
+    )
+)
 
 
 def within(text: str, ceiling: int) -> bool:
@@ -173,8 +251,9 @@ def within(text: str, ceiling: int) -> bool:
     return text.isascii() and text.isdigit() and len(text) <= 12 and 1 <= int(text) <= ceiling
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(kind=st.sampled_from(list(CEILINGS)), text=SPEC_NUMBERS)
 def test_fuzz_simulation_counts_near_and_beyond_the_ceilings(kind, text):
     """A count up to the ceiling builds the agent with it; anything else is one short
@@ -196,21 +275,30 @@ def test_fuzz_simulation_counts_near_and_beyond_the_ceilings(kind, text):
         assert f"at most {CEILINGS[kind]:,} simulations" in message
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(kind=st.sampled_from(list(CEILINGS)), text=SPEC_NUMBERS.filter(
-    lambda t: not within(t, CEILINGS["mcts"])))
-def test_fuzz_bad_simulation_counts_are_one_line_before_any_game(kind, text, capsys,
-                                                                   monkeypatch):
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    kind=st.sampled_from(list(CEILINGS)),
+    text=SPEC_NUMBERS.filter(lambda t: not within(t, CEILINGS["mcts"])),
+)
+def test_fuzz_bad_simulation_counts_are_one_line_before_any_game(kind, text, capsys, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a game was played before the error")
 
     monkeypatch.setattr("satellites_env.arena.play_pairing_game", refuse)
     spec = f"{kind}:{text}"
-    for argv in (["evaluate", "--agents", spec, "random", "--games", "1"],
-                 ["play", "--opponent", spec], ["demo", "--red", spec]):
+    for argv in (
+        ["evaluate", "--agents", spec, "random", "--games", "1"],
+        ["play", "--opponent", spec],
+        ["demo", "--red", spec],
+    ):
         assert cli.main(argv) == 2, argv
         err = capsys.readouterr().err
         lines = err.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("error: agent spec") and \
-            len(lines[0]) < 400, err
+        assert (
+            len(lines) == 1 and lines[0].startswith("error: agent spec") and len(lines[0]) < 400
+        ), err

@@ -49,8 +49,11 @@ def class_names() -> set[str]:
     names = set()
     for package in ("satellites_env", "training"):
         for module in (ROOT / package).rglob("*.py"):
-            names |= {node.name for node in ast.walk(ast.parse(module.read_text()))
-                      if isinstance(node, ast.ClassDef)}
+            names |= {
+                node.name
+                for node in ast.walk(ast.parse(module.read_text()))
+                if isinstance(node, ast.ClassDef)
+            }
     return names
 
 
@@ -74,34 +77,37 @@ def test_no_help_names_module_internals_or_one_machine():
 
 
 def test_the_version_is_the_distribution_s(capsys):
-    status, out, err = run(["--version"], capsys)
+    status, out, _err = run(["--version"], capsys)
     assert status == 0 and out.startswith("satellites-env ")
 
 
-@pytest.mark.parametrize("args", [
-    ["train", "--config", "az_quick", "--out", ""],
-    ["exploit", "--target", "random", "--minutes", "1", "--out", ""],
-    ["evaluate", "--agents", "random", "greedy", "--out", ""],
-    ["evaluate", "--agents", "random", "greedy", "--records", ""],
-    ["play", "--save", ""],
-    ["replay", ""],
-    ["replay", "x.json", "--gif", ""],
-    ["replay", "x.json", "--html", ""],
-    ["demo", "--gif", ""],
-    ["ladder", "show", "--db", ""],
-    ["ladder", "show", "--html", ""],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["train", "--config", "az_quick", "--out", ""],
+        ["exploit", "--target", "random", "--minutes", "1", "--out", ""],
+        ["evaluate", "--agents", "random", "greedy", "--out", ""],
+        ["evaluate", "--agents", "random", "greedy", "--records", ""],
+        ["play", "--save", ""],
+        ["replay", ""],
+        ["replay", "x.json", "--gif", ""],
+        ["replay", "x.json", "--html", ""],
+        ["demo", "--gif", ""],
+        ["ladder", "show", "--db", ""],
+        ["ladder", "show", "--html", ""],
+    ],
+)
 def test_an_empty_path_is_refused_before_anything_runs(args, capsys, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the command ran")
 
     monkeypatch.setattr(cli, "run_command", refuse)
-    status, out, err = run(args, capsys)
+    status, _out, err = run(args, capsys)
     assert status == 2 and "expected a path, got an empty one" in err, err
 
 
 def test_train_help_states_the_time_and_the_first_compile(capsys):
-    status, out, err = run(["train", "--help"], capsys)
+    status, out, _err = run(["train", "--help"], capsys)
     text = " ".join(out.split())
     assert status == 0 and "about 9 minutes on 2 cores" in text
     assert "compiled on first use (about 45 s)" in text
@@ -110,8 +116,10 @@ def test_train_help_states_the_time_and_the_first_compile(capsys):
 
 def _config_command_registered() -> None:
     if not entry_points(group="satellites.commands", name="config"):
-        pytest.fail("the installed metadata has no `config` command: reinstall the project "
-                    "(make install, or pip install -c constraints.txt -e \".[train]\")")
+        pytest.fail(
+            "the installed metadata has no `config` command: reinstall the project "
+            '(make install, or pip install -c constraints.txt -e ".[train]")'
+        )
 
 
 def test_config_list_and_show(capsys):

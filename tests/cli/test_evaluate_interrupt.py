@@ -38,8 +38,12 @@ def records_of(folder: Path) -> dict[str, dict]:
 def reference(tmp_path_factory):
     """The uninterrupted tournament's results and records."""
     folder = tmp_path_factory.mktemp("reference")
-    assert cli.main(["evaluate", *ARGS, "--out", str(folder / "out.json"),
-                     "--records", str(folder / "rec")]) == 0
+    assert (
+        cli.main(
+            ["evaluate", *ARGS, "--out", str(folder / "out.json"), "--records", str(folder / "rec")]
+        )
+        == 0
+    )
     return json.loads((folder / "out.json").read_text()), records_of(folder / "rec")
 
 
@@ -50,16 +54,22 @@ def interrupt_after(argv: list[str], games: int, jitter: float, cwd: Path):
     """Run `satellites evaluate` with its progress bar forced on; once it shows `games`
     finished games, wait `jitter` seconds and send SIGINT. (status, games seen, output)."""
     env = {**os.environ, "FORCE_COLOR": "1", "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
-    process = subprocess.Popen([sys.executable, "-m", "satellites_env", "evaluate", *argv],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "satellites_env", "evaluate", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+    )
     seen = {"done": 0, "text": b""}
     reached = threading.Event()
 
     def watch():
         while chunk := os.read(process.stdout.fileno(), 4096):
             seen["text"] += chunk
-            counts = re.findall(r"(\d+)/(\d+)", ANSI.sub("", seen["text"][-400:].decode(
-                errors="replace")))
+            counts = re.findall(
+                r"(\d+)/(\d+)", ANSI.sub("", seen["text"][-400:].decode(errors="replace"))
+            )
             if counts:
                 seen["done"] = max(seen["done"], int(counts[-1][0]))
             if seen["done"] >= games:
@@ -69,7 +79,8 @@ def interrupt_after(argv: list[str], games: int, jitter: float, cwd: Path):
     thread.start()
     try:
         assert reached.wait(240), "the games did not progress: " + seen["text"][-500:].decode(
-            errors="replace")
+            errors="replace"
+        )
         time.sleep(jitter)
         counted = seen["done"]
         process.send_signal(signal.SIGINT)
@@ -85,9 +96,9 @@ def interrupt_after(argv: list[str], games: int, jitter: float, cwd: Path):
 
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("draw", [0, 1])
-def test_ctrl_c_keeps_every_finished_game_and_the_rerun_continues(workers, draw, reference,
-                                                                   tmp_path, monkeypatch,
-                                                                   capsys):
+def test_ctrl_c_keeps_every_finished_game_and_the_rerun_continues(
+    workers, draw, reference, tmp_path, monkeypatch, capsys
+):
     expected, expected_records = reference
     rng = random.Random(f"{workers}/{draw}")
     target, jitter = rng.randint(1, TOTAL - 3), rng.uniform(0, 0.15)
@@ -103,13 +114,13 @@ def test_ctrl_c_keeps_every_finished_game_and_the_rerun_continues(workers, draw,
         assert status == 130 and json.loads(out.read_text()) == expected, output
         assert records_of(records) == expected_records
         if not json.loads((records / "tournament.json").read_text())["complete"]:
-            assert cli.main(["evaluate", *ARGS, "--out", str(out), "--records",
-                             str(records)]) == 0
+            assert cli.main(["evaluate", *ARGS, "--out", str(out), "--records", str(records)]) == 0
         # else the signal came after the last file: the finished manifest is written last
         assert json.loads((records / "tournament.json").read_text())["complete"] is True
         assert (records / "index.html").is_file()
-        assert all((records / name.replace(".json", ".html")).is_file()
-                   for name in expected_records)
+        assert all(
+            (records / name.replace(".json", ".html")).is_file() for name in expected_records
+        )
         return
     assert status == 130, output
     assert "interrupted after" in output and "Traceback" not in output, output
@@ -124,8 +135,9 @@ def test_ctrl_c_keeps_every_finished_game_and_the_rerun_continues(workers, draw,
     assert manifest["complete"] is False and len(manifest["games"]) == played
     assert (records / "index.html").is_file()
     saved = records_of(records)
-    assert len(saved) == played and all(expected_records[name] == data
-                                        for name, data in saved.items())
+    assert len(saved) == played and all(
+        expected_records[name] == data for name, data in saved.items()
+    )
     assert all((records / name.replace(".json", ".html")).is_file() for name in saved)
 
     # The same command continues: only the missing games are played.
@@ -155,16 +167,20 @@ def test_out_alone_is_continued_from_its_summaries(reference, tmp_path, monkeypa
     assert len(calls) == TOTAL - 5 and json.loads(out.read_text()) == expected
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda g: g.update(winner="purple"), "'winner'"),
-    (lambda g: g.update(red=g["blue"], blue=g["red"]), "'red'"),
-    (lambda g: g.update(moves=10**9), "'moves'"),
-    (lambda g: g.update(game=99), "'pair' and 'game'"),
-    (lambda g: g.update(end="ongoing"), "'end'"),
-    (lambda g: g.pop("reason"), "expected an object"),
-])
-def test_a_damaged_unfinished_out_is_an_error_naming_the_entry(change, message, reference,
-                                                               tmp_path, capsys):
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda g: g.update(winner="purple"), "'winner'"),
+        (lambda g: g.update(red=g["blue"], blue=g["red"]), "'red'"),
+        (lambda g: g.update(moves=10**9), "'moves'"),
+        (lambda g: g.update(game=99), "'pair' and 'game'"),
+        (lambda g: g.update(end="ongoing"), "'end'"),
+        (lambda g: g.pop("reason"), "expected an object"),
+    ],
+)
+def test_a_damaged_unfinished_out_is_an_error_naming_the_entry(
+    change, message, reference, tmp_path, capsys
+):
     expected, _ = reference
     games = json.loads(json.dumps(expected["games"][:3]))
     change(games[1])
@@ -201,14 +217,20 @@ def test_a_records_folder_of_other_settings_is_refused(reference, tmp_path, caps
     assert "holds an unfinished tournament with other settings" in err and "--seed 5" in err
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda r: r.update(players={"red": r["players"]["blue"], "blue": r["players"]["red"]}),
-     "not game 1"),
-    (lambda r: r["moves"].pop(), "cannot continue"),
-    (lambda r: r.update(max_moves=61), "not game 1"),
-])
-def test_a_foreign_record_in_an_unfinished_folder_is_named(damage, message, reference,
-                                                           tmp_path, capsys):
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (
+            lambda r: r.update(players={"red": r["players"]["blue"], "blue": r["players"]["red"]}),
+            "not game 1",
+        ),
+        (lambda r: r["moves"].pop(), "cannot continue"),
+        (lambda r: r.update(max_moves=61), "not game 1"),
+    ],
+)
+def test_a_foreign_record_in_an_unfinished_folder_is_named(
+    damage, message, reference, tmp_path, capsys
+):
     unfinished_folder(reference, tmp_path / "rec")
     path = tmp_path / "rec" / "game_0001.json"
     record = json.loads(path.read_text())
@@ -267,31 +289,45 @@ def test_run_tournament_keeps_the_games_before_ctrl_c_and_continues_from_them():
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.sampled_from([10**30, 2**63])
-    | st.floats(allow_nan=False) | st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                               max_size=3),
-    max_leaves=6)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.sampled_from([10**30, 2**63])
+    | st.floats(allow_nan=False)
+    | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
-def test_fuzzed_unfinished_results_continue_or_are_one_error_line(reference, tmp_path_factory,
-                                                                   data, capsys):
+def test_fuzzed_unfinished_results_continue_or_are_one_error_line(
+    reference, tmp_path_factory, data, capsys
+):
     expected, _ = reference
     games = json.loads(json.dumps(expected["games"][:-1]))
     where = data.draw(st.sampled_from(["entry", "games", "settings"]))
     partial = {**expected, "complete": False, "games": games}
     if where == "entry":
         entry = games[data.draw(st.integers(0, len(games) - 1))]
-        key = data.draw(st.sampled_from(sorted(entry) + ["extra"]))
+        key = data.draw(st.sampled_from([*sorted(entry), "extra"]))
         entry[key] = data.draw(json_values)
     elif where == "games":
         partial["games"] = data.draw(json_values)
     else:
-        partial[data.draw(st.sampled_from(["agents", "seed", "max_moves", "games_per_pairing",
-                                           "complete"]))] = data.draw(json_values)
+        partial[
+            data.draw(
+                st.sampled_from(["agents", "seed", "max_moves", "games_per_pairing", "complete"])
+            )
+        ] = data.draw(json_values)
     out = tmp_path_factory.mktemp("fuzz") / "out.json"
     out.write_text(json.dumps(partial))
     status = cli.main(["evaluate", *ARGS, "--out", str(out)])
@@ -308,14 +344,26 @@ def test_fuzzed_unfinished_results_continue_or_are_one_error_line(reference, tmp
 def test_ctrl_c_at_a_random_point_of_a_200_game_evaluation_keeps_every_finished_game(tmp_path):
     """The issue's case as stated: 200 games, SIGINT at a seeded random point; what is kept is
     exactly the uninterrupted run's games, and the same command completes it."""
-    argv = ["--agents", "random", "mcts:1", "--games", "200", "--max-moves", "80",
-            "--seed", "11", "--workers", "2"]
+    argv = [
+        "--agents",
+        "random",
+        "mcts:1",
+        "--games",
+        "200",
+        "--max-moves",
+        "80",
+        "--seed",
+        "11",
+        "--workers",
+        "2",
+    ]
     assert cli.main(["evaluate", *argv, "--out", str(tmp_path / "full.json")]) == 0
     expected = json.loads((tmp_path / "full.json").read_text())
     target = random.Random(200).randint(10, 180)
     out = tmp_path / "out.json"
-    status, counted, output = interrupt_after([*argv, "--out", str(out)], target,
-                                              random.Random(201).uniform(0, 0.05), tmp_path)
+    status, counted, output = interrupt_after(
+        [*argv, "--out", str(out)], target, random.Random(201).uniform(0, 0.05), tmp_path
+    )
     assert status == 130, output
     kept = json.loads(out.read_text())
     assert kept["complete"] is False and counted <= len(kept["games"]) < 200
@@ -327,23 +375,27 @@ def test_ctrl_c_at_a_random_point_of_a_200_game_evaluation_keeps_every_finished_
 
 def ctrl_c_after(function):
     """`function`, with a Ctrl-C sent to this process as it returns."""
+
     def wrapped(*args, **kwargs):
         value = function(*args, **kwargs)
         os.kill(os.getpid(), signal.SIGINT)
         return value
+
     return wrapped
 
 
 @pytest.mark.parametrize("moment", ["tournament", "tables"])
-def test_ctrl_c_between_the_last_game_and_its_files_loses_nothing(moment, reference, tmp_path,
-                                                                  monkeypatch, capsys):
+def test_ctrl_c_between_the_last_game_and_its_files_loses_nothing(
+    moment, reference, tmp_path, monkeypatch, capsys
+):
     """A Ctrl-C after the last game, as the progress bar closes or while the tables are shown,
     waits for the results to be written; the same command then writes the replay pages
     without playing a game."""
     expected, expected_records = reference
     out, records = tmp_path / "out.json", tmp_path / "rec"
-    module, name = (tournaments, "run_tournament") if moment == "tournament" else \
-        (cli, "results_table")
+    module, name = (
+        (tournaments, "run_tournament") if moment == "tournament" else (cli, "results_table")
+    )
     real = getattr(module, name)
     monkeypatch.setattr(module, name, ctrl_c_after(real))
     assert cli.main(["evaluate", *ARGS, "--out", str(out), "--records", str(records)]) == 130

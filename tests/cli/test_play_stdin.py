@@ -23,10 +23,14 @@ def test_play_with_stdin_closed_or_at_its_end_saves_and_exits_cleanly(tmp_path, 
     save = tmp_path / "game.json"
     process = subprocess.run(
         [sys.executable, "-m", "satellites_env", "play", "--seed", "1", "--save", str(save)],
-        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
         stdin=None if stdin == "closed" else subprocess.DEVNULL,
         preexec_fn=close_stdin if stdin == "closed" else None,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert process.returncode == 0, process.stderr[-500:]
     assert "input closed: game abandoned" in process.stdout
     assert "internal error" not in process.stdout + process.stderr

@@ -21,8 +21,11 @@ def test_fuzz_ray_addresses_parse_or_are_usage_errors(text):
     except argparse.ArgumentTypeError as error:
         assert "expected a Ray cluster address" in str(error)
         return
-    assert address == "" or (address.strip() == address and address.isprintable()
-                             and not any(c.isspace() for c in address))
+    assert address == "" or (
+        address.strip() == address
+        and address.isprintable()
+        and not any(c.isspace() for c in address)
+    )
 
 
 def _closed_port() -> int:
@@ -32,8 +35,10 @@ def _closed_port() -> int:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.one_of(st.integers(-10, 10**7).map(str), st.text(alphabet="0123456789:x[]", max_size=8)),
-       st.sampled_from(["", "ray://"]))
+@given(
+    st.one_of(st.integers(-10, 10**7).map(str), st.text(alphabet="0123456789:x[]", max_size=8)),
+    st.sampled_from(["", "ray://"]),
+)
 def test_fuzz_probed_ports_are_refused_cleanly(port, scheme):
     try:
         _probe(f"{scheme}127.0.0.1:{port}", seconds=2.0)
@@ -42,7 +47,17 @@ def test_fuzz_probed_ports_are_refused_cleanly(port, scheme):
 
 
 def test_a_closed_port_is_a_one_line_error_before_any_game(capsys):
-    status = cli.main(["evaluate", "--agents", "random", "greedy", "--games", "1",
-                       "--ray", f"127.0.0.1:{_closed_port()}"])
+    status = cli.main(
+        [
+            "evaluate",
+            "--agents",
+            "random",
+            "greedy",
+            "--games",
+            "1",
+            "--ray",
+            f"127.0.0.1:{_closed_port()}",
+        ]
+    )
     assert status == 2
     assert "error: no Ray cluster answers at '127.0.0.1:" in capsys.readouterr().err

@@ -21,8 +21,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]")
 
 @pytest.fixture(scope="module")
 def record_path(tmp_path_factory) -> Path:
-    record = play_game(make_agent("greedy", seed=1), make_agent("random", seed=2), 3,
-                       max_moves=12)
+    record = play_game(make_agent("greedy", seed=1), make_agent("random", seed=2), 3, max_moves=12)
     return record.save(tmp_path_factory.mktemp("records") / "game.json")
 
 
@@ -55,8 +54,15 @@ def test_replay_steps_on_key_presses(record_path, capsys):
     cli.replay(record_path, None, False, 160, 2.0, read_key=lambda: next(keys))
     text = capsys.readouterr().out
     shown = re.findall(r"· (start \(0 of 12\)|move \d+ of 12)", text)
-    assert shown == ["start (0 of 12)", "move 1 of 12", "move 2 of 12", "move 1 of 12",
-                     "move 12 of 12", "start (0 of 12)", "move 1 of 12"]
+    assert shown == [
+        "start (0 of 12)",
+        "move 1 of 12",
+        "move 2 of 12",
+        "move 1 of 12",
+        "move 12 of 12",
+        "start (0 of 12)",
+        "move 1 of 12",
+    ]
     keys = iter(["end", "enter"])  # Enter at the end closes
     cli.replay(record_path, None, False, 160, 2.0, read_key=lambda: next(keys))
     assert "move 12 of 12" in capsys.readouterr().out
@@ -73,9 +79,14 @@ def test_replay_in_a_real_terminal(record_path):
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 60, 140, 0, 0))
     env = {**os.environ, "TERM": "xterm-256color", "PYTHONUNBUFFERED": "1"}
     env.pop("NO_COLOR", None)
-    process = subprocess.Popen([sys.executable, "-m", "satellites_env", "replay",
-                                str(record_path)], stdin=slave, stdout=slave, stderr=slave,
-                               env=env, close_fds=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "satellites_env", "replay", str(record_path)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+    )
     os.close(slave)
     seen = b""
 

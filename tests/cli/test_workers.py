@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from test_jobs import kill_when_playing, stragglers
 
 from satellites_env import cli
-from test_jobs import kill_when_playing, stragglers
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -24,15 +24,30 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="re
 
 
 def satellites(*argv: str, **options) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "satellites_env", *argv],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV,
-                            **options)
+    return subprocess.Popen(
+        [sys.executable, "-m", "satellites_env", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        **options,
+    )
 
 
 def test_sigkill_of_evaluate_leaves_no_worker_running(tmp_path):
-    process = satellites("evaluate", "--agents", "random", "mcts:20", "--games", "60",
-                         "--max-moves", "100", "--workers", "2", "--out",
-                         str(tmp_path / "out.json"))
+    process = satellites(
+        "evaluate",
+        "--agents",
+        "random",
+        "mcts:20",
+        "--games",
+        "60",
+        "--max-moves",
+        "100",
+        "--workers",
+        "2",
+        "--out",
+        str(tmp_path / "out.json"),
+    )
     children = kill_when_playing(process, 2)
     assert len(children) == 2
     assert stragglers(children, seconds=5.0) == []
@@ -45,8 +60,9 @@ def ladder(db: Path, *specs: str) -> Path:
 
 def test_sigkill_of_ladder_run_leaves_no_worker_running(tmp_path):
     db = ladder(tmp_path / "ladder.db", "random", "mcts:20")
-    process = satellites("ladder", "run", "--db", str(db), "--games-per-pair", "200",
-                         "--workers", "2")
+    process = satellites(
+        "ladder", "run", "--db", str(db), "--games-per-pair", "200", "--workers", "2"
+    )
     children = kill_when_playing(process, 2)
     assert len(children) == 2
     assert stragglers(children, seconds=5.0) == []
@@ -55,8 +71,12 @@ def test_sigkill_of_ladder_run_leaves_no_worker_running(tmp_path):
 def games_of(db: Path) -> dict:
     with sqlite3.connect(db) as connection:
         keys = dict(connection.execute("SELECT id, key FROM agents"))
-        return {(keys[a], keys[b], game): (score, record) for a, b, game, score, record in
-                connection.execute("SELECT a, b, game, score, record FROM games")}
+        return {
+            (keys[a], keys[b], game): (score, record)
+            for a, b, game, score, record in connection.execute(
+                "SELECT a, b, game, score, record FROM games"
+            )
+        }
 
 
 def claims_of(db: Path) -> int:
@@ -67,19 +87,28 @@ def claims_of(db: Path) -> int:
 def test_ctrl_c_in_ladder_run_keeps_finished_games_and_the_rerun_completes(tmp_path):
     specs, games = ("random", "greedy", "mcts:4"), 8
     reference = ladder(tmp_path / "reference.db", *specs)
-    assert cli.main(["ladder", "run", "--db", str(reference), "--games-per-pair",
-                     str(games)]) == 0
+    assert cli.main(["ladder", "run", "--db", str(reference), "--games-per-pair", str(games)]) == 0
     expected = games_of(reference)
     assert len(expected) == 3 * games
 
     db = ladder(tmp_path / "ladder.db", *specs)
-    process = satellites("ladder", "run", "--db", str(db), "--games-per-pair", str(games),
-                         "--workers", "2", start_new_session=True)
+    process = satellites(
+        "ladder",
+        "run",
+        "--db",
+        str(db),
+        "--games-per-pair",
+        str(games),
+        "--workers",
+        "2",
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 240
         while len(games_of(db)) < 5:
-            assert process.poll() is None and time.monotonic() < deadline, \
+            assert process.poll() is None and time.monotonic() < deadline, (
                 process.stderr.read().decode(errors="replace")
+            )
             time.sleep(0.05)
         seen = len(games_of(db))
         os.killpg(process.pid, signal.SIGINT)  # the terminal: the command and its workers

@@ -43,10 +43,14 @@ from satellites_env.core.state import GRACE, MOVES, NO_GRACE, STATE_LEN, TO_MOVE
 
 # Hand-made end-phase positions (from tests/core/test_reference_crosscheck.py): both players
 # boxed in (two passes end the game, R19), and red in grace with nothing to move (R18 + R19).
-BOTH_STUCK = ("AB......ba/Cc......Dd/........../..AaBbCc../........../..aAbBcC../........../"
-              "..DdDd..../........../.......... r - 0 50")
-GRACE_STUCK = ("AB......BA/Cc......cC/........../..a...b.../.aAb.cDd../..a...b.../........../"
-               ".BdC..DdD./........../.......... r 3 0 80")
+BOTH_STUCK = (
+    "AB......ba/Cc......Dd/........../..AaBbCc../........../..aAbBcC../........../"
+    "..DdDd..../........../.......... r - 0 50"
+)
+GRACE_STUCK = (
+    "AB......BA/Cc......cC/........../..a...b.../.aAb.cDd../..a...b.../........../"
+    ".BdC..DdD./........../.......... r 3 0 80"
+)
 
 
 def choose(state: np.ndarray, mask: np.ndarray, rng: np.random.Generator, bias: float) -> int:
@@ -63,15 +67,22 @@ def choose(state: np.ndarray, mask: np.ndarray, rng: np.random.Generator, bias: 
             if len(displacing):
                 return int(rng.choice(displacing))
             near = ORTHO[target]
-            touches = ((state[np.where(near >= 0, near, 0)] * mover[:, None] < 0)
-                       & (near >= 0)).any(axis=1)
+            touches = (
+                (state[np.where(near >= 0, near, 0)] * mover[:, None] < 0) & (near >= 0)
+            ).any(axis=1)
             if touches.any():
                 return int(rng.choice(moves[touches]))
     return int(rng.choice(legal))
 
 
-def play_against_games(engine: BatchedEngine, steps: int, seed: int, biases, stats: Counter,
-                       games: list[Game] | None = None) -> None:
+def play_against_games(
+    engine: BatchedEngine,
+    steps: int,
+    seed: int,
+    biases,
+    stats: Counter,
+    games: list[Game] | None = None,
+) -> None:
     """Step `engine` with the policy and compare every game with a `Game` at every step."""
     n = engine.num_games
     rng = np.random.default_rng(seed)
@@ -80,8 +91,12 @@ def play_against_games(engine: BatchedEngine, steps: int, seed: int, biases, sta
     for i, game in enumerate(games):
         np.testing.assert_array_equal(engine.masks[i], game.legal_mask())
     for _ in range(steps):
-        actions = np.array([choose(engine.states[i], engine.masks[i], rng, biases[i % len(biases)])
-                            for i in range(n)])
+        actions = np.array(
+            [
+                choose(engine.states[i], engine.masks[i], rng, biases[i % len(biases)])
+                for i in range(n)
+            ]
+        )
         for i, a in enumerate(actions):
             if a == PASS_ACTION:
                 stats["pass"] += 1
@@ -269,8 +284,7 @@ def test_random_legal_actions_of_matches_the_full_scan():
     fast = np.zeros(64, dtype=np.int64)
     full = np.zeros(64, dtype=np.int64)
     for t in range(300):
-        random_legal_actions_of(engine.states, engine.masks, engine.counts, np.uint64(3), t,
-                                fast)
+        random_legal_actions_of(engine.states, engine.masks, engine.counts, np.uint64(3), t, fast)
         random_legal_actions(engine.masks, engine.counts, np.uint64(3), t, full)
         assert (fast == full).all()
         engine.step(fast)
@@ -321,8 +335,9 @@ def test_observe_matches_the_single_game_planes():
     assert planes.shape == (6, 10, 10, 22) and planes.dtype == np.float32
     one = np.zeros((N_CELLS, 22), dtype=np.float32)
     for i in range(6):
-        fill_observation(engine.states[i], int(engine.states[i, TO_MOVE]), engine.max_moves, one,
-                         new_work())
+        fill_observation(
+            engine.states[i], int(engine.states[i, TO_MOVE]), engine.max_moves, one, new_work()
+        )
         assert (planes[i].reshape(N_CELLS, 22) == one).all()
     flat = np.zeros((6, N_CELLS, 22), dtype=np.float32)
     assert (engine.observe(flat).reshape(planes.shape) == planes).all()

@@ -7,16 +7,17 @@ import re
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from play_helpers import purposeful_action
 
 from satellites_env.core import Game
 from satellites_env.core.board import N_ACTIONS
 from satellites_env.core.explain import explain_illegal
 
-from play_helpers import purposeful_action
-
 # Every explanation names a rule, except the plain facts of the board.
-NAMES_A_RULE = re.compile(r"\(R\d+(\.\d)?(, R\d+)*\)|there is no satellite on [a-j]\d+|"
-                          r"no displacement is waiting")
+NAMES_A_RULE = re.compile(
+    r"\(R\d+(\.\d)?(, R\d+)*\)|there is no satellite on [a-j]\d+|"
+    r"no displacement is waiting"
+)
 
 
 def _positions(seed: int, plies: int):
@@ -31,8 +32,7 @@ def _positions(seed: int, plies: int):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), plies=st.integers(1, 120),
-       sample=st.integers(0, 2**31 - 1))
+@given(seed=st.integers(0, 10_000), plies=st.integers(1, 120), sample=st.integers(0, 2**31 - 1))
 def test_every_illegal_action_gets_a_reason(seed, plies, sample):
     rng = np.random.default_rng(sample)
     for game in _positions(seed, plies):
@@ -48,8 +48,11 @@ def test_messages_name_the_rule_for_common_mistakes():
     game = Game.new(seed=0)  # red to move; b4 holds a blue 1, c10 a red 4 on the north edge
     assert "red moves only its own satellites (R6)" in explain_illegal(game.state, 1960)
     assert "no satellite on a10" in explain_illegal(game.state, 5)
-    too_far = next(a for a in range(N_ACTIONS - 17) if not game.legal_mask()[a]
-                   and game.board[a // 32] == 1 and a % 4 >= 1)
+    too_far = next(
+        a
+        for a in range(N_ACTIONS - 17)
+        if not game.legal_mask()[a] and game.board[a // 32] == 1 and a % 4 >= 1
+    )
     assert "a satellite of value 1 moves 1 cell, not" in explain_illegal(game.state, too_far)
 
 

@@ -7,21 +7,35 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from bad_arguments import NUMBERS, integer_in
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from bad_arguments import NUMBERS, integer_in
-from satellites_env.core import (Game, IllegalActionError, NotationError, engine, score,
-                                 square_name, to_spn)
+from satellites_env.core import (
+    Game,
+    IllegalActionError,
+    NotationError,
+    engine,
+    score,
+    square_name,
+    to_spn,
+)
 from satellites_env.core.batch import MAX_NUM_GAMES, BatchedEngine, new_batch_scratch
 from satellites_env.core.board import MAX_MOVES_LIMIT, N_ACTIONS, N_CELLS, PASS_ACTION, Player
-from satellites_env.core.checks import (MAX_SEED, PATH_QUOTE_LIMIT, QUOTE_LIMIT, check_int,
-                                        quoted, quoted_path)
-from satellites_env.core.state import STATE_LEN, MOVES, check_state_rows
+from satellites_env.core.checks import (
+    MAX_SEED,
+    PATH_QUOTE_LIMIT,
+    QUOTE_LIMIT,
+    check_int,
+    quoted,
+    quoted_path,
+)
+from satellites_env.core.state import MOVES, STATE_LEN, check_state_rows
 
-FUZZ = settings(max_examples=300, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def refused(call, name: str) -> ValueError:
@@ -71,7 +85,7 @@ def test_batched_engine_at_the_ceiling():
     with pytest.raises(ValueError, match="over"):
         batch.load(0, over)
     for bad in (-1, 2, 1.0, "0"):
-        refused(lambda: batch.load(bad, over), "i")
+        refused(lambda bad=bad: batch.load(bad, over), "i")
     garbage = over.copy()
     garbage[0] = 9
     with pytest.raises(ValueError, match="cell codes"):
@@ -84,10 +98,14 @@ def test_fuzz_max_moves_everywhere(value):
     """Game, the engine's functions and the batched engine take the same max_moves, 1 ..
     MAX_MOVES_LIMIT, and refuse anything else with the same ValueError."""
     state = engine.init(seed=0)
-    calls = [lambda: Game.new(seed=0, max_moves=value), lambda: Game(state.copy(), value),
-             lambda: engine.status(state, value), lambda: engine.is_terminal(state, value),
-             lambda: engine.rewards(state, value),
-             lambda: BatchedEngine(1, max_moves=value, seed=0)]
+    calls = [
+        lambda: Game.new(seed=0, max_moves=value),
+        lambda: Game(state.copy(), value),
+        lambda: engine.status(state, value),
+        lambda: engine.is_terminal(state, value),
+        lambda: engine.rewards(state, value),
+        lambda: BatchedEngine(1, max_moves=value, seed=0),
+    ]
     for call in calls:
         if integer_in(value, 1, MAX_MOVES_LIMIT):
             call()
@@ -99,8 +117,12 @@ def test_fuzz_max_moves_everywhere(value):
 @FUZZ
 @given(NUMBERS)
 def test_fuzz_seeds_everywhere(value):
-    calls = [lambda: Game.new(seed=value), lambda: engine.init(seed=value),
-             lambda: BatchedEngine(1, seed=value), lambda: BatchedEngine(1).reset(value)]
+    calls = [
+        lambda: Game.new(seed=value),
+        lambda: engine.init(seed=value),
+        lambda: BatchedEngine(1, seed=value),
+        lambda: BatchedEngine(1).reset(value),
+    ]
     for call in calls:
         if value is None or integer_in(value, 0, MAX_SEED):
             call()
@@ -115,11 +137,14 @@ def test_fuzz_batch_sizes(value, name):
     if integer_in(value, 65, MAX_NUM_GAMES):
         value = 64
     if name == "num_games":
+
         def call():
             return BatchedEngine(value, seed=0)
     else:
+
         def call():
             return BatchedEngine(3, seed=0, num_chunks=value)
+
     if integer_in(value, 1, MAX_NUM_GAMES) or (value is None and name == "num_chunks"):
         assert call().scratch.shape[0] >= 1  # num_chunks=None: the default
     else:
@@ -131,7 +156,7 @@ def test_fuzz_batch_sizes(value, name):
 def test_batch_actions_of_any_shape_are_an_illegal_action_error():
     batch = BatchedEngine(2, seed=0)
     for bad in ([[1], [1, 2]], [10**30, 1], "ab", None, np.zeros(2), [2**64, 0]):
-        with pytest.raises(IllegalActionError, match="game|actions must be"):
+        with pytest.raises(IllegalActionError, match=r"game|actions must be"):
             batch.step(bad)
 
 
@@ -139,9 +164,14 @@ def test_batch_actions_of_any_shape_are_an_illegal_action_error():
 
 
 @FUZZ
-@given(st.one_of(NUMBERS, st.text(min_size=0, max_size=300),
-                 st.lists(st.text(max_size=50), max_size=50),
-                 st.sampled_from(["x" * 10**6, b"y" * 10**6, ["z" * 10**5] * 3, [10**5000]])))
+@given(
+    st.one_of(
+        NUMBERS,
+        st.text(min_size=0, max_size=300),
+        st.lists(st.text(max_size=50), max_size=50),
+        st.sampled_from(["x" * 10**6, b"y" * 10**6, ["z" * 10**5] * 3, [10**5000]]),
+    )
+)
 def test_quoted_is_bounded_and_one_line(value):
     text = quoted(value)
     assert len(text) <= QUOTE_LIMIT + 40 and "\n" not in text
@@ -158,10 +188,14 @@ def test_paths_are_quoted_whole_up_to_the_path_limit():
 
 def test_messages_quote_a_prefix_of_huge_inputs():
     huge = "c" * 10**6
-    for call in (lambda: Game.new(seed=0).actions_of(huge), lambda: Player.parse(huge),
-                 lambda: Game.new(seed=0).play(huge), lambda: Game.new(seed=0).play(10**5000),
-                 lambda: engine.step(engine.init(seed=0), 10**5000),
-                 lambda: check_int("n", huge, 0, 1)):
+    for call in (
+        lambda: Game.new(seed=0).actions_of(huge),
+        lambda: Player.parse(huge),
+        lambda: Game.new(seed=0).play(huge),
+        lambda: Game.new(seed=0).play(10**5000),
+        lambda: engine.step(engine.init(seed=0), 10**5000),
+        lambda: check_int("n", huge, 0, 1),
+    ):
         with pytest.raises(ValueError) as error:
             call()
         assert len(str(error.value)) < 300, str(error.value)[:300]
@@ -171,8 +205,11 @@ def test_messages_quote_a_prefix_of_huge_inputs():
 
 
 def is_state_array(value, length: int = STATE_LEN) -> bool:
-    return isinstance(value, np.ndarray) and value.shape == (length,) \
+    return (
+        isinstance(value, np.ndarray)
+        and value.shape == (length,)
         and np.issubdtype(value.dtype, np.integer)
+    )
 
 
 def state_problem(value) -> str | None:
@@ -192,16 +229,27 @@ def mutated_states(draw):
     state = Game.new(seed=draw(st.integers(0, 50))).state.copy()
     for _ in range(draw(st.integers(1, 3))):
         index = draw(st.integers(0, STATE_LEN - 1))
-        state[index] = draw(st.one_of(st.integers(-6, 6), st.sampled_from(
-            [MAX_MOVES_LIMIT, MAX_MOVES_LIMIT + 1, 2**31 - 1, -(2**31), 1 << 20])))
+        state[index] = draw(
+            st.one_of(
+                st.integers(-6, 6),
+                st.sampled_from(
+                    [MAX_MOVES_LIMIT, MAX_MOVES_LIMIT + 1, 2**31 - 1, -(2**31), 1 << 20]
+                ),
+            )
+        )
     return state.astype(draw(st.sampled_from([np.int32, np.int64, np.int16])))
 
 
 NOT_STATES = st.one_of(
-    NUMBERS, hnp.arrays(st.sampled_from([np.int32, np.float64, np.bool_, np.uint8]),
-                        st.sampled_from([(STATE_LEN,), (STATE_LEN - 1,), (N_CELLS,), (1, STATE_LEN),
-                                         (0,), ()]), elements=st.integers(0, 1)),
-    st.just(list(range(STATE_LEN))), st.just(np.zeros(STATE_LEN, dtype=object)))
+    NUMBERS,
+    hnp.arrays(
+        st.sampled_from([np.int32, np.float64, np.bool_, np.uint8]),
+        st.sampled_from([(STATE_LEN,), (STATE_LEN - 1,), (N_CELLS,), (1, STATE_LEN), (0,), ()]),
+        elements=st.integers(0, 1),
+    ),
+    st.just(list(range(STATE_LEN))),
+    st.just(np.zeros(STATE_LEN, dtype=object)),
+)
 
 
 def refused_naming(call, name: str, error_type=ValueError) -> None:
@@ -225,15 +273,29 @@ def test_fuzz_states_everywhere(value):
     else:
         refused_naming(lambda: Game(value), "state")
     if not is_state_array(value):
-        for call in (engine.legal_action_mask, lambda v: engine.step(v, 0), engine.status,
-                     engine.current_player, engine.rewards, engine.is_terminal, to_spn):
-            refused_naming(lambda: call(value), "state must be an integer array")
+        for call in (
+            engine.legal_action_mask,
+            lambda v: engine.step(v, 0),
+            engine.status,
+            engine.current_player,
+            engine.rewards,
+            engine.is_terminal,
+            to_spn,
+        ):
+            refused_naming(lambda call=call: call(value), "state must be an integer array")
 
 
 @FUZZ
-@given(st.one_of(NUMBERS, hnp.arrays(st.sampled_from([np.int8, np.float32]),
-                                     st.sampled_from([(N_CELLS,), (N_CELLS + 1,), (STATE_LEN,)]),
-                                     elements=st.integers(-4, 4))))
+@given(
+    st.one_of(
+        NUMBERS,
+        hnp.arrays(
+            st.sampled_from([np.int8, np.float32]),
+            st.sampled_from([(N_CELLS,), (N_CELLS + 1,), (STATE_LEN,)]),
+            elements=st.integers(-4, 4),
+        ),
+    )
+)
 def test_fuzz_boards_everywhere(value):
     calls = (engine.winner, engine.links, engine.groups, score)
     if is_state_array(value, N_CELLS):
@@ -241,7 +303,7 @@ def test_fuzz_boards_everywhere(value):
             call(value)  # values -4..4: any board of them is scored
     else:
         for call in calls:
-            refused_naming(lambda: call(value), "board must be an integer array")
+            refused_naming(lambda call=call: call(value), "board must be an integer array")
 
 
 @FUZZ
@@ -259,7 +321,7 @@ def test_fuzz_cells_actions_and_generators(value):
         game.is_displacement(value)
     else:
         for call in (game.describe, game.is_displacement):
-            refused_naming(lambda: call(value), "action", IllegalActionError)
+            refused_naming(lambda call=call: call(value), "action", IllegalActionError)
     for call in (lambda: Game.new(rng=value), lambda: engine.init(rng=value)):
         if value is None:
             call()

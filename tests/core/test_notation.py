@@ -7,8 +7,8 @@ import re
 
 import numpy as np
 import pytest
-
 from positions import ANYWHERE, DISPLACE_PICTURE, DISPLACE_REGION, cell, spn
+
 from satellites_env.core import (
     N_ACTIONS,
     PASS_ACTION,
@@ -32,12 +32,16 @@ START = Game.new(seed=0).to_spn()
 DISPLACE = spn(DISPLACE_PICTURE, region=DISPLACE_REGION, moves=10)
 
 # Red done (12 connected), blue stuck in grace (see test_rules.GRACE_STUCK_PICTURE).
-RED_DONE_ROWS = ("adAc..cAda/bD......Db/B........C/........../........../........../"
-                 "........../C........./bD.....AcC/adB.....B.")
+RED_DONE_ROWS = (
+    "adAc..cAda/bD......Db/B........C/........../........../........../"
+    "........../C........./bD.....AcC/adB.....B."
+)
 
 # 22 connected; each side has one unconnected 1 boxed into a corner: both must pass (R19).
-BOTH_STUCK_ROWS = ("AB......ba/Cc......Dd/........../..AaBbCc../........../..aAbBcC../"
-                   "........../..DdDd..../........../..........")
+BOTH_STUCK_ROWS = (
+    "AB......ba/Cc......Dd/........../..AaBbCc../........../..aAbBcC../"
+    "........../..DdDd..../........../.........."
+)
 
 
 def random_positions(n_games: int = 12, max_plies: int = 120, seed: int = 1):
@@ -94,15 +98,18 @@ def test_spn_of_the_setup():
     assert sum(ch.islower() for ch in rows_text) == 12
 
 
-@pytest.mark.parametrize("text", [
-    START,
-    DISPLACE,
-    f"{BOTH_STUCK_ROWS} b - 1 51",
-    f"{BOTH_STUCK_ROWS} r - 2 52",
-    f"{RED_DONE_ROWS} b 3 0 40",
-    f"{RED_DONE_ROWS} b 2 1 41",
-    f"{RED_DONE_ROWS} b 0 2 44",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        START,
+        DISPLACE,
+        f"{BOTH_STUCK_ROWS} b - 1 51",
+        f"{BOTH_STUCK_ROWS} r - 2 52",
+        f"{RED_DONE_ROWS} b 3 0 40",
+        f"{RED_DONE_ROWS} b 2 1 41",
+        f"{RED_DONE_ROWS} b 0 2 44",
+    ],
+)
 def test_spn_round_trip_hand_built(text):
     assert to_spn(parse_spn(text)) == text
     assert Game.from_spn(text).to_spn() == text
@@ -155,11 +162,14 @@ def test_spn_not_a_string():
         parse_spn(123)
 
 
-@pytest.mark.parametrize("text, count", [
-    (START + " 7", 6),
-    (START.rsplit(" ", 1)[0], 4),
-    ("", 0),
-])
+@pytest.mark.parametrize(
+    "text, count",
+    [
+        (START + " 7", 6),
+        (START.rsplit(" ", 1)[0], 4),
+        ("", 0),
+    ],
+)
 def test_spn_bad_field_count(text, count):
     with pytest.raises(NotationError, match=f"SPN needs 5 space-separated fields.*got {count}"):
         parse_spn(text)
@@ -169,14 +179,17 @@ def test_spn_bad_row_count():
     with pytest.raises(NotationError, match="SPN board has 9 rows; expected 10"):
         parse_spn(_with_rows(_rows()[:9]))
     with pytest.raises(NotationError, match="SPN board has 11 rows; expected 10"):
-        parse_spn(_with_rows(_rows() + [".........."]))
+        parse_spn(_with_rows([*_rows(), ".........."]))
 
 
 def test_spn_bad_row_length_names_the_row():
     rows = _rows()
     rows[2] = rows[2][:9]
-    with pytest.raises(NotationError, match=r"SPN row 3 \(rank 8\) .* has 9 characters; "
-                                            r"expected 10"):
+    with pytest.raises(
+        NotationError,
+        match=r"SPN row 3 \(rank 8\) .* has 9 characters; "
+        r"expected 10",
+    ):
         parse_spn(_with_rows(rows))
     rows = _rows()
     rows[9] = rows[9] + "."
@@ -202,7 +215,7 @@ def test_spn_13_red_satellites():
 def test_spn_11_blue_satellites():
     text = START
     first_blue = next(i for i, ch in enumerate(text) if ch in "abcd")
-    text = text[:first_blue] + "." + text[first_blue + 1:]
+    text = text[:first_blue] + "." + text[first_blue + 1 :]
     with pytest.raises(NotationError, match="11 blue satellites"):
         parse_spn(text)
 
@@ -210,42 +223,43 @@ def test_spn_11_blue_satellites():
 def test_spn_wrong_value_counts():
     text = START
     first_a = text.index("A")
-    text = text[:first_a] + "B" + text[first_a + 1:]  # 2 A and 4 B: still 12 red
-    with pytest.raises(NotationError,
-                       match=r"2 red satellites of value 1 \('A'\); expected 3"):
+    text = text[:first_a] + "B" + text[first_a + 1 :]  # 2 A and 4 B: still 12 red
+    with pytest.raises(NotationError, match=r"2 red satellites of value 1 \('A'\); expected 3"):
         parse_spn(text)
     text = START
     first_d = text.index("d")
-    text = text[:first_d] + "c" + text[first_d + 1:]
-    with pytest.raises(NotationError,
-                       match=r"4 blue satellites of value 3 \('c'\); expected 3"):
+    text = text[:first_d] + "c" + text[first_d + 1 :]
+    with pytest.raises(NotationError, match=r"4 blue satellites of value 3 \('c'\); expected 3"):
         parse_spn(text)
 
 
-@pytest.mark.parametrize("fields, match", [
-    ("x - 0 0", "SPN field 'to_move' is 'x'; expected 'r' or 'b'"),
-    ("R - 0 0", "field 'to_move' is 'R'"),
-    ("r 4 0 0", "SPN field 'grace' is '4'; expected '-' or 0-3"),
-    ("r x 0 0", "field 'grace' is 'x'"),
-    ("r -1 0 0", "field 'grace' is '-1'"),
-    ("r ３ 0 0", "field 'grace' is '３'"),
-    ("r - 3 0", "SPN field 'passes' is '3'; expected 0, 1 or 2"),
-    ("r - x 0", "field 'passes' is 'x'"),
-    ("r - １ 0", "field 'passes' is '１'"),
-    ("r - 0 -1", "SPN field 'moves' must be a non-negative integer .*, got '-1'"),
-    ("r - 0 x", "field 'moves' must be a non-negative integer .*, got 'x'"),
-    ("r - 0 1.5", "field 'moves' .* got '1.5'"),
-    ("r - 0 +1", "field 'moves' .* got '\\+1'"),
-    # Only ASCII digits: int() would read these as 12, 2 and 5.
-    ("r - 0 １２", "field 'moves' .* got '１２'"),
-    ("r - 0 ²", "field 'moves' .* got '²'"),
-    ("r - 0 ٥", "field 'moves' .* got '٥'"),
-    ("r - 0 99999999999999999999", "field 'moves' .* up to 1000000"),
-    ("r - 0 1000001", "field 'moves' .* up to 1000000, got '1000001'"),
-    ("r - 0 " + "9" * 5000, r"field 'moves' .* up to 1000000, got '9{80}'\.\.\.$"),
-    ("r - 0 00", "field 'moves' .* without leading zeros"),
-    ("r - 0 07", "field 'moves' .* without leading zeros"),
-])
+@pytest.mark.parametrize(
+    "fields, match",
+    [
+        ("x - 0 0", "SPN field 'to_move' is 'x'; expected 'r' or 'b'"),
+        ("R - 0 0", "field 'to_move' is 'R'"),
+        ("r 4 0 0", "SPN field 'grace' is '4'; expected '-' or 0-3"),
+        ("r x 0 0", "field 'grace' is 'x'"),
+        ("r -1 0 0", "field 'grace' is '-1'"),
+        ("r ３ 0 0", "field 'grace' is '３'"),
+        ("r - 3 0", "SPN field 'passes' is '3'; expected 0, 1 or 2"),
+        ("r - x 0", "field 'passes' is 'x'"),
+        ("r - １ 0", "field 'passes' is '１'"),
+        ("r - 0 -1", "SPN field 'moves' must be a non-negative integer .*, got '-1'"),
+        ("r - 0 x", "field 'moves' must be a non-negative integer .*, got 'x'"),
+        ("r - 0 1.5", "field 'moves' .* got '1.5'"),
+        ("r - 0 +1", "field 'moves' .* got '\\+1'"),
+        # Only ASCII digits: int() would read these as 12, 2 and 5.
+        ("r - 0 １２", "field 'moves' .* got '１２'"),
+        ("r - 0 ²", "field 'moves' .* got '²'"),
+        ("r - 0 ٥", "field 'moves' .* got '٥'"),
+        ("r - 0 99999999999999999999", "field 'moves' .* up to 1000000"),
+        ("r - 0 1000001", "field 'moves' .* up to 1000000, got '1000001'"),
+        ("r - 0 " + "9" * 5000, r"field 'moves' .* up to 1000000, got '9{80}'\.\.\.$"),
+        ("r - 0 00", "field 'moves' .* without leading zeros"),
+        ("r - 0 07", "field 'moves' .* without leading zeros"),
+    ],
+)
 def test_spn_bad_fields(fields, match):
     with pytest.raises(NotationError, match=match):
         parse_spn(START.rsplit(" ", 4)[0] + " " + fields)
@@ -253,8 +267,10 @@ def test_spn_bad_fields(fields, match):
 
 def test_spn_grace_without_a_done_player():
     """Section 7/R17: grace is a number only when the player not to move has all 12."""
-    with pytest.raises(NotationError, match="grace is 2 but blue \\(not to move\\) does not "
-                                            "have all 12 satellites connected"):
+    with pytest.raises(
+        NotationError,
+        match="grace is 2 but blue \\(not to move\\) does not have all 12 satellites connected",
+    ):
         parse_spn(START.replace(" r - 0 0", " r 2 0 0"))
     # red is done: red cannot be the one in grace
     with pytest.raises(NotationError, match="grace is 3 but blue"):
@@ -262,46 +278,63 @@ def test_spn_grace_without_a_done_player():
 
 
 def test_spn_done_player_needs_grace():
-    with pytest.raises(NotationError, match=r"red has all 12 satellites connected, so grace "
-                                            r"must be a number 0-3 \(R17\)"):
+    with pytest.raises(
+        NotationError,
+        match=r"red has all 12 satellites connected, so grace "
+        r"must be a number 0-3 \(R17\)",
+    ):
         parse_spn(f"{RED_DONE_ROWS} b - 0 40")
 
 
 # Red done with three blue satellites (each touching four red ones): 2 moves at least.
-STARS_ROWS = ("........../..A...A.../.DaB.DbB../..C...C.../........../..A......./.DcB....../"
-              "..C......./........../.aabbccddd")
+STARS_ROWS = (
+    "........../..A...A.../.DaB.DbB../..C...C.../........../..A......./.DcB....../"
+    "..C......./........../.aabbccddd"
+)
 
 # Four crowned colonies (24 connected): 12 satellites at least moved, so 6 moves at least.
-ALL_CONNECTED_ROWS = "/".join(["AbC.DaB...", "aBc.bCd...", "..........", "CdA.BcD...",
-                               "dAb.aDc..."] + [".........."] * 5)
+ALL_CONNECTED_ROWS = "/".join(
+    ["AbC.DaB...", "aBc.bCd...", "..........", "CdA.BcD...", "dAb.aDc..."] + [".........."] * 5
+)
 
 
-@pytest.mark.parametrize("text, match", [
-    # Two passes at move 0; passes count moves.
-    (f"{START.rsplit(' ', 3)[0]} - 2 0", "field 'passes' is 2 but 'moves' is 0"),
-    (f"{BOTH_STUCK_ROWS} r - 2 1", "field 'passes' is 2 but 'moves' is 1"),
-    # 24 connected at move 0: the connections need moves.
-    (f"{ALL_CONNECTED_ROWS} r - 0 0", "field 'moves' is 0 but this position needs at least 6: "
-                                      "its connections need at least 12 satellites"),
-    (f"{ALL_CONNECTED_ROWS} r - 0 4", "field 'moves' is 4 but .* at least 6"),
-    # One side fully connected at move 0 (and the grace moves made need moves too).
-    (f"{RED_DONE_ROWS} b 3 0 0", "field 'moves' is 0 but this position needs at least"),
-    (f"{STARS_ROWS} b 0 0 4", "field 'moves' is 4 but this position needs at least 5: 3 "
-                              "grace moves were made, after at least 2 moves that connected all "
-                              "12 satellites of red"),
-    (f"{STARS_ROWS} b 2 0 2", "field 'moves' is 2 but this position needs at least 3"),
-    # R5: with no grace the players alternate from red.
-    (START.replace(" r - 0 0", " b - 0 0"), "field 'to_move' is 'b' but .* after 0 moves red"),
-    (f"{BOTH_STUCK_ROWS} r - 0 51", "field 'to_move' is 'r' .* after 51 moves blue is to move"),
-    # R19: a pass only without a legal move, only in a game that goes on, and in grace it
-    # uses a grace move.
-    (START.replace(" r - 0 0", " b - 1 1"), "field 'passes' is 1 but red has a legal move"),
-    (START.replace(" r - 0 0", " r - 2 2"), "field 'passes' is 2 but blue has a legal move"),
-    (f"{RED_DONE_ROWS} b 3 1 41", "field 'passes' is 1 with grace 3: .* at most 3"),
-    (f"{RED_DONE_ROWS} b 2 2 42", "field 'passes' is 2 with grace 2"),
-    (f"{ALL_CONNECTED_ROWS} b - 1 7", "field 'passes' is 1 but 24 satellites are connected: "
-                                      "R16 ended the game"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        # Two passes at move 0; passes count moves.
+        (f"{START.rsplit(' ', 3)[0]} - 2 0", "field 'passes' is 2 but 'moves' is 0"),
+        (f"{BOTH_STUCK_ROWS} r - 2 1", "field 'passes' is 2 but 'moves' is 1"),
+        # 24 connected at move 0: the connections need moves.
+        (
+            f"{ALL_CONNECTED_ROWS} r - 0 0",
+            "field 'moves' is 0 but this position needs at least 6: "
+            "its connections need at least 12 satellites",
+        ),
+        (f"{ALL_CONNECTED_ROWS} r - 0 4", "field 'moves' is 4 but .* at least 6"),
+        # One side fully connected at move 0 (and the grace moves made need moves too).
+        (f"{RED_DONE_ROWS} b 3 0 0", "field 'moves' is 0 but this position needs at least"),
+        (
+            f"{STARS_ROWS} b 0 0 4",
+            "field 'moves' is 4 but this position needs at least 5: 3 "
+            "grace moves were made, after at least 2 moves that connected all "
+            "12 satellites of red",
+        ),
+        (f"{STARS_ROWS} b 2 0 2", "field 'moves' is 2 but this position needs at least 3"),
+        # R5: with no grace the players alternate from red.
+        (START.replace(" r - 0 0", " b - 0 0"), "field 'to_move' is 'b' but .* after 0 moves red"),
+        (f"{BOTH_STUCK_ROWS} r - 0 51", "field 'to_move' is 'r' .* after 51 moves blue is to move"),
+        # R19: a pass only without a legal move, only in a game that goes on, and in grace it
+        # uses a grace move.
+        (START.replace(" r - 0 0", " b - 1 1"), "field 'passes' is 1 but red has a legal move"),
+        (START.replace(" r - 0 0", " r - 2 2"), "field 'passes' is 2 but blue has a legal move"),
+        (f"{RED_DONE_ROWS} b 3 1 41", "field 'passes' is 1 with grace 3: .* at most 3"),
+        (f"{RED_DONE_ROWS} b 2 2 42", "field 'passes' is 2 with grace 2"),
+        (
+            f"{ALL_CONNECTED_ROWS} b - 1 7",
+            "field 'passes' is 1 but 24 satellites are connected: R16 ended the game",
+        ),
+    ],
+)
 def test_spn_unreachable_positions_are_refused(text, match):
     """Counters no game by the rules can reach name the field that is wrong (module docstring
     of satellites_env.core.notation lists the checks)."""
@@ -314,8 +347,11 @@ def test_spn_grace_3_with_23_connected_is_refused():
     game = Game.from_spn(f"{ALL_CONNECTED_ROWS} r - 0 6")
     assert game.terminated and game.grace is None
     rows = ALL_CONNECTED_ROWS
-    with pytest.raises(NotationError, match="field 'grace' is 3 .* R16 ended the game at that "
-                                            "move, so grace must be '-'"):
+    with pytest.raises(
+        NotationError,
+        match=r"field 'grace' is 3 .* R16 ended the game at that "
+        "move, so grace must be '-'",
+    ):
         parse_spn(f"{rows} b 3 0 8")
     assert parse_spn(f"{rows} b 2 0 8") is not None  # a grace move reached 23: over, grace 2
 
@@ -327,24 +363,30 @@ def test_fewest_moves_is_the_least_accepted():
     from satellites_env.core.state import MOVES
 
     texts = [g.to_spn() for g in random_positions(n_games=4)] + [
-        f"{BOTH_STUCK_ROWS} b - 1 51", f"{BOTH_STUCK_ROWS} r - 2 52", f"{RED_DONE_ROWS} b 0 2 44",
-        f"{ALL_CONNECTED_ROWS} r - 0 6", f"{STARS_ROWS} b 3 0 2", f"{STARS_ROWS} b 0 0 5",
-        DISPLACE]
+        f"{BOTH_STUCK_ROWS} b - 1 51",
+        f"{BOTH_STUCK_ROWS} r - 2 52",
+        f"{RED_DONE_ROWS} b 0 2 44",
+        f"{ALL_CONNECTED_ROWS} r - 0 6",
+        f"{STARS_ROWS} b 3 0 2",
+        f"{STARS_ROWS} b 0 0 5",
+        DISPLACE,
+    ]
     for text in texts:
         state = parse_spn(text)
         least = fewest_moves(state)
         assert least <= state[MOVES]
         fields = text.split()
-        assert to_spn(parse_spn(" ".join(fields[:4] + [str(least)]))) is not None
+        assert to_spn(parse_spn(" ".join([*fields[:4], str(least)]))) is not None
         for fewer in (least - 1, least - 2):
             if fewer >= 0:
                 with pytest.raises(NotationError):
-                    parse_spn(" ".join(fields[:4] + [str(fewer)]))
+                    parse_spn(" ".join([*fields[:4], str(fewer)]))
 
 
 def test_spn_touching_twins_rejected():
     """R13: e6 A and e5 B are both connected (to f6 b and f5 c) and touch."""
-    text = spn("""
+    text = spn(
+        """
         .......... 10
         .......... 9
         .......... 8
@@ -355,14 +397,18 @@ def test_spn_touching_twins_rejected():
         .......... 3
         .......... 2
         .......... 1
-    """, region=ANYWHERE)
-    with pytest.raises(NotationError, match="connected satellites of one color touch on e6 "
-                                            "and e5; R13 forbids it"):
+    """,
+        region=ANYWHERE,
+    )
+    with pytest.raises(
+        NotationError, match="connected satellites of one color touch on e6 and e5; R13 forbids it"
+    ):
         parse_spn(text)
 
 
 def test_spn_group_of_seven_rejected():
-    text = spn("""
+    text = spn(
+        """
         .......... 10
         .......... 9
         .......... 8
@@ -373,9 +419,13 @@ def test_spn_group_of_seven_rejected():
         .......... 3
         .......... 2
         .......... 1
-    """, region=ANYWHERE)
-    with pytest.raises(NotationError, match="group b5, c5, d5, e5, f5, g5, h5 has 7 "
-                                            "satellites; R11 allows at most 6"):
+    """,
+        region=ANYWHERE,
+    )
+    with pytest.raises(
+        NotationError,
+        match="group b5, c5, d5, e5, f5, g5, h5 has 7 satellites; R11 allows at most 6",
+    ):
         parse_spn(text)
 
 
@@ -392,8 +442,7 @@ def test_move_notation_examples():
     assert game.describe(move_action(2, S, 3)) == "c10-c7"
     assert game.describe(PASS_ACTION) == "pass"
     displace = Game.from_spn(DISPLACE)
-    assert displace.actions_of("e9-c9>d10") == [move_action(cell("e9"), W, 2),
-                                                push_action(NE, 1)]
+    assert displace.actions_of("e9-c9>d10") == [move_action(cell("e9"), W, 2), push_action(NE, 1)]
 
 
 def _notation_round_trip(game: Game):
@@ -430,11 +479,29 @@ def test_move_notation_round_trip_with_displacements():
     game = Game.from_spn(DISPLACE)
     _notation_round_trip(game)
     assert {m for m in game.legal_moves() if m.startswith("e9-c9")} == {
-        "e9-c9>d10", "e9-c9>e9", "e9-c9>a7", "e9-c9>a9", "e9-c9>b10"}
+        "e9-c9>d10",
+        "e9-c9>e9",
+        "e9-c9>a7",
+        "e9-c9>a9",
+        "e9-c9>b10",
+    }
 
 
-@pytest.mark.parametrize("text", ["c10c7", "c10-", "k1-k2", "c11-c7", "c10-c7>", "C10-C7",
-                                  "", "c10-c7>d7>e7", "c10 - c7", "Pass"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "c10c7",
+        "c10-",
+        "k1-k2",
+        "c11-c7",
+        "c10-c7>",
+        "C10-C7",
+        "",
+        "c10-c7>d7>e7",
+        "c10 - c7",
+        "Pass",
+    ],
+)
 def test_malformed_move_text(text):
     game = Game.from_spn(START)
     with pytest.raises(NotationError, match="bad move"):
@@ -452,23 +519,29 @@ def test_move_not_a_straight_line(text):
 
 def test_displacement_without_push():
     game = Game.from_spn(DISPLACE)
-    with pytest.raises(IllegalActionError, match="lands on an opponent satellite: a "
-                                                 "displacement needs its push, e.g. "
-                                                 "'e9-c9>d10'"):
+    with pytest.raises(
+        IllegalActionError,
+        match=r"lands on an opponent satellite: a "
+        "displacement needs its push, e.g. "
+        "'e9-c9>d10'",
+    ):
         game.actions_of("e9-c9")
 
 
 def test_push_without_opponent():
     game = Game.from_spn(DISPLACE)
-    with pytest.raises(IllegalActionError, match="d9 does not hold an opponent satellite, so "
-                                                 "there is nothing to push"):
+    with pytest.raises(
+        IllegalActionError,
+        match="d9 does not hold an opponent satellite, so there is nothing to push",
+    ):
         game.actions_of("e9-d9>d10")
 
 
 def test_push_not_a_straight_line_of_1_or_2():
     game = Game.from_spn(DISPLACE)
-    with pytest.raises(IllegalActionError, match="the push c9 to c6 is not a straight line "
-                                                 "of 1-2 cells"):
+    with pytest.raises(
+        IllegalActionError, match="the push c9 to c6 is not a straight line of 1-2 cells"
+    ):
         game.actions_of("e9-c9>c6")
     with pytest.raises(IllegalActionError, match="the push c9 to d7 is not a straight line"):
         game.actions_of("e9-c9>d7")
@@ -500,15 +573,14 @@ def test_illegal_push_leaves_the_position_unchanged():
 def test_actions_while_a_push_is_pending():
     game = Game.from_spn(DISPLACE)
     game.play(move_action(cell("e9"), W, 2))
-    with pytest.raises(IllegalActionError, match="a displacement is waiting for its push "
-                                                 "from c9"):
+    with pytest.raises(IllegalActionError, match="a displacement is waiting for its push from c9"):
         game.actions_of("e8-e7")
     assert game.describe(push_action(NE, 1)) == ">d10"
     with pytest.raises(NotationError, match="only between moves"):
         game.to_spn()
 
 
-@pytest.mark.parametrize("action", [-1, N_ACTIONS, 10 ** 9])
+@pytest.mark.parametrize("action", [-1, N_ACTIONS, 10**9])
 def test_out_of_range_action(action):
     game = Game.from_spn(START)
     with pytest.raises(IllegalActionError, match=f"action {action} is out of range 0..3216"):
@@ -520,7 +592,7 @@ def test_out_of_range_action(action):
 @pytest.mark.parametrize("action", [1.0, "5", None, True, np.float64(3), [1]])
 def test_non_integer_action(action):
     game = Game.from_spn(START)
-    with pytest.raises(IllegalActionError, match="action must be an integer in 0..3216"):
+    with pytest.raises(IllegalActionError, match=r"action must be an integer in 0..3216"):
         game.play(action)
 
 

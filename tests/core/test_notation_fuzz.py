@@ -14,8 +14,9 @@ from satellites_env.core.board import MAX_MOVES_LIMIT
 from satellites_env.core.notation import fewest_moves, parse_move_text, parse_square
 from satellites_env.core.state import GRACE, MOVES, PASSES, TO_MOVE
 
-FUZZ = settings(max_examples=400, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _valid_spns() -> list[str]:
@@ -34,8 +35,9 @@ def _valid_spns() -> list[str]:
 
 VALID = _valid_spns()
 SPN_ALPHABET = "ABCDabcd./ rb-0123456789\t\n"
-ODD = st.sampled_from(["１", "²", "٣", "\u3000", "\x00", "é", "-", "+", " ", "/", ".", "e",
-                       "9" * 30])
+ODD = st.sampled_from(
+    ["１", "²", "٣", "\u3000", "\x00", "é", "-", "+", " ", "/", ".", "e", "9" * 30]
+)
 
 
 def check_spn(text) -> None:
@@ -90,8 +92,15 @@ def test_spn_with_one_field_replaced(text, field, value):
 
 
 @FUZZ
-@given(st.one_of(st.none(), st.integers(), st.floats(), st.binary(max_size=20),
-                 st.lists(st.text(max_size=5), max_size=3)))
+@given(
+    st.one_of(
+        st.none(),
+        st.integers(),
+        st.floats(),
+        st.binary(max_size=20),
+        st.lists(st.text(max_size=5), max_size=3),
+    )
+)
 def test_non_strings(value):
     for parse in (parse_spn, parse_square, parse_move_text):
         try:
@@ -148,15 +157,22 @@ def test_play_move_text_in_a_position(text, move):
 
 MOVES_FIELD = st.one_of(
     st.integers(0, 400).map(str),
-    st.sampled_from([MAX_MOVES_LIMIT - 1, MAX_MOVES_LIMIT, MAX_MOVES_LIMIT + 1, 2**31 - 1,
-                     2**31, 2**63, 10**12]).map(str),
+    st.sampled_from(
+        [MAX_MOVES_LIMIT - 1, MAX_MOVES_LIMIT, MAX_MOVES_LIMIT + 1, 2**31 - 1, 2**31, 2**63, 10**12]
+    ).map(str),
     st.sampled_from(["9" * 4301, "1" * 10_000, "00", "01", "-0", "1e6", "1_000"]),
-    st.text(alphabet="0123456789", max_size=9))
+    st.text(alphabet="0123456789", max_size=9),
+)
 
 
 @FUZZ
-@given(st.sampled_from(VALID), st.sampled_from(["r", "b"]), st.sampled_from(list("-0123")),
-       st.sampled_from(["0", "1", "2"]), MOVES_FIELD)
+@given(
+    st.sampled_from(VALID),
+    st.sampled_from(["r", "b"]),
+    st.sampled_from(list("-0123")),
+    st.sampled_from(["0", "1", "2"]),
+    MOVES_FIELD,
+)
 def test_counters_are_checked_against_the_board(text, to_move, grace, passes, moves):
     """Any counters on a reachable board: accepted only when a game can reach them (the
     checks of satellites_env.core.notation); a refusal names the field, in one short line."""
@@ -207,8 +223,11 @@ def test_every_reachable_position_parses(seed, bias):
 
 
 @FUZZ
-@given(st.sampled_from(VALID), st.integers(0, 4),
-       st.sampled_from(["x" * 100_000, "9" * 100_000, "/" * 50_000, " " * 10, "é" * 1000]))
+@given(
+    st.sampled_from(VALID),
+    st.integers(0, 4),
+    st.sampled_from(["x" * 100_000, "9" * 100_000, "/" * 50_000, " " * 10, "é" * 1000]),
+)
 def test_huge_fields_are_quoted_not_echoed(text, field, value):
     fields = text.split()
     fields[field] = value
@@ -218,20 +237,36 @@ def test_huge_fields_are_quoted_not_echoed(text, field, value):
         assert len(str(error)) < 400, str(error)[:400]
 
 
-HUGE_TEXT = st.sampled_from(["c10-c7" * 100_000, "c" + "1" * 10**5 + "-c7", "pass" + " " * 10**5,
-                             "a" * 10**6, "9" * 5000, "c10-c7>" + "f" * 10**5, "１" * 10**5])
+HUGE_TEXT = st.sampled_from(
+    [
+        "c10-c7" * 100_000,
+        "c" + "1" * 10**5 + "-c7",
+        "pass" + " " * 10**5,
+        "a" * 10**6,
+        "9" * 5000,
+        "c10-c7>" + "f" * 10**5,
+        "１" * 10**5,
+    ]
+)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(HUGE_TEXT, st.builds(lambda a, b: a + b, HUGE_TEXT, st.text(max_size=5))),
-       st.sampled_from(VALID))
+@settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    st.one_of(HUGE_TEXT, st.builds(lambda a, b: a + b, HUGE_TEXT, st.text(max_size=5))),
+    st.sampled_from(VALID),
+)
 def test_huge_moves_and_squares_are_quoted_not_echoed(text, spn):
     """Moves and squares of 100 KB and more: NotationError (or IllegalActionError in a
     position), one line, a bounded prefix of the input."""
     game = Game.from_spn(spn)
-    for call in (lambda: parse_move_text(text), lambda: parse_square(text),
-                 lambda: game.play_move(text), lambda: game.actions_of(text)):
+    for call in (
+        lambda: parse_move_text(text),
+        lambda: parse_square(text),
+        lambda: game.play_move(text),
+        lambda: game.actions_of(text),
+    ):
         try:
             call()
         except ValueError as error:

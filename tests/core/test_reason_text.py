@@ -22,14 +22,17 @@ def test_one_colony_is_singular_and_an_old_record_still_loads():
     assert final.score().reason == "red controls 1 colony, blue 3 (R22)"
     now = {**data, "result": {**data["result"], "reason": final.score().reason}}
     assert GameRecord.from_dict(now).replay()[-1].score().reason == final.score().reason
-    wrong = {**data, "result": {**data["result"],
-                                "reason": "red controls 1 colonies, blue 2 (R22)"}}
-    with pytest.raises(RecordError, match="result.reason"):
+    wrong = {
+        **data,
+        "result": {**data["result"], "reason": "red controls 1 colonies, blue 2 (R22)"},
+    }
+    with pytest.raises(RecordError, match=r"result.reason"):
         GameRecord.from_dict(wrong).replay()
 
 
 def test_other_counts_are_plural():
     data = json.loads(OLD.read_text())[3]
     final = GameRecord.from_dict(data).replay()[-1]
-    assert final.score().reason == data["result"]["reason"] == \
-        "red controls 0 colonies, blue 3 (R22)"
+    assert (
+        final.score().reason == data["result"]["reason"] == "red controls 0 colonies, blue 3 (R22)"
+    )

@@ -23,8 +23,11 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import reference_rules as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from positions import fewest_moves_of
+from reference_rules import RefGame, connected_cells, groups, parse_spn
 
 from satellites_env.core import (
     N_ACTIONS,
@@ -35,12 +38,7 @@ from satellites_env.core import (
     NotationError,
 )
 
-import reference_rules as ref
-from positions import fewest_moves_of
-from reference_rules import RefGame, connected_cells, groups, parse_spn
-
-HYPO = settings(max_examples=25, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+HYPO = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # --------------------------------------------------------------------------------------------
@@ -57,9 +55,11 @@ def engine_legal(game: Game) -> set[int]:
 
 def describe_mismatch(game: Game, rg: RefGame, engine_set: set[int], ref_set: set[int]) -> str:
     where = rg.to_spn() if rg.pending is None else f"pending push {rg.pending}"
-    return (f"legal sets differ at {where!r} (history {game.history[-3:]}):\n"
-            f"  engine only: {sorted(engine_set - ref_set)[:20]}\n"
-            f"  reference only: {sorted(ref_set - engine_set)[:20]}")
+    return (
+        f"legal sets differ at {where!r} (history {game.history[-3:]}):\n"
+        f"  engine only: {sorted(engine_set - ref_set)[:20]}\n"
+        f"  reference only: {sorted(ref_set - engine_set)[:20]}"
+    )
 
 
 class Invariants:
@@ -76,7 +76,8 @@ class Invariants:
         assert not ref.touching_twins(board, connected), f"R13: touching twins in {spn}"
         for cell, letter in self.locked.items():
             assert ref.sat_char(board[cell]) == letter, (
-                f"R8: connected satellite {letter} on {ref.square_name(cell)} moved: {spn}")
+                f"R8: connected satellite {letter} on {ref.square_name(cell)} moved: {spn}"
+            )
         for cell in connected:
             self.locked.setdefault(cell, ref.sat_char(board[cell]))
         for color in (ref.RED, ref.BLUE):
@@ -93,16 +94,25 @@ def choose(rg: RefGame, rng: random.Random, bias: float) -> int:
         if displacements:
             return rng.choice(displacements)
         n_conn = rg.n_connected()
-        connecting = [a for a in actions if results[a] is not None
-                      and len(connected_cells(results[a])) > n_conn]
+        connecting = [
+            a
+            for a in actions
+            if results[a] is not None and len(connected_cells(results[a])) > n_conn
+        ]
         if connecting:
             return rng.choice(connecting)
     return rng.choice(actions)
 
 
-def crosscheck_game(game: Game, rg: RefGame, rng: random.Random, bias: float,
-                    stats: Counter, max_steps: int | None = None,
-                    try_illegal: bool = True) -> None:
+def crosscheck_game(
+    game: Game,
+    rg: RefGame,
+    rng: random.Random,
+    bias: float,
+    stats: Counter,
+    max_steps: int | None = None,
+    try_illegal: bool = True,
+) -> None:
     """Play `game` and `rg` in lock-step, comparing everything; stop at the end (or after
     `max_steps` agent steps)."""
     inv = Invariants()
@@ -156,15 +166,19 @@ def crosscheck_game(game: Game, rg: RefGame, rng: random.Random, bias: float,
         # A move was completed: compare the position, the move text and the invariants.
         spn = game.to_spn()
         assert spn == rg.to_spn(), (
-            f"SPN differs after {rg.history[-1]}:\n engine {spn}\n    ref {rg.to_spn()}")
+            f"SPN differs after {rg.history[-1]}:\n engine {spn}\n    ref {rg.to_spn()}"
+        )
         assert game.history[-1] == rg.history[-1]
         assert game.moves == rg.moves and game.to_move == rg.to_move
         inv.check(spn)
         if grace_before is not None:
             stats["grace moves"] += 1
         elif rg.grace is not None:
-            stats["grace started by own 12" if rg.to_move != mover else
-                  "grace started by opponent's 12"] += 1
+            stats[
+                "grace started by own 12"
+                if rg.to_move != mover
+                else "grace started by opponent's 12"
+            ] += 1
 
     # The end: R16-R20 flags and R21-R24 rewards.
     assert game.terminated == rg.terminated
@@ -181,8 +195,7 @@ def crosscheck_game(game: Game, rg: RefGame, rng: random.Random, bias: float,
     assert replay.to_spn() == game.to_spn()
     # The final position, loaded back, is over in the same way.
     final = Game.from_spn(game.to_spn(), max_moves=rg.max_moves)
-    assert (final.is_over, final.terminated, final.truncated) == (True, rg.terminated,
-                                                                  rg.truncated)
+    assert (final.is_over, final.terminated, final.truncated) == (True, rg.terminated, rg.truncated)
     assert engine_legal(final) == set()
     assert final.score().reward(0) == ref_score.reward(0)
     stats["ends"] += 1
@@ -212,9 +225,14 @@ def run_new_game(seed: int, bias: float, stats: Counter, max_moves: int = 400) -
 # Random games from R4 set-ups
 # --------------------------------------------------------------------------------------------
 
-DETERMINISTIC = [(seed, (0.0, 0.5, 0.9, 1.0)[seed % 4], 400) for seed in range(40)] + [
-    (seed, 0.3, 40) for seed in range(1000, 1006)  # short cap: truncation (R20)
-] + [(seed, 1.0, 70) for seed in range(2000, 2010)]  # cap near the natural end
+DETERMINISTIC = (
+    [(seed, (0.0, 0.5, 0.9, 1.0)[seed % 4], 400) for seed in range(40)]
+    + [
+        (seed, 0.3, 40)
+        for seed in range(1000, 1006)  # short cap: truncation (R20)
+    ]
+    + [(seed, 1.0, 70) for seed in range(2000, 2010)]
+)  # cap near the natural end
 
 
 def test_deterministic_games_reach_the_end_phase():
@@ -271,9 +289,12 @@ def synthetic_spn(rng: random.Random) -> str:
                     continue
                 board[cell] = sat
                 conn = connected_cells(board)
-                if ((conn and not allow_connections) or len(conn) >= ref.END_CONNECTED
-                        or ref.touching_twins(board, conn)
-                        or any(len(g) > ref.MAX_GROUP for g in groups(board))):
+                if (
+                    (conn and not allow_connections)
+                    or len(conn) >= ref.END_CONNECTED
+                    or ref.touching_twins(board, conn)
+                    or any(len(g) > ref.MAX_GROUP for g in groups(board))
+                ):
                     board[cell] = None
                     continue
                 break
@@ -291,7 +312,7 @@ def synthetic_spn(rng: random.Random) -> str:
     # moves these connections need, red to move after an even count while nobody is done,
     # and a pass only by a player with no legal move (else no pass).
     board_rows = ref.board_to_rows(board)
-    for passes in dict.fromkeys([passes, 0]):
+    for passes in dict.fromkeys([passes, 0]):  # noqa: B020 (the drawn count, then 0)
         least = fewest_moves_of(list(board_rows.replace("/", "")), "rb"[to_move], grace, passes)
         spn = f"{board_rows} {'rb'[to_move]} {grace} {passes} {least + 2 * (moves // 2)}"
         try:
@@ -330,12 +351,16 @@ def test_synthetic_positions_deterministic_set():
 # --------------------------------------------------------------------------------------------
 
 # 22 connected; each side has one unconnected 1 boxed into a corner: both must pass (R19).
-BOTH_STUCK = ("AB......ba/Cc......Dd/........../..AaBbCc../........../..aAbBcC../........../"
-              "..DdDd..../........../.......... r - 0 50")
+BOTH_STUCK = (
+    "AB......ba/Cc......Dd/........../..AaBbCc../........../..aAbBcC../........../"
+    "..DdDd..../........../.......... r - 0 50"
+)
 # Blue has all 12 connected (done); red has 3 grace moves but both its free satellites are
 # boxed in: red passes in grace, twice in a row (R18 + R19).
-GRACE_STUCK = ("AB......BA/Cc......cC/........../..a...b.../.aAb.cDd../..a...b.../........../"
-               ".BdC..DdD./........../.......... r 3 0 80")
+GRACE_STUCK = (
+    "AB......BA/Cc......cC/........../..a...b.../.aAb.cDd../..a...b.../........../"
+    ".BdC..DdD./........../.......... r 3 0 80"
+)
 
 
 def play_both(spn: str, actions: list[int], max_moves: int = 400) -> tuple[Game, RefGame]:
@@ -370,15 +395,19 @@ def test_pass_during_grace_uses_a_grace_move():
 
 # Blue's d f4-b4 (action 2107: W by 4 = its value) touches red D on c4, which completes RED's
 # 12: red is done and blue, who moved, starts its 3 grace moves at once (R17).
-OPPONENT_COMPLETES = ("...Ad...../d...C...../.a.c....../aC.D..Aa../BcC....A../......Bb../"
-                      "..D..db..b/........../.....cD.../.....B.... b - 0 215")
+OPPONENT_COMPLETES = (
+    "...Ad...../d...C...../.a.c....../aC.D..Aa../BcC....A../......Bb../"
+    "..D..db..b/........../.....cD.../.....B.... b - 0 215"
+)
 
 
 def test_completing_the_opponents_twelve_gives_the_mover_grace():
     game, rg = play_both(OPPONENT_COMPLETES, [2107])
     assert game.history[-1] == "f4-b4"
-    assert rg.to_spn() == ("...Ad...../d...C...../.a.c....../aC.D..Aa../BcC....A../......Bb../"
-                           ".dD...b..b/........../.....cD.../.....B.... b 3 0 216")
+    assert rg.to_spn() == (
+        "...Ad...../d...C...../.a.c....../aC.D..Aa../BcC....A../......Bb../"
+        ".dD...b..b/........../.....cD.../.....B.... b 3 0 216"
+    )
     assert game.to_move == 1 and not game.is_over
 
 
@@ -396,8 +425,9 @@ def targeted(spn: str) -> set[int]:
     """Engine legal set, asserted equal to the reference one."""
     rg = RefGame(spn)
     engine_set = engine_legal(Game.from_spn(spn))
-    assert engine_set == rg.legal_actions(), describe_mismatch(Game.from_spn(spn), rg,
-                                                               engine_set, rg.legal_actions())
+    assert engine_set == rg.legal_actions(), describe_mismatch(
+        Game.from_spn(spn), rg, engine_set, rg.legal_actions()
+    )
     return engine_set
 
 
@@ -408,8 +438,9 @@ def sq(name: str) -> int:
 
 
 def mv(frm: str, direction: str, k: int) -> int:
-    return ref.move_action(sq(frm), ("N", "NE", "E", "SE", "S", "SW", "W", "NW").index(direction),
-                           k)
+    return ref.move_action(
+        sq(frm), ("N", "NE", "E", "SE", "S", "SW", "W", "NW").index(direction), k
+    )
 
 
 EMPTY_ROW = ".........."
@@ -429,14 +460,17 @@ def full_material(board_rows: str) -> str:
     for sat in board:
         if sat is not None:
             missing[sat.color].remove(sat.value)
-    fill = {0: [ref.cell_of(r, c) for r in (9, 8) for c in range(6)],
-            1: [ref.cell_of(r, c) for r in (0, 1) for c in range(2, 8)]}
+    fill = {
+        0: [ref.cell_of(r, c) for r in (9, 8) for c in range(6)],
+        1: [ref.cell_of(r, c) for r in (0, 1) for c in range(2, 8)],
+    }
     for color in (0, 1):
-        for value, cell in zip(missing[color], fill[color]):
+        for value, cell in zip(missing[color], fill[color], strict=False):
             assert board[cell] is None
             board[cell] = ref.Sat(color, value, 99)
-    assert not connected_cells([board[c] if c // 10 in (0, 1, 8, 9) else None
-                                for c in range(ref.N_CELLS)])
+    assert not connected_cells(
+        [board[c] if c // 10 in (0, 1, 8, 9) else None for c in range(ref.N_CELLS)]
+    )
     return ref.board_to_rows(board)
 
 
@@ -470,11 +504,11 @@ def test_r9_is_judged_on_the_position_before_the_move():
 def test_r7_connection_needs_exact_distance():
     spn = full_material(rows("", "", "", "..C...c...")) + " r - 0 10"
     legal = targeted(spn)
-    assert mv("c7", "E", 3) in legal          # c7-f7 connects with k = 3 = value
+    assert mv("c7", "E", 3) in legal  # c7-f7 connects with k = 3 = value
     spn2 = full_material(rows("", "", "", "..C..c....")) + " r - 0 10"
     legal2 = targeted(spn2)
-    assert mv("c7", "E", 2) not in legal2     # c7-e7 would connect with k = 2 < 3 (R7)
-    assert mv("c7", "E", 1) in legal2         # d7 makes no connection: any k
+    assert mv("c7", "E", 2) not in legal2  # c7-e7 would connect with k = 2 < 3 (R7)
+    assert mv("c7", "E", 1) in legal2  # d7 makes no connection: any k
 
 
 def test_r15_displacement_pushes():
@@ -486,7 +520,7 @@ def test_r15_displacement_pushes():
     legal = targeted(spn)
     action = mv("b5", "E", 2)
     assert action in legal
-    assert mv("b5", "E", 1) not in legal      # c5 touches d5: a connection with k = 1 (R7)
+    assert mv("b5", "E", 1) not in legal  # c5 touches d5: a connection with k = 1 (R7)
     game, rg = play_both(spn, [action])
     assert game.pending_push == sq("d5")
     assert rg.legal_actions() == {ref.push_action(0, 1), ref.push_action(2, 1)}
@@ -539,8 +573,10 @@ def test_from_spn_midgame_gives_same_masks(seed, bias):
                 if follow.pending is None:
                     assert original.to_spn() == copy.to_spn() == follow.to_spn()
             if follow.is_over:
-                assert (original.terminated, original.truncated) == (copy.terminated,
-                                                                     copy.truncated)
+                assert (original.terminated, original.truncated) == (
+                    copy.terminated,
+                    copy.truncated,
+                )
                 assert original.score().reward(0) == copy.score().reward(0)
         action = choose(rg, rng, bias)
         game.play(action)
@@ -593,15 +629,18 @@ def test_clone_is_independent_and_history_replays():
     assert replay.to_spn() == game.to_spn() == rg.to_spn()
 
 
-@pytest.mark.parametrize("bad", [
-    "",
-    "........../........../........../........../........../........../........../"
-    "........../........../.......... r - 0",
-    "........X./........../........../........../........../........../........../"
-    "........../........../.......... r - 0 0",
-    "........../........../........../........../........../........../........../"
-    "........../........../.......... x - 0 0",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "........../........../........../........../........../........../........../"
+        "........../........../.......... r - 0",
+        "........X./........../........../........../........../........../........../"
+        "........../........../.......... r - 0 0",
+        "........../........../........../........../........../........../........../"
+        "........../........../.......... x - 0 0",
+    ],
+)
 def test_bad_spn_rejected(bad):
     with pytest.raises(ValueError):
         parse_spn(bad)

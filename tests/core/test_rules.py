@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from positions import (
     ANYWHERE,
     DISPLACE_PICTURE,
@@ -26,6 +25,7 @@ from positions import (
     spn,
     square,
 )
+
 from satellites_env.core import (
     N_ACTIONS,
     PASS_ACTION,
@@ -145,8 +145,9 @@ def test_r2_edges_include_corners():
     game = make(picture)
     assert not is_legal(game, act("d5", E, 2))  # d5-f5 would connect to g5: no free edge
     assert is_legal(game, act("d5", E, 1))  # d5-e5 connects nothing
-    freed = make(picture.replace(".........a 1", ".......... 1").replace(
-        ".......... 2", "........a. 2"))
+    freed = make(
+        picture.replace(".........a 1", ".......... 1").replace(".......... 2", "........a. 2")
+    )
     assert is_legal(freed, act("d5", E, 2))
 
 
@@ -172,8 +173,9 @@ def test_r3_r4_setup(seed):
             outer, inner = int(board[i, edge_col]), int(board[i, inner_col])
             assert (outer, inner) in ((-3, 0), (-4, 0), (0, -1), (0, -2)), (edge_col, i)
     occupied = {(r, c) for r in range(10) for c in range(10) if board[r, c]}
-    expected_cells = ({(r, c) for r in (0, 1, 8, 9) for c in range(2, 8)}
-                      | {(r, c) for c in (0, 1, 8, 9) for r in range(2, 8)})
+    expected_cells = {(r, c) for r in (0, 1, 8, 9) for c in range(2, 8)} | {
+        (r, c) for c in (0, 1, 8, 9) for r in range(2, 8)
+    }
     assert occupied <= expected_cells and len(occupied) == 24
     for r in range(10):
         for c in range(10):
@@ -196,10 +198,12 @@ def test_r4_setup_is_seeded_and_random():
     for s in range(300):
         board = Game.new(seed=s).board.reshape(10, 10)
         for i in range(2, 8):
-            for key, value in ((("N", i), board[0, i] + board[1, i]),
-                               (("S", i), board[9, i] + board[8, i]),
-                               (("W", i), -(board[i, 0] + board[i, 1])),
-                               (("E", i), -(board[i, 9] + board[i, 8]))):
+            for key, value in (
+                (("N", i), board[0, i] + board[1, i]),
+                (("S", i), board[9, i] + board[8, i]),
+                (("W", i), -(board[i, 0] + board[i, 1])),
+                (("E", i), -(board[i, 9] + board[i, 8])),
+            ):
                 seen.setdefault(key, set()).add(int(value))
         if board[1, 2] > 0 and board[2, 1] < 0:  # red c9 and blue b8 touch diagonally
             diagonal_contact = True
@@ -229,14 +233,18 @@ def test_r6_move_in_8_directions_by_1_to_value_jumping_but_not_landing_on_pieces
     off the board."""
     game = make(R6_PICTURE, region=R6_REGION)
     assert moves_from(game, "i3") == {
-        "i3-i5", "i3-i6",            # N: i4 is own, jumped
-        "i3-j4",                     # NE: then off the board
-        "i3-j3",                     # E
-        "i3-j2",                     # SE
-        "i3-i2", "i3-i1",            # S
-        "i3-h2",                     # SW: g1 is occupied, then off the board
-        "i3-h3", "i3-f3",            # W: g3 is own, jumped
-        "i3-h4", "i3-f6",            # NW: g5 is blue, jumped
+        "i3-i5",
+        "i3-i6",  # N: i4 is own, jumped
+        "i3-j4",  # NE: then off the board
+        "i3-j3",  # E
+        "i3-j2",  # SE
+        "i3-i2",
+        "i3-i1",  # S
+        "i3-h2",  # SW: g1 is occupied, then off the board
+        "i3-h3",
+        "i3-f3",  # W: g3 is own, jumped
+        "i3-h4",
+        "i3-f6",  # NW: g5 is blue, jumped
     }, show(game)
     for target in ("i4", "g3", "g1", "g5"):
         assert f"i3-{target}" not in game.legal_moves()
@@ -271,7 +279,9 @@ R7_PICTURE = """
     ....b..... 2
     .......... 1
 """
-def R7_REGION(r: int, c: int) -> bool:  # noqa: N802 - keeps the west and south edges free
+
+
+def R7_REGION(r: int, c: int) -> bool:
     return (r <= 2 or c >= 7) and c > 0 and r < 9
 
 
@@ -281,14 +291,23 @@ def test_r7_connection_only_at_exact_distance():
     connect nothing are legal at every k."""
     game = make(R7_PICTURE, region=R7_REGION)
     assert moves_from(game, "c3") == {
-        "c3-c4", "c3-c5", "c3-c6",   # N
-        "c3-d4", "c3-e5", "c3-f6",   # NE
-        "c3-d3", "c3-f3",            # E: e3 (k=2) would touch e2
-        "c3-c2", "c3-c1",            # S
-        "c3-b2", "c3-a1",            # SW
-        "c3-b3", "c3-a3",            # W
-        "c3-b4", "c3-a5",            # NW
-    }, show(game)                    # SE: d2 (k=1) and e1 (k=2) would touch e2
+        "c3-c4",
+        "c3-c5",
+        "c3-c6",  # N
+        "c3-d4",
+        "c3-e5",
+        "c3-f6",  # NE
+        "c3-d3",
+        "c3-f3",  # E: e3 (k=2) would touch e2
+        "c3-c2",
+        "c3-c1",  # S
+        "c3-b2",
+        "c3-a1",  # SW
+        "c3-b3",
+        "c3-a3",  # W
+        "c3-b4",
+        "c3-a5",  # NW
+    }, show(game)  # SE: d2 (k=1) and e1 (k=2) would touch e2
     game.play_move("c3-f3")
     assert connected_cells(game) == {"f3", "f4"}
 
@@ -357,8 +376,11 @@ def test_r9_first_connection_needs_a_free_edge():
 
 def test_r9_free_edge_allows_the_first_connection():
     """R9: move the north satellite off the edge (e10 -> e9): north is free, d5-f5 is legal."""
-    game = make(R9_NO_FREE_EDGE.replace("....A..... 10", ".......... 10")
-                .replace(".......... 9", "....A..... 9"))
+    game = make(
+        R9_NO_FREE_EDGE.replace("....A..... 10", ".......... 10").replace(
+            ".......... 9", "....A..... 9"
+        )
+    )
     assert is_legal(game, act("d5", E, 2))
     game.play_move("d5-f5")
     assert connected_cells(game) == {"f5", "g5"}
@@ -630,20 +652,30 @@ def test_r15_displacement_exact_push_set():
     assert [g.size for g in game.score().groups] == [5]
     expected_landings = {"d10", "e9", "a7", "a9", "b10"}
     assert moves_from(game, "e9") & {m for m in game.legal_moves() if ">" in m} == {
-        f"e9-c9>{x}" for x in expected_landings}, show(game)
+        f"e9-c9>{x}" for x in expected_landings
+    }, show(game)
     move = act("e9", W, 2)
     assert is_legal(game, move)
     game.play(move)
     assert game.pending_push == cell("c9")
     assert game.to_move == RED and game.moves == 10 and game.history == []
-    assert set(game.legal_actions()) == {push_action(NE, 1), push_action(E, 2),
-                                        push_action(SW, 2), push_action(W, 2),
-                                        push_action(NW, 1)}
+    assert set(game.legal_actions()) == {
+        push_action(NE, 1),
+        push_action(E, 2),
+        push_action(SW, 2),
+        push_action(W, 2),
+        push_action(NW, 1),
+    }
     assert sorted(game.legal_moves()) == sorted(f">{x}" for x in expected_landings)
     with pytest.raises(NotationError, match="only between moves"):
         game.to_spn()
-    for bad in (push_action(N, 1), push_action(E, 1), push_action(SE, 1), push_action(S, 1),
-                push_action(N, 2)):
+    for bad in (
+        push_action(N, 1),
+        push_action(E, 1),
+        push_action(SE, 1),
+        push_action(S, 1),
+        push_action(N, 2),
+    ):
         with pytest.raises(IllegalActionError):
             game.play(bad)
     with pytest.raises(IllegalActionError, match="only a push is legal now"):
@@ -652,8 +684,7 @@ def test_r15_displacement_exact_push_set():
     assert game.pending_push is None
     assert game.history == ["e9-c9>e9"]
     assert tail(game) == ["b", "-", "0", "11"]
-    assert [r[:7] for r in board_rows(game)[:4]] == [
-        ".......", "..B.a..", "bAc.A..", "..Cd..."]
+    assert [r[:7] for r in board_rows(game)[:4]] == [".......", "..B.a..", "bAc.A..", "..Cd..."]
     assert sorted(g.size for g in game.score().groups) == [2, 6]
 
 
@@ -690,7 +721,9 @@ def test_r14_r15_x_must_be_connected_in_a_group_of_three_after_the_push():
     legal. Every other landing leaves X unconnected (R15.2); SE1 e5 is occupied."""
     game = make(D2_PICTURE, region=D2_REGION)
     assert {m for m in moves_from(game, "b6") if m.startswith("b6-d6")} == {
-        "b6-d6>e6", "b6-d6>d5"}, show(game)
+        "b6-d6>e6",
+        "b6-d6>d5",
+    }, show(game)
     game.play_move("b6-d6>d5")
     (group,) = game.score().groups
     assert {cell(x) for x in ("d6", "d5", "e5", "f5")} == set(group.cells)
@@ -717,8 +750,10 @@ def test_r15_1_target_must_neighbour_an_own_connected_satellite():
     connected pair f4 D / f3 d (f4 diagonal to e5) makes it legal."""
     game = make(C1_PICTURE, region=either(rows(0, 1), cols(7, 9)))
     assert not is_legal(game, act("e8", S, 3))
-    near = make(C1_PICTURE.replace(".......... 4", ".....D.... 4")
-                .replace(".......... 3", ".....d.... 3"), region=either(rows(0, 1), cols(7, 9)))
+    near = make(
+        C1_PICTURE.replace(".......... 4", ".....D.... 4").replace(".......... 3", ".....d.... 3"),
+        region=either(rows(0, 1), cols(7, 9)),
+    )
     assert near.connected_counts == (2, 2)
     assert is_legal(near, act("e8", S, 3))
     assert "e8-e5>e6" in near.legal_moves()  # the a joins X: colony c5, d5, X, a
@@ -780,8 +815,7 @@ def test_r15_4_no_legal_push_means_no_displacement():
     assert not is_legal(game, act("d7", NW, 3))
     freed = make(picture.replace("c.A....... 8", "..A....... 8"), region=region)
     assert is_legal(freed, act("d7", NW, 3))
-    assert {m for m in freed.legal_moves() if m.startswith("d7-a10")} == {
-        "d7-a10>a9", "d7-a10>a8"}
+    assert {m for m in freed.legal_moves() if m.startswith("d7-a10")} == {"d7-a10>a9", "d7-a10>a8"}
 
 
 def test_r15_connected_opponent_cannot_be_displaced_anywhere():
@@ -858,7 +892,7 @@ def test_r17_r18_done_player_and_three_grace_moves():
     assert game.connected_counts == (12, 10)
     assert tail(game) == ["b", "3", "0", "21"] and game.grace == 3 and not game.is_over
     expected = [["b", "2", "0", "22"], ["b", "1", "0", "23"], ["b", "0", "0", "24"]]
-    for move, fields in zip(("j10-j9", "j9-j8", "j8-j7"), expected):
+    for move, fields in zip(("j10-j9", "j9-j8", "j8-j7"), expected, strict=False):
         assert game.to_move == BLUE
         assert all(game.board[c] < 0 for c in sources(game))  # red is done: never moves
         game.play_move(move)
@@ -956,8 +990,13 @@ def test_r19_two_passes_in_a_row_end_the_game():
 def test_r19_pass_only_without_legal_move_and_a_move_resets_passes():
     """R19: with the red A free on e5, red may not pass; blue (stuck) must; red's next move
     resets the pass counter."""
-    game = make(STUCK_PICTURE.replace("adB.....BA 1", "adB.....B. 1")
-                .replace(".......... 5", "....A..... 5"), fill=False, moves=10)
+    game = make(
+        STUCK_PICTURE.replace("adB.....BA 1", "adB.....B. 1").replace(
+            ".......... 5", "....A..... 5"
+        ),
+        fill=False,
+        moves=10,
+    )
     assert game.legal_mask()[PASS_ACTION] == 0
     with pytest.raises(IllegalActionError, match=r"legal only when no other move is \(R19\)"):
         game.play(PASS_ACTION)
@@ -970,7 +1009,8 @@ def test_r19_pass_only_without_legal_move_and_a_move_resets_passes():
 
 
 GRACE_STUCK_PICTURE = STUCK_PICTURE.replace("bD......cC 2", "bD.....AcC 2").replace(
-    "adB.....BA 1", "adB.....B. 1")
+    "adB.....BA 1", "adB.....B. 1"
+)
 
 
 def test_r19_pass_during_grace_uses_a_grace_move():
@@ -991,7 +1031,8 @@ def test_r19_pass_during_grace_uses_a_grace_move():
 def test_r20_cap_is_a_truncation():
     """R20: at max_moves completed moves the game stops as a truncation, not a termination."""
     picture = STUCK_PICTURE.replace("adB.....BA 1", "adB.....B. 1").replace(
-        ".......... 5", "....A..... 5")
+        ".......... 5", "....A..... 5"
+    )
     game = Game.from_spn(spn(picture, fill=False, moves=10), max_moves=11)
     game.play_move("e5-e6")
     assert tail(game) == ["b", "-", "0", "11"]
@@ -1006,12 +1047,14 @@ def test_r20_cap_is_a_truncation():
 def test_r20_final_move_by_the_rules_at_the_cap_is_a_termination():
     """R20: the last grace move (R18), the second pass (R19) or a move reaching 23 (R16)
     made as the capped move is a termination."""
-    grace = Game.from_spn(spn(GRACE_STUCK_PICTURE, fill=False, to_move="b", grace=1,
-                              moves=10), max_moves=11)
+    grace = Game.from_spn(
+        spn(GRACE_STUCK_PICTURE, fill=False, to_move="b", grace=1, moves=10), max_moves=11
+    )
     grace.play(PASS_ACTION)
     assert grace.terminated and not grace.truncated
-    passes = Game.from_spn(spn(STUCK_PICTURE, fill=False, to_move="b", passes=1, moves=11),
-                           max_moves=12)
+    passes = Game.from_spn(
+        spn(STUCK_PICTURE, fill=False, to_move="b", passes=1, moves=11), max_moves=12
+    )
     passes.play(PASS_ACTION)
     assert passes.terminated and not passes.truncated
     end = Game.from_spn(spn(R16_PICTURE, fill=False, moves=10), max_moves=11)
@@ -1021,8 +1064,7 @@ def test_r20_final_move_by_the_rules_at_the_cap_is_a_termination():
 
 def test_r20_displacement_and_pass_count_as_one_move():
     """R20: a displacement (move + push) is one move; the cap is not reached in between."""
-    game = Game.from_spn(spn(DISPLACE_PICTURE, region=DISPLACE_REGION, moves=10),
-                         max_moves=11)
+    game = Game.from_spn(spn(DISPLACE_PICTURE, region=DISPLACE_REGION, moves=10), max_moves=11)
     game.play(act("e9", W, 2))
     assert not game.is_over and game.moves == 10
     game.play(push_action(NE, 1))
@@ -1105,14 +1147,17 @@ def test_r23_tie_break_favours_blue_with_lower_total():
     assert result.reward(RED) == -1 and result.reward(BLUE) == 1
 
 
-@pytest.mark.parametrize("picture, controlled", [
-    # only pairs: no colony at all
-    (["Da", "Cb", "dA"], (0, 0)),
-    # only uncontrolled colonies (2 = 2, 4 = 4)
-    (["aBa", "bDb"], (0, 0)),
-    # 1-1 with equal lowest totals: A b B (3 vs 2, total 5) and b A b (4 vs 1, total 5)
-    (["AbB", "bAb"], (1, 1)),
-])
+@pytest.mark.parametrize(
+    "picture, controlled",
+    [
+        # only pairs: no colony at all
+        (["Da", "Cb", "dA"], (0, 0)),
+        # only uncontrolled colonies (2 = 2, 4 = 4)
+        (["aBa", "bDb"], (0, 0)),
+        # 1-1 with equal lowest totals: A b B (3 vs 2, total 5) and b A b (4 vs 1, total 5)
+        (["AbB", "bAb"], (1, 1)),
+    ],
+)
 def test_r23_draws(picture, controlled):
     """R23/R24: nobody controls a colony, or the lowest totals are equal: draw, reward 0."""
     lines = [".........."] * 10
@@ -1132,4 +1177,3 @@ def test_r24_rewards_only_at_the_end():
     game.play_move("g6-g2")
     assert game.is_over
     assert (game.score().reward(RED), game.score().reward(BLUE)) == (1, -1)
-

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from web.conftest import browser, page  # noqa: F401 - the web tests' fixtures, shared
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,8 +32,12 @@ def site(tmp_path_factory) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not log.exists():
             result = subprocess.run(
-                [str(mkdocs), "build", "--strict", "--site-dir", str(folder)], cwd=ROOT,
-                capture_output=True, text=True, timeout=900)
+                [str(mkdocs), "build", "--strict", "--site-dir", str(folder)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             log.write_text(f"{result.returncode}\n{result.stderr[-4000:]}")
     returncode, stderr = log.read_text().split("\n", 1)
     if returncode != "0":

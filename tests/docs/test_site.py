@@ -14,9 +14,14 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL_SCHEMES = ("file", "data", "blob", "about")
 GYM_ENV = "satellites_env.gym_env.SatellitesGymEnv"
-GYM_ENV_PARAMETERS = [("opponent", "Opponent"), ("agent_color", "str"), ("max_moves", "int"),
-                      ("render_mode", "str | None"), ("illegal_action", "str"),
-                      ("screen_size", "int")]
+GYM_ENV_PARAMETERS = [
+    ("opponent", "Opponent"),
+    ("agent_color", "str"),
+    ("max_moves", "int"),
+    ("render_mode", "str | None"),
+    ("illegal_action", "str"),
+    ("screen_size", "int"),
+]
 
 
 def nav_pages() -> dict[str, str]:
@@ -32,7 +37,7 @@ def nav_pages() -> dict[str, str]:
                 else:
                     text = (ROOT / config.get("docs_dir", "docs") / value).read_text()
                     h1 = re.search(r"^# (.+)$", text, re.M).group(1)
-                    pages[value[:-len(".md")] + ".html"] = h1.replace("`", "").strip()
+                    pages[value[: -len(".md")] + ".html"] = h1.replace("`", "").strip()
 
     walk(config["nav"])
     return pages
@@ -70,8 +75,11 @@ def test_the_site_builds_strictly(site):
 
 def test_the_site_fetches_nothing_from_the_internet(site):
     """No page names a script, stylesheet, font or image on another host (links may)."""
-    resource = re.compile(r"<(?:script|img|link|source|iframe)\b[^>]*?\b(?:src|href)="
-                          r"[\"']?(?:https?:)?//", re.I)
+    resource = re.compile(
+        r"<(?:script|img|link|source|iframe)\b[^>]*?\b(?:src|href)="
+        r"[\"']?(?:https?:)?//",
+        re.I,
+    )
     for html in site.rglob("*.html"):
         text = html.read_text()
         assert not resource.search(text), (html.relative_to(site), resource.search(text)[0])
@@ -84,7 +92,8 @@ def test_every_nav_link_opens_its_page_from_disk(site, page):
     page.goto((site / "index.html").as_uri())
     links = page.eval_on_selector_all(
         "nav.md-nav--primary a.md-nav__link[href]",
-        "links => links.map(a => a.href).filter(h => !h.includes('#'))")
+        "links => links.map(a => a.href).filter(h => !h.includes('#'))",
+    )
     opened = {}
     for url in dict.fromkeys(links):
         target = file_of(url)
@@ -93,8 +102,9 @@ def test_every_nav_link_opens_its_page_from_disk(site, page):
         h1 = page.locator("article h1").first.inner_text().replace("¶", "").strip()
         opened[target.relative_to(site).as_posix()] = h1
         # every nav link on this page (relative to its own folder) is a file too
-        for href in page.eval_on_selector_all("nav.md-nav--primary a.md-nav__link[href]",
-                                              "links => links.map(a => a.href)"):
+        for href in page.eval_on_selector_all(
+            "nav.md-nav--primary a.md-nav__link[href]", "links => links.map(a => a.href)"
+        ):
             assert file_of(href).is_file(), f"{url}: nav link {href} is not a file"
     assert opened == expected
     assert_all_local(requests)
@@ -109,8 +119,9 @@ def test_the_search_box_finds_pages_from_disk(site, page):
     page.keyboard.type("SatellitesGymEnv", delay=30)
     results = page.locator(".md-search-result__item")
     results.first.wait_for(state="visible", timeout=20_000)
-    hrefs = page.eval_on_selector_all(".md-search-result__item a[href]",
-                                      "links => links.map(a => a.href)")
+    hrefs = page.eval_on_selector_all(
+        ".md-search-result__item a[href]", "links => links.map(a => a.href)"
+    )
     assert any(file_of(h).name == "envs.html" and "reference" in h for h in hrefs), hrefs
     page.goto(hrefs[0])
     assert file_of(page.url).is_file()
@@ -129,8 +140,12 @@ def test_the_reference_shows_the_gym_envs_parameters_with_types(site, page):
         assert re.search(rf"\b{name}: {re.escape(annotation)} = ", signature), (name, signature)
     assert "max_moves: int = 400," in signature  # the constant's value, not its name
     table = body.locator("table").first
-    rows = {cells[0].strip(): cells for cells in table.locator("tbody tr").evaluate_all(
-        "rows => rows.map(r => [...r.cells].map(c => c.innerText))")}
+    rows = {
+        cells[0].strip(): cells
+        for cells in table.locator("tbody tr").evaluate_all(
+            "rows => rows.map(r => [...r.cells].map(c => c.innerText))"
+        )
+    }
     for name, annotation in GYM_ENV_PARAMETERS:
         assert name in rows, f"{name} is not in the parameters table: {sorted(rows)}"
         assert rows[name][1].strip() == annotation, rows[name]

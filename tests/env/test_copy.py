@@ -21,7 +21,8 @@ from __future__ import annotations
 import copy
 import pickle
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -38,9 +39,13 @@ from satellites_env.vector import SatellitesVectorEnv
 from satellites_env.wrappers import MaskedDictObservation
 
 # No shrinking: a failing game is reported as drawn (shrinking whole games takes minutes).
-COPY = settings(max_examples=12, deadline=None, derandomize=True,
-                phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=[HealthCheck.too_slow])
+COPY = settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 Copier = Callable[[Any], Any]
 COPIERS: dict[str, Copier] = {
@@ -50,8 +55,9 @@ COPIERS: dict[str, Copier] = {
 
 #: where a game is copied: a number of steps, or one of these points
 OVER, OUT, ILLEGAL = "over", "stepped out", "ended by an illegal action"
-COPY_POINTS = st.one_of(st.just(0), st.integers(1, 40), st.integers(41, 450),
-                        st.sampled_from([OVER, OUT]))
+COPY_POINTS = st.one_of(
+    st.just(0), st.integers(1, 40), st.integers(41, 450), st.sampled_from([OVER, OUT])
+)
 
 
 def plain(value):
@@ -79,16 +85,25 @@ def assert_same(a, b, where: str = "") -> None:
 def aec_snapshot(env) -> dict:
     """Everything an AEC env reports and keeps, as plain values."""
     raw = env.unwrapped
-    snap: dict[str, Any] = {"rng": raw._rng.bit_generator.state,
-                            "wrapper": {k: v for k, v in vars(env).items()
-                                        if k.startswith("_has")}}
+    snap: dict[str, Any] = {
+        "rng": raw._rng.bit_generator.state,
+        "wrapper": {k: v for k, v in vars(env).items() if k.startswith("_has")},
+    }
     if raw.game is None:
         return snap
-    snap.update(state=raw.game.state, history=raw.history, actions=raw.game.actions,
-                agents=raw.agents, agent_selection=raw.agent_selection, rewards=raw.rewards,
-                cumulative=raw._cumulative_rewards, terminations=raw.terminations,
-                truncations=raw.truncations, infos=raw.infos,
-                observations={agent: env.observe(agent) for agent in AGENTS})
+    snap.update(
+        state=raw.game.state,
+        history=raw.history,
+        actions=raw.game.actions,
+        agents=raw.agents,
+        agent_selection=raw.agent_selection,
+        rewards=raw.rewards,
+        cumulative=raw._cumulative_rewards,
+        terminations=raw.terminations,
+        truncations=raw.truncations,
+        infos=raw.infos,
+        observations={agent: env.observe(agent) for agent in AGENTS},
+    )
     if raw.agents:  # once both agents stepped out there is nobody for last() to report on
         snap["last"] = env.last()
     return plain(snap)
@@ -111,8 +126,11 @@ def play_aec(env, rng: np.random.Generator, point) -> None:
             env.step(int(rng.choice(illegal)))
         return
     steps = 0
-    while env.agents and not (point == OVER and env.unwrapped.game.is_over) \
-            and (isinstance(point, str) or steps < point):
+    while (
+        env.agents
+        and not (point == OVER and env.unwrapped.game.is_over)
+        and (isinstance(point, str) or steps < point)
+    ):
         env.step(aec_action(env, rng))
         steps += 1
 
@@ -120,6 +138,7 @@ def play_aec(env, rng: np.random.Generator, point) -> None:
 def play_out_aec(envs: list, rng: np.random.Generator) -> None:
     """Step `envs` with the same random actions to the end of the game, then reset them
     without a seed and play a few more steps, comparing them at every step."""
+
     def compare(where):
         if len(envs) == 1:
             return
@@ -234,15 +253,22 @@ def test_a_copied_observer_writes_into_its_own_buffers(copier):
 
 def gym_snapshot(env) -> dict:
     raw = env.unwrapped
-    snap: dict[str, Any] = {"np_random": raw.np_random.bit_generator.state,
-                            "done": raw._done, "player": raw.player,
-                            "masks": raw.action_masks()}
+    snap: dict[str, Any] = {
+        "np_random": raw.np_random.bit_generator.state,
+        "done": raw._done,
+        "player": raw.player,
+        "masks": raw.action_masks(),
+    }
     agent = raw._opponent_agent
     if agent is not None:
         snap["opponent_rng"] = agent.rng.bit_generator.state
     if raw.game is not None:
-        snap.update(state=raw.game.state, history=raw.game.history, actions=raw.game.actions,
-                    observation=raw._observation())
+        snap.update(
+            state=raw.game.state,
+            history=raw.game.history,
+            actions=raw.game.actions,
+            observation=raw._observation(),
+        )
     return plain(snap)
 
 
@@ -253,8 +279,9 @@ def gym_action(env, rng: np.random.Generator) -> int:
 def play_out_gym(envs: list, rng: np.random.Generator) -> None:
     """Step `envs` alike to the end, then reset them without a seed and play a few steps,
     comparing what they return and keep at every step."""
+
     def compare(results, where):
-        for env, result in zip(envs[1:], results[1:]):
+        for env, result in zip(envs[1:], results[1:], strict=False):
             assert_same(result, results[0], where)
             assert gym_snapshot(env) == gym_snapshot(envs[0]), where
 
@@ -283,10 +310,11 @@ GYM_KINDS = {
 
 @pytest.mark.parametrize("kind", GYM_KINDS)
 @COPY
-@given(seed=st.integers(0, 2**32), point=st.one_of(st.just(0), st.integers(1, 300),
-                                                     st.sampled_from([OVER, ILLEGAL])),
-       opponent=st.sampled_from([("random", 400), ("greedy", 400), ("random", 30),
-                                 ("mcts:8", 30)]))
+@given(
+    seed=st.integers(0, 2**32),
+    point=st.one_of(st.just(0), st.integers(1, 300), st.sampled_from([OVER, ILLEGAL])),
+    opponent=st.sampled_from([("random", 400), ("greedy", 400), ("random", 30), ("mcts:8", 30)]),
+)
 def test_gym_copies_keep_the_whole_state(kind, seed, point, opponent):
     opponent, max_moves = opponent  # mcts plays short games only: it is the slow one
     event(f"opponent {opponent}")
@@ -315,9 +343,13 @@ def test_gym_copies_keep_the_whole_state(kind, seed, point, opponent):
 
 def vector_snapshot(env) -> dict:
     engine = env.engine
-    return plain({name: getattr(engine, name) for name in
-                  ("states", "final_states", "episodes", "masks", "counts", "seed")}
-                 | {"observations": env._observations()})
+    return plain(
+        {
+            name: getattr(engine, name)
+            for name in ("states", "final_states", "episodes", "masks", "counts", "seed")
+        }
+        | {"observations": env._observations()}
+    )
 
 
 def vector_actions(env, rng: np.random.Generator) -> np.ndarray:
@@ -326,8 +358,12 @@ def vector_actions(env, rng: np.random.Generator) -> np.ndarray:
 
 
 @COPY
-@given(seed=st.integers(0, 2**32), steps=st.integers(0, 120), copy_arrays=st.booleans(),
-       num_envs=st.integers(1, 4))
+@given(
+    seed=st.integers(0, 2**32),
+    steps=st.integers(0, 120),
+    copy_arrays=st.booleans(),
+    num_envs=st.integers(1, 4),
+)
 def test_vector_copies_keep_the_whole_state(seed, steps, copy_arrays, num_envs):
     rng = np.random.default_rng(seed)
     env = SatellitesVectorEnv(num_envs, max_moves=30, copy=copy_arrays)

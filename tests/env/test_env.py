@@ -10,6 +10,7 @@ import numpy as np
 import pettingzoo
 import pytest
 from pettingzoo.test import api_test, seed_test
+from play_helpers import find_game, purposeful_action
 
 import satellites_env
 from satellites_env import satellites_v0
@@ -19,14 +20,12 @@ from satellites_env.env import ClassicWrapper, ResetNeededError
 from satellites_env.gym_env import SatellitesGymEnv
 from satellites_env.observation import N_PLANES, PLANE_INDEX, PLANES
 
-from play_helpers import find_game, purposeful_action
-
 ENVS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "envs.md"
 
 
 def play_out(env, rng, max_steps=2000):
     """Random legal play to the end; returns the number of steps taken."""
-    for step, agent in enumerate(env.agent_iter(max_steps)):
+    for step, _agent in enumerate(env.agent_iter(max_steps)):  # noqa: B007 (returned)
         obs, _, terminated, truncated, _ = env.last()
         if terminated or truncated:
             env.step(None)
@@ -142,13 +141,20 @@ def test_reset_rejects_bad_spn_and_unknown_options():
 
 
 def test_displacement_is_two_steps_of_the_same_agent():
-    pending = find_game(lambda g: g.pending_push is None and any(
-        a < PUSH_BASE and g.is_displacement(int(a)) for a in g.legal_actions()))
+    pending = find_game(
+        lambda g: (
+            g.pending_push is None
+            and any(a < PUSH_BASE and g.is_displacement(int(a)) for a in g.legal_actions())
+        )
+    )
     env = satellites_v0.env()
     env.reset(options={"spn": pending.to_spn()})
     agent = env.agent_selection
-    move = next(int(a) for a in np.flatnonzero(env.observe(agent)["action_mask"])
-                if env.unwrapped.game.is_displacement(int(a)))
+    move = next(
+        int(a)
+        for a in np.flatnonzero(env.observe(agent)["action_mask"])
+        if env.unwrapped.game.is_displacement(int(a))
+    )
     moves_before = env.unwrapped.game.moves
     env.step(move)
     assert env.agent_selection == agent
@@ -174,7 +180,7 @@ def test_raw_env_raises_on_illegal_and_out_of_range_actions():
     illegal = int(np.flatnonzero(env.observe("player_0")["action_mask"] == 0)[0])
     with pytest.raises(IllegalActionError, match=rf"illegal action {illegal} "):
         env.step(illegal)
-    with pytest.raises(IllegalActionError, match="out of range 0..3216"):
+    with pytest.raises(IllegalActionError, match=r"out of range 0..3216"):
         env.step(3217)
     with pytest.raises(IllegalActionError, match="must be an integer"):
         env.step("c10-c7")
@@ -206,9 +212,9 @@ def test_wrapped_env_is_one_order_enforcing_layer():
     assert isinstance(env, ClassicWrapper) and isinstance(env.env, satellites_v0.raw_env)
     assert isinstance(env, pettingzoo.utils.wrappers.OrderEnforcingWrapper)
     with pytest.raises(AttributeError, match="before reset"):
-        env.agent_selection
+        _ = env.agent_selection
     with pytest.raises(AttributeError, match="before reset"):
-        env.num_agents
+        _ = env.num_agents
     assert env.possible_agents == ["player_0", "player_1"]
 
 
@@ -226,12 +232,21 @@ def test_actions_that_are_not_integers_are_rejected_clearly(make):
     env = make()
     env.reset(seed=0)
     spn, history = env.unwrapped.to_spn(), env.unwrapped.history
-    for bad in (True, np.bool_(False), 1.0, "12", None, np.array([1, 2]), np.zeros((2, 2)),
-                [5], np.float32(3)):
+    for bad in (
+        True,
+        np.bool_(False),
+        1.0,
+        "12",
+        None,
+        np.array([1, 2]),
+        np.zeros((2, 2)),
+        [5],
+        np.float32(3),
+    ):
         with pytest.raises(IllegalActionError, match=r"action must be an integer in 0..3216"):
             env.step(bad)
     for bad in (N_ACTIONS, -1, np.int64(10**12)):
-        with pytest.raises(IllegalActionError, match="out of range 0..3216"):
+        with pytest.raises(IllegalActionError, match=r"out of range 0..3216"):
             env.step(bad)
     assert env.unwrapped.to_spn() == spn and env.unwrapped.history == history
     assert not any(env.terminations.values()) and env.agent_selection == "player_0"
@@ -275,19 +290,23 @@ def test_winner_uses_the_color_names_of_game_records():
         expected = None if result.winner is None else COLOR_NAMES[result.winner]
         assert COLOR_NAMES == ("red", "blue")
         for agent in env.possible_agents:
-            assert env.infos.get(agent, env.unwrapped.infos.get(agent)) in (None, {
-                "winner": expected, "reason": result.reason})
+            assert env.infos.get(agent, env.unwrapped.infos.get(agent)) in (
+                None,
+                {"winner": expected, "reason": result.reason},
+            )
 
 
 def test_rewards_at_the_end_match_the_score():
-    end = find_game(lambda g: sum(g.connected_counts) >= 21 and g.pending_push is None
-                    and not g.is_over, seeds=range(3))
+    end = find_game(
+        lambda g: sum(g.connected_counts) >= 21 and g.pending_push is None and not g.is_over,
+        seeds=range(3),
+    )
     env = satellites_v0.env()
     env.reset(options={"spn": end.to_spn()})
     rng = np.random.default_rng(0)
     total = dict.fromkeys(env.possible_agents, 0)
     for agent in env.agent_iter(1000):
-        obs, reward, terminated, truncated, info = env.last()
+        _obs, reward, terminated, truncated, info = env.last()
         total[agent] += reward
         if terminated or truncated:
             env.step(None)

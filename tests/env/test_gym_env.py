@@ -6,18 +6,16 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from play_helpers import find_game, purposeful_action
 
 import satellites_env
 from satellites_env import satellites_v0
 from satellites_env.agents import AgentSpecError, RandomAgent
 from satellites_env.core import Game, IllegalActionError
-from satellites_env.core.board import (COLOR_NAMES, N_ACTIONS, N_MOVE_ACTIONS, PASS_ACTION,
-                                       PUSH_BASE)
+from satellites_env.core.board import COLOR_NAMES, N_ACTIONS, N_MOVE_ACTIONS, PASS_ACTION, PUSH_BASE
 from satellites_env.env import ResetNeededError
 from satellites_env.gym_env import GameOverError, SatellitesGymEnv
 from satellites_env.observation import PLANE_INDEX
-
-from play_helpers import find_game, purposeful_action
 
 IS_RED = PLANE_INDEX["is_red"]
 PUSHED = PLANE_INDEX["pushed"]
@@ -67,8 +65,9 @@ def test_check_env_with_render_mode(render_mode):
 def test_check_env_through_gymnasium_make_all_render_modes(monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
-    env = gymnasium.make(satellites_env.ENV_ID, opponent="random", agent_color="random",
-                         screen_size=160)
+    env = gymnasium.make(
+        satellites_env.ENV_ID, opponent="random", agent_color="random", screen_size=160
+    )
     check_env(env.unwrapped)  # with a spec: also makes one env per render mode, human included
 
 
@@ -77,7 +76,7 @@ def test_registered_with_gymnasium():
     assert satellites_env.ENV_ID in gymnasium.registry
     env = gymnasium.make("satellites/Satellites-v0", opponent="random", agent_color="red")
     assert isinstance(env.unwrapped, SatellitesGymEnv)
-    obs, info = env.reset(seed=0)
+    obs, _info = env.reset(seed=0)
     assert obs["observation"].shape == (10, 10, 22) and obs["observation"].dtype == np.float32
     assert obs["action_mask"].shape == (N_ACTIONS,) and obs["action_mask"].dtype == np.int8
     assert env.observation_space.contains(obs)
@@ -207,8 +206,10 @@ def test_opponent_displacements_happen_inside_step():
     pushes = learner_pushes = 0
     for seed in range(30):
         opp_rng, rng = np.random.default_rng(seed), np.random.default_rng(100 + seed)
-        env = SatellitesGymEnv(opponent=lambda game: purposeful_action(game, opp_rng),
-                               agent_color="random")
+        env = SatellitesGymEnv(
+            opponent=lambda game, opp_rng=opp_rng: purposeful_action(game, opp_rng),
+            agent_color="random",
+        )
         obs, info = env.reset(seed=seed)
         while True:
             if not env.game.is_over:
@@ -228,7 +229,7 @@ def test_opponent_displacements_happen_inside_step():
                 assert legal.min() >= PUSH_BASE and legal.max() < PASS_ACTION
             action = purposeful_action(env.game, rng)
             moves_before = env.game.moves
-            obs, reward, terminated, truncated, info = env.step(action)
+            obs, _reward, terminated, truncated, info = env.step(action)
             if env.game.pending_push is not None:
                 # first step of the learner's own displacement: no opponent move yet
                 assert info["opponent_actions"] == [] and env.game.moves == moves_before
@@ -301,8 +302,10 @@ def test_rewards_and_termination():
     seen = set()
     for seed in range(6):
         env.reset(seed=seed)
+
         def policy(game):
             return purposeful_action(game, rng)
+
         steps = play_out(env, rng, policy)
         for _, reward, terminated, truncated, info in steps[:-1]:
             assert reward == 0 and not terminated and not truncated and "winner" not in info
@@ -410,7 +413,8 @@ def trajectory(env: SatellitesGymEnv, seed: int, n: int = 60) -> list:
 
 def same(a: list, b: list) -> bool:
     return len(a) == len(b) and all(
-        np.array_equal(x[0], y[0]) and x[1:] == y[1:] for x, y in zip(a, b))
+        np.array_equal(x[0], y[0]) and x[1:] == y[1:] for x, y in zip(a, b, strict=False)
+    )
 
 
 @pytest.mark.parametrize("opponent", ["random", "greedy"])
@@ -476,14 +480,15 @@ def random_vector_steps(envs, n_steps: int, seed: int) -> int:
         assert np.array_equal(via_call, masks.astype(bool))
         # After an episode ends the next action only resets that env (next-step autoreset).
         actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks])
-        obs, rewards, terminated, truncated, _ = envs.step(actions)
+        obs, _rewards, terminated, truncated, _ = envs.step(actions)
         episodes += int(np.sum(terminated | truncated))
     return episodes
 
 
 def test_sync_vector_env():
     envs = gymnasium.vector.SyncVectorEnv(
-        [lambda: SatellitesGymEnv(agent_color="random", max_moves=12) for _ in range(3)])
+        [lambda: SatellitesGymEnv(agent_color="random", max_moves=12) for _ in range(3)]
+    )
     episodes = random_vector_steps(envs, 30, seed=0)
     assert episodes >= 3  # max_moves=12: every env ended at least once
     envs.close()
@@ -491,8 +496,13 @@ def test_sync_vector_env():
 
 def test_async_vector_env():
     envs = gymnasium.vector.AsyncVectorEnv(
-        [lambda: gymnasium.make(satellites_env.ENV_ID, opponent="random", agent_color="random",
-                                max_moves=12) for _ in range(2)])
+        [
+            lambda: gymnasium.make(
+                satellites_env.ENV_ID, opponent="random", agent_color="random", max_moves=12
+            )
+            for _ in range(2)
+        ]
+    )
     try:
         episodes = random_vector_steps(envs, 20, seed=1)
         assert episodes >= 2

@@ -7,8 +7,8 @@ import pytest
 
 from satellites_env import satellites_v0
 from satellites_env.core import Game
-from satellites_env.core.game import check_max_moves
 from satellites_env.core.engine import new_work
+from satellites_env.core.game import check_max_moves
 from satellites_env.gym_env import SatellitesGymEnv
 from satellites_env.observation import OBSERVATION_SHAPE, Observer, fill_observation, observe
 
@@ -67,7 +67,9 @@ def test_check_max_moves(bad):
 def test_both_envs_observe_with_an_observer():
     aec = satellites_v0.raw_env(max_moves=77)
     gym_env = SatellitesGymEnv(max_moves=77)
-    for observer, space in ((aec.observer, aec.observation_space("player_1")),
-                            (gym_env.observer, gym_env.observation_space)):
+    for observer, space in (
+        (aec.observer, aec.observation_space("player_1")),
+        (gym_env.observer, gym_env.observation_space),
+    ):
         assert isinstance(observer, Observer) and observer.max_moves == 77
         assert space is observer.space

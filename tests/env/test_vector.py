@@ -40,7 +40,7 @@ def test_spaces_and_metadata():
     assert infos["current_player"].tolist() == [0, 0, 0]
     assert env.to_spn(2) == Game(env.states[2].copy()).to_spn()
     for bad in (3, -1, 2.0, "0"):
-        with pytest.raises(ValueError, match="^i must be an integer from 0 to 2"):
+        with pytest.raises(ValueError, match=r"^i must be an integer from 0 to 2"):
             env.to_spn(bad)
     assert "num_envs=3" in repr(env)
     env.close()
@@ -64,8 +64,9 @@ def test_matches_game_move_for_move(max_moves):
                 assert env.to_spn(i) == game.to_spn()
         actions = np.array([rng.choice(np.flatnonzero(obs["action_mask"][i])) for i in range(n)])
         for i, a in enumerate(actions):
-            seen["push" if PUSH_BASE <= a < PASS_ACTION else "pass" if a == PASS_ACTION
-                 else "move"] += 1
+            seen[
+                "push" if PUSH_BASE <= a < PASS_ACTION else "pass" if a == PASS_ACTION else "move"
+            ] += 1
             games[i].play(int(a))
         obs, rewards, terminations, truncations, infos = env.step(actions)
         assert rewards.shape == (n, 2) and rewards.dtype == np.float32
@@ -78,8 +79,7 @@ def test_matches_game_move_for_move(max_moves):
             assert rewards[i].tolist() == [game.score().reward(0), game.score().reward(1)]
             assert infos["_final_obs"][i] and infos["final_spn"][k] == game.to_spn()
             final = infos["final_obs"]
-            assert (final["observation"][k] == planes_of(game.state, game.to_move,
-                                                         max_moves)).all()
+            assert (final["observation"][k] == planes_of(game.state, game.to_move, max_moves)).all()
             assert not final["action_mask"][k].any()
             assert env.states[i, 103] == 0  # already the next game's set-up (same step)
             games[i] = Game(env.states[i].copy(), max_moves)
@@ -121,7 +121,7 @@ def test_seeding_and_copy_modes():
     assert (first == SatellitesVectorEnv(5).reset(seed=9)[0]["observation"]).all()
     unseeded = [SatellitesVectorEnv(5).reset()[0]["observation"] for _ in range(2)]
     assert not (unseeded[0] == unseeded[1]).all()  # no seed: a fresh random one each time
-    with pytest.raises(ValueError, match="^seed must be an integer from 0 to"):
+    with pytest.raises(ValueError, match=r"^seed must be an integer from 0 to"):
         a.reset(seed=[1, 2, 3, 4, 5])
 
 

@@ -14,8 +14,12 @@ from satellites_env.wrappers import MaskedDictObservation, masked_dict
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**16), flatten=st.booleans(),
-       picks=st.lists(st.integers(0, 10**6), max_size=60), illegal_at=st.integers(0, 80))
+@given(
+    seed=st.integers(0, 2**16),
+    flatten=st.booleans(),
+    picks=st.lists(st.integers(0, 10**6), max_size=60),
+    illegal_at=st.integers(0, 80),
+)
 def test_fuzz_wrapped_games_match_the_plain_env(seed, flatten, picks, illegal_at):
     wrapped = MaskedDictObservation(satellites_v0.env(max_moves=50), flatten=flatten)
     plain = satellites_v0.env(max_moves=50)
@@ -45,5 +49,5 @@ def test_fuzz_wrapped_games_match_the_plain_env(seed, flatten, picks, illegal_at
 
 def test_flatten_must_be_a_bool():
     for bad in ("yes", 1, None, np.array([True, False])):
-        with pytest.raises(ValueError, match="^flatten must be True or False"):
+        with pytest.raises(ValueError, match=r"^flatten must be True or False"):
             MaskedDictObservation(satellites_v0.env(), flatten=bad)

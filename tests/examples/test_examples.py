@@ -23,9 +23,18 @@ def load(name: str):
 def test_sb3_maskable_ppo(tmp_path):
     pytest.importorskip("sb3_contrib", reason="needs the 'examples' extra")
     example = load("sb3_maskable_ppo")
-    summary = example.main(total_steps=2048, n_envs=2, n_steps=128, batch_size=64, n_epochs=1,
-                           eval_games=2, seed=0, torch_threads=1,
-                           save=str(tmp_path / "ppo.zip"), verbose=True)
+    summary = example.main(
+        total_steps=2048,
+        n_envs=2,
+        n_steps=128,
+        batch_size=64,
+        n_epochs=1,
+        eval_games=2,
+        seed=0,
+        torch_threads=1,
+        save=str(tmp_path / "ppo.zip"),
+        verbose=True,
+    )
     assert summary["train_steps"] >= 2048
     assert summary["train_episodes"] >= 1
     assert summary["illegal_actions"] == 0
@@ -35,8 +44,9 @@ def test_sb3_maskable_ppo(tmp_path):
 
 def test_pettingzoo_selfplay_loop():
     example = load("pettingzoo_selfplay_loop")
-    summary = example.main(total_steps=3000, games_per_update=2, seed=0, torch_threads=1,
-                           verbose=True)
+    summary = example.main(
+        total_steps=3000, games_per_update=2, seed=0, torch_threads=1, verbose=True
+    )
     assert summary["steps"] >= 3000
     assert summary["games"] >= 2 and summary["updates"] >= 2
     assert summary["illegal_actions"] == 0
@@ -73,8 +83,9 @@ def test_torchrl_pettingzoo_finds_an_illegal_action():
     assert example.count_illegal(frame.unsqueeze(0)) == 1
 
 
-@pytest.mark.parametrize("name", ["sb3_maskable_ppo", "pettingzoo_selfplay_loop",
-                                  "torchrl_pettingzoo"])
+@pytest.mark.parametrize(
+    "name", ["sb3_maskable_ppo", "pettingzoo_selfplay_loop", "torchrl_pettingzoo"]
+)
 def test_examples_command_line_matches_main(name):
     if name == "sb3_maskable_ppo":
         pytest.importorskip("sb3_contrib", reason="needs the 'examples' extra")
@@ -92,9 +103,21 @@ def test_vector_selfplay_example_runs():
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, str(EXAMPLES / "vector_selfplay.py"), "--envs", "16",
-                             "--steps", "400", "--seed", "3"], capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(EXAMPLES / "vector_selfplay.py"),
+            "--envs",
+            "16",
+            "--steps",
+            "400",
+            "--seed",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     assert "masked random: 16 games x 400 steps" in result.stdout
     assert "self-play eager vs random:" in result.stdout

@@ -29,8 +29,9 @@ def ladder_of(path: Path, specs=FAST) -> Ladder:
 
 
 def pair_counts(ladder: Ladder) -> dict:
-    return {(a, b): n for a, b, n in ladder.db.execute(
-        "SELECT a, b, COUNT(*) FROM games GROUP BY a, b")}
+    return {
+        (a, b): n for a, b, n in ladder.db.execute("SELECT a, b, COUNT(*) FROM games GROUP BY a, b")
+    }
 
 
 def test_a_run_plays_each_missing_game_once_and_every_game_replays(tmp_path):
@@ -52,8 +53,9 @@ def test_adding_one_agent_to_a_ladder_of_six_plays_only_its_games(tmp_path):
         assert before == 15 * 2
         new = ladder.add("mcts:5")
         assert ladder.run(2) == 6 * 2
-        rows = ladder.db.execute("SELECT a, b FROM games WHERE id > (SELECT MAX(id) - 12 "
-                                 "FROM games)").fetchall()
+        rows = ladder.db.execute(
+            "SELECT a, b FROM games WHERE id > (SELECT MAX(id) - 12 FROM games)"
+        ).fetchall()
         assert all(new.id in row for row in rows)
         assert ladder.games_count() == before + 12
 
@@ -63,8 +65,10 @@ def test_two_ladders_fed_the_same_agents_hold_the_same_games(tmp_path):
     second = ladder_of(tmp_path / "b.db", ["mcts:2", "greedy", "random"])
     first.run(2)
     second.run(2)
-    games = [sorted((r.start_spn, tuple(r.moves)) for _, r in ladder.records())
-             for ladder in (first, second)]
+    games = [
+        sorted((r.start_spn, tuple(r.moves)) for _, r in ladder.records())
+        for ladder in (first, second)
+    ]
     assert games[0] == games[1]
     assert pair_seed(0, "a", "b") == pair_seed(0, "a", "b") != pair_seed(1, "a", "b")
 
@@ -97,7 +101,7 @@ def test_foreign_damaged_and_odd_files_are_clear_errors(tmp_path):
         Ladder(foreign)
     damaged = tmp_path / "damaged.db"
     damaged.write_bytes(b"SQLite format 3\0" + os.urandom(4000))
-    with pytest.raises(LadderError, match="damaged|not a ladder"):
+    with pytest.raises(LadderError, match=r"damaged|not a ladder"):
         Ladder(damaged)
     text = tmp_path / "text.db"
     text.write_text("hello, not a database " * 100)
@@ -128,8 +132,12 @@ print(ladder.run(int(sys.argv[2])), flush=True)
 def test_two_runs_at_once_share_the_games_and_play_none_twice(tmp_path):
     path = tmp_path / "l.db"
     ladder_of(path, FAST[:4]).close()
-    runs = [subprocess.Popen([sys.executable, "-c", RUNNER, str(path), "6"],
-                             stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RUNNER, str(path), "6"], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     stored = [int(run.communicate(timeout=600)[0].split()[-1]) for run in runs]
     assert all(run.returncode == 0 for run in runs)
     with Ladder(path) as ladder:

@@ -28,12 +28,28 @@ def db(tmp_path):
 
 
 def test_add_run_show_agree_with_the_database(capsys, db):
-    assert run(capsys, "ladder", "add", "random", "greedy", "mcts:1", "--db", db,
-               "--max-moves", "60", "--seed", "5")[0] == 0
+    assert (
+        run(
+            capsys,
+            "ladder",
+            "add",
+            "random",
+            "greedy",
+            "mcts:1",
+            "--db",
+            db,
+            "--max-moves",
+            "60",
+            "--seed",
+            "5",
+        )[0]
+        == 0
+    )
     status, out, _ = run(capsys, "ladder", "run", "--games-per-pair", "4", "--db", db)
     assert status == 0 and "12 games played" in out
     assert run(capsys, "ladder", "run", "--games-per-pair", "4", "--db", db)[1].startswith(
-        "0 games played")  # nothing left to play
+        "0 games played"
+    )  # nothing left to play
     status, out, _ = run(capsys, "ladder", "show", "--json", "--db", db)
     table = json.loads(out)
     assert status == 0 and table["games"] == 12 and table["seed"] == 5
@@ -83,28 +99,35 @@ def test_rate_keeps_the_roster_and_reports_an_interval(capsys, db):
         assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6 + 12
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["ladder", "run", "--db", "{db}"], "does not exist"),
-    (["ladder", "show", "--db", "{tmp}"], "is a directory"),
-    (["ladder", "show", "--db", "{foreign}"], "not a ladder database"),
-    (["ladder", "show", "--db", "{text}"], "not a ladder database"),
-    (["ladder", "add", "random", "greedy", "--name", "x", "--db", "{db}"], "--name names one"),
-    (["ladder", "add", "minimax", "--db", "{db}"], "minimax"),
-    (["ladder", "add", "checkpoint:{tmp}/missing.pt", "--db", "{db}"], "missing.pt"),
-    (["ladder", "add", "random", "--name", "a\nb", "--db", "{db}"], "printable"),
-    (["ladder", "add", "random", "--name", "", "--db", "{db}"], "printable"),
-    (["ladder", "run", "--games-per-pair", "0", "--db", "{db}"], "--games-per-pair"),
-    (["ladder", "rate", "greedy", "--games", "1", "--db", "{db}"], "--games"),
-    (["ladder", "show", "--json", "--csv", "--db", "{db}"], "choose one"),
-    (["ladder", "run", "--workers", "0", "--db", "{db}"], "--workers"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["ladder", "run", "--db", "{db}"], "does not exist"),
+        (["ladder", "show", "--db", "{tmp}"], "is a directory"),
+        (["ladder", "show", "--db", "{foreign}"], "not a ladder database"),
+        (["ladder", "show", "--db", "{text}"], "not a ladder database"),
+        (["ladder", "add", "random", "greedy", "--name", "x", "--db", "{db}"], "--name names one"),
+        (["ladder", "add", "minimax", "--db", "{db}"], "minimax"),
+        (["ladder", "add", "checkpoint:{tmp}/missing.pt", "--db", "{db}"], "missing.pt"),
+        (["ladder", "add", "random", "--name", "a\nb", "--db", "{db}"], "printable"),
+        (["ladder", "add", "random", "--name", "", "--db", "{db}"], "printable"),
+        (["ladder", "run", "--games-per-pair", "0", "--db", "{db}"], "--games-per-pair"),
+        (["ladder", "rate", "greedy", "--games", "1", "--db", "{db}"], "--games"),
+        (["ladder", "show", "--json", "--csv", "--db", "{db}"], "choose one"),
+        (["ladder", "run", "--workers", "0", "--db", "{db}"], "--workers"),
+    ],
+)
 def test_bad_arguments_are_one_error_line(capsys, tmp_path, argv, message):
     foreign = tmp_path / "foreign.db"
     with sqlite3.connect(foreign) as conn:
         conn.execute("CREATE TABLE t (x)")
     (tmp_path / "text.db").write_text("not a database at all, just some text " * 20)
-    paths = {"db": str(tmp_path / "ladder.db"), "tmp": str(tmp_path), "foreign": str(foreign),
-             "text": str(tmp_path / "text.db")}
+    paths = {
+        "db": str(tmp_path / "ladder.db"),
+        "tmp": str(tmp_path),
+        "foreign": str(foreign),
+        "text": str(tmp_path / "text.db"),
+    }
     status, _, err = run(capsys, *[a.format(**paths) for a in argv])
     assert status == 2 and message in err
     assert err.count("error:") == 1 and "Traceback" not in err
@@ -116,8 +139,9 @@ def test_rating_an_agent_already_on_the_roster_is_an_error(capsys, db):
     assert status == 2 and "on the ladder already" in err
 
 
-SPECS = st.sampled_from(["random", "greedy", "mcts:1", "mcts:x", "", "random:3", "checkpoint:",
-                         "[b]x", "az:", "mcts:0"])
+SPECS = st.sampled_from(
+    ["random", "greedy", "mcts:1", "mcts:x", "", "random:3", "checkpoint:", "[b]x", "az:", "mcts:0"]
+)
 NUMBERS = st.sampled_from(["1", "2", "0", "-1", "x", "2.0", "100001", "1e3"])
 NAMES = st.one_of(st.text(max_size=6), st.sampled_from(["agent", "random", "x" * 101]))
 
@@ -127,8 +151,9 @@ def ladder_argv(draw) -> list[str]:
     step = draw(st.sampled_from(["add", "run", "rate", "show"]))
     argv = ["ladder", step]
     if step in ("add", "rate"):
-        argv += draw(st.lists(SPECS, min_size=0 if step == "add" else 1,
-                              max_size=3 if step == "add" else 1))
+        argv += draw(
+            st.lists(SPECS, min_size=0 if step == "add" else 1, max_size=3 if step == "add" else 1)
+        )
         if draw(st.booleans()):
             argv += ["--name", draw(NAMES)]
     if step == "add" and draw(st.booleans()):
@@ -142,8 +167,12 @@ def ladder_argv(draw) -> list[str]:
     return argv
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(steps=st.lists(ladder_argv(), min_size=1, max_size=4))
 def test_fuzz_ladder_commands(steps, capsys, tmp_path_factory):
     folder = tmp_path_factory.mktemp("fuzz")
@@ -152,14 +181,18 @@ def test_fuzz_ladder_commands(steps, capsys, tmp_path_factory):
     capsys.readouterr()
     for argv in steps:
         if argv[-1] == "--html":
-            argv = argv + [str(folder / "page")]
-        status = cli.main(argv + ["--db", db])
-        out, err = capsys.readouterr()
+            argv = [*argv, str(folder / "page")]
+        status = cli.main([*argv, "--db", db])
+        _out, err = capsys.readouterr()
         assert status in (0, 2), (argv, err)
         assert "Traceback" not in err and "internal error" not in err
         if status == 2:
             assert "error" in err
     with Ladder(db, create=False) as ladder:  # whatever happened, the database is whole
         assert ladder.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert ladder.games_count() == ladder.db.execute(
-            "SELECT COUNT(DISTINCT a || '-' || b || '-' || game) FROM games").fetchone()[0]
+        assert (
+            ladder.games_count()
+            == ladder.db.execute(
+                "SELECT COUNT(DISTINCT a || '-' || b || '-' || game) FROM games"
+            ).fetchone()[0]
+        )

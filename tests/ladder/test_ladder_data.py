@@ -26,8 +26,14 @@ from hypothesis import strategies as st
 
 from satellites_env import cli
 from satellites_env.agents import RandomAgent
-from satellites_env.ladder import (CLAIM_LEASE, Ladder, LadderError, _Heartbeat,
-                                   _process_start, play_job)
+from satellites_env.ladder import (
+    CLAIM_LEASE,
+    Ladder,
+    LadderError,
+    _Heartbeat,
+    _process_start,
+    play_job,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCALE = ROOT / "ladders" / "scale.db"
@@ -72,8 +78,9 @@ def sql(path: Path, *statements, loose: bool = False) -> None:
                 db.execute(f"DROP TABLE {table}")
                 db.execute(f"ALTER TABLE loose_{table} RENAME TO {table}")
         for statement in statements:
-            db.execute(statement[0], statement[1:]) if isinstance(statement, tuple) \
-                else db.execute(statement)
+            db.execute(statement[0], statement[1:]) if isinstance(statement, tuple) else db.execute(
+                statement
+            )
     finally:
         db.close()
 
@@ -93,8 +100,20 @@ def test_csv_is_csv_and_json_has_no_infinity(capsys, copy):
 
 def test_output_to_a_reader_that_left_ends_quietly(small):
     process = subprocess.Popen(
-        [sys.executable, "-m", "satellites_env.cli", "ladder", "show", "--json", "--db",
-         str(small)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+        [
+            sys.executable,
+            "-m",
+            "satellites_env.cli",
+            "ladder",
+            "show",
+            "--json",
+            "--db",
+            str(small),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
     process.stdout.close()  # as `| head` does once it has its lines
     err = process.stderr.read().decode()
     assert process.wait(timeout=120) == cli.EXIT_BROKEN_PIPE
@@ -111,8 +130,12 @@ def test_reading_the_shipped_scale_leaves_nothing_beside_it(capsys):
     assert status == 0 and "Head to head" in out
     assert set(SCALE.parent.iterdir()) == siblings and digest(SCALE) == before
     if shutil.which("git") and (ROOT / ".git").exists():
-        status = subprocess.run(["git", "status", "--porcelain", "--ignored", "ladders"],
-                                cwd=ROOT, capture_output=True, text=True)
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--ignored", "ladders"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         assert status.returncode != 0 or status.stdout == ""
 
 
@@ -142,7 +165,9 @@ def test_a_file_that_is_no_ladder_is_never_written(capsys, tmp_path):
         status, _, err = run(capsys, "ladder", *argv, "--db", foreign)
         assert status == 2 and "not a ladder database" in err, (argv, err)
     assert digest(foreign) == before and sorted(p.name for p in tmp_path.iterdir()) == [
-        "empty.db", "foreign.db"]
+        "empty.db",
+        "foreign.db",
+    ]
 
 
 # ------------------------------------------------------------------ rows
@@ -153,49 +178,68 @@ def first_game(path: Path) -> int:
         return db.execute("SELECT MIN(id) FROM games").fetchone()[0]
 
 
-@pytest.mark.parametrize("statement, message", [
-    ("UPDATE games SET score = 2 WHERE id = {g}", "score"),
-    ("UPDATE games SET score = -5 WHERE id = {g}", "score"),
-    ("UPDATE games SET score = 1e300 WHERE id = {g}", "score"),
-    ("UPDATE games SET score = NULL WHERE id = {g}", "score"),
-    ("UPDATE games SET winner = 'purple' WHERE id = {g}", "winner"),
-    ("UPDATE games SET winner = CASE winner WHEN 'red' THEN 'blue' ELSE 'red' END, "
-     "score = 1 - score WHERE id = {g} AND winner IS NOT NULL", "record's winner"),
-    ("UPDATE games SET record = 'not json' WHERE id = {g}", "not JSON"),
-    ("UPDATE games SET record = NULL WHERE id = {g}", "record"),
-    ("UPDATE games SET a = 999 WHERE id = {g}", "no agent"),
-    ("UPDATE games SET game = -1 WHERE id = {g}", "index"),
-    ("UPDATE games SET seed = seed + 1 WHERE id = {g}", "seed"),
-    ("UPDATE games SET moves = moves + 1 WHERE id = {g}", "moves"),
-    ("UPDATE agents SET name = X'00ff' WHERE id = 1", "name"),
-    ("UPDATE agents SET roster = 7 WHERE id = 1", "roster"),
-    ("UPDATE meta SET value = X'3030' WHERE key = 'seed'", "seed"),
-    ("UPDATE meta SET value = '1e3' WHERE key = 'max_moves'", "max_moves"),
-    ("DELETE FROM meta WHERE key = 'format'", "format"),
-    ("DROP TABLE claims", "claims"),
-])
-def test_a_bad_row_is_one_error_naming_the_database_and_the_row(capsys, copy, statement,
-                                                                   message):
+@pytest.mark.parametrize(
+    "statement, message",
+    [
+        ("UPDATE games SET score = 2 WHERE id = {g}", "score"),
+        ("UPDATE games SET score = -5 WHERE id = {g}", "score"),
+        ("UPDATE games SET score = 1e300 WHERE id = {g}", "score"),
+        ("UPDATE games SET score = NULL WHERE id = {g}", "score"),
+        ("UPDATE games SET winner = 'purple' WHERE id = {g}", "winner"),
+        (
+            "UPDATE games SET winner = CASE winner WHEN 'red' THEN 'blue' ELSE 'red' END, "
+            "score = 1 - score WHERE id = {g} AND winner IS NOT NULL",
+            "record's winner",
+        ),
+        ("UPDATE games SET record = 'not json' WHERE id = {g}", "not JSON"),
+        ("UPDATE games SET record = NULL WHERE id = {g}", "record"),
+        ("UPDATE games SET a = 999 WHERE id = {g}", "no agent"),
+        ("UPDATE games SET game = -1 WHERE id = {g}", "index"),
+        ("UPDATE games SET seed = seed + 1 WHERE id = {g}", "seed"),
+        ("UPDATE games SET moves = moves + 1 WHERE id = {g}", "moves"),
+        ("UPDATE agents SET name = X'00ff' WHERE id = 1", "name"),
+        ("UPDATE agents SET roster = 7 WHERE id = 1", "roster"),
+        ("UPDATE meta SET value = X'3030' WHERE key = 'seed'", "seed"),
+        ("UPDATE meta SET value = '1e3' WHERE key = 'max_moves'", "max_moves"),
+        ("DELETE FROM meta WHERE key = 'format'", "format"),
+        ("DROP TABLE claims", "claims"),
+    ],
+)
+def test_a_bad_row_is_one_error_naming_the_database_and_the_row(capsys, copy, statement, message):
     sql(copy, statement.format(g=first_game(copy)), loose=True)
     for argv in (["show"], ["show", "--json"], ["run", "--games-per-pair", "2"]):
-        status, out, err = run(capsys, "ladder", *argv, "--db", copy)
+        status, _out, err = run(capsys, "ladder", *argv, "--db", copy)
         assert status == 2 and message in err and str(copy) in err, (argv, err)
         assert err.count("error:") == 1 and "internal error" not in err
 
 
-@pytest.mark.parametrize("values, message", [
-    ((1, 99999999999999, "time"), "pid"),
-    ((1, 1, "NaN"), "at must be"),
-    ((1, 1, 1e300), "at must be"),
-    (("x", 1, "time"), "index"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ((1, 99999999999999, "time"), "pid"),
+        ((1, 1, "NaN"), "at must be"),
+        ((1, 1, 1e300), "at must be"),
+        (("x", 1, "time"), "index"),
+    ],
+)
 def test_absurd_claims_are_errors(capsys, copy, values, message):
     game, pid, at = values
     at = time.time() if at == "time" else at
     with sqlite3.connect(copy) as db:
         a, b = db.execute("SELECT a, b FROM games LIMIT 1").fetchone()
-    sql(copy, ("INSERT INTO claims VALUES (?, ?, ?, 'x', ?, ?, ?)", a, b, game,
-               socket.gethostname(), pid, at), loose=True)
+    sql(
+        copy,
+        (
+            "INSERT INTO claims VALUES (?, ?, ?, 'x', ?, ?, ?)",
+            a,
+            b,
+            game,
+            socket.gethostname(),
+            pid,
+            at,
+        ),
+        loose=True,
+    )
     status, _, err = run(capsys, "ladder", "run", "--games-per-pair", "3", "--db", copy)
     assert status == 2 and message in err and "claims row" in err, err
 
@@ -209,21 +253,22 @@ def test_a_claim_is_a_lease_that_a_live_unrelated_process_cannot_hold(copy):
         a, b = pairs[0]
         now = time.time()
         for at in (now - CLAIM_LEASE - 1, now):  # pid 1 lives, and is no ladder
-            ladder.db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, 2, 'other', ?, 1, ?)",
-                              (a.id, b.id, socket.gethostname(), at))
+            ladder.db.execute(
+                "INSERT OR REPLACE INTO claims VALUES (?, ?, 2, 'other', ?, 1, ?)",
+                (a.id, b.id, socket.gethostname(), at),
+            )
             missing = ladder._missing([(a, b)], 3, time.time(), 10)
             assert [j.game for j in missing] == ([2] if at < now else [])
         # on this host, a live pid that started at another time than the claim's is stale
         started = _process_start(os.getpid())
-        for owner, kept in ((f"run/{started}", True), ("run/1", started is None),
-                            ("run", True)):
-            ladder.db.execute("UPDATE claims SET pid = ?, owner = ?, at = ?",
-                              (os.getpid(), owner, time.time()))
+        for owner, kept in ((f"run/{started}", True), ("run/1", started is None), ("run", True)):
+            ladder.db.execute(
+                "UPDATE claims SET pid = ?, owner = ?, at = ?", (os.getpid(), owner, time.time())
+            )
             missing = ladder._missing([(a, b)], 3, time.time(), 10)
             assert [j.game for j in missing] == ([] if kept else [2]), owner
         # on another host, only the lease counts
-        ladder.db.execute("UPDATE claims SET host = 'elsewhere', at = ?",
-                          (now - CLAIM_LEASE - 1,))
+        ladder.db.execute("UPDATE claims SET host = 'elsewhere', at = ?", (now - CLAIM_LEASE - 1,))
         assert [j.game for j in ladder._missing([(a, b)], 3, time.time(), 10)] == [2]
         # a run renews its claims while it plays
         ladder.db.execute("UPDATE claims SET owner = 'mine', at = 0")
@@ -256,14 +301,18 @@ def test_a_spec_that_may_unpickle_needs_allow_pickle(capsys, copy, monkeypatch):
         return Stand(seed)
 
     monkeypatch.setitem(agents._registered, "rllib", factory)
-    sql(copy, "INSERT INTO agents (key, name, spec, roster, added) VALUES "
-        "('rllib:/some/folder', 'sent', 'rllib:/some/folder', 1, 'now')")
+    sql(
+        copy,
+        "INSERT INTO agents (key, name, spec, roster, added) VALUES "
+        "('rllib:/some/folder', 'sent', 'rllib:/some/folder', 1, 'now')",
+    )
     for argv in (["run", "--games-per-pair", "2"], ["rate", "mcts:2", "--games", "2"]):
         status, _, err = run(capsys, "ladder", *argv, "--db", copy)
         assert status == 2 and "--allow-pickle" in err and "'sent'" in err, err
         assert built == []  # refused before it was built
-    status, _, err = run(capsys, "ladder", "run", "--games-per-pair", "2", "--allow-pickle",
-                         "--db", copy)
+    status, _, err = run(
+        capsys, "ladder", "run", "--games-per-pair", "2", "--allow-pickle", "--db", copy
+    )
     assert status == 0 and built, err
 
 
@@ -275,8 +324,20 @@ def test_a_changed_file_does_not_play_under_its_old_identity(capsys, tmp_path):
     network = tmp_path / "a.pt"
     shutil.copy(pretrained, network)
     db = tmp_path / "l.db"
-    assert run(capsys, "ladder", "add", "random", f"checkpoint:{network}", "--db", db,
-               "--max-moves", "20")[0] == 0
+    assert (
+        run(
+            capsys,
+            "ladder",
+            "add",
+            "random",
+            f"checkpoint:{network}",
+            "--db",
+            db,
+            "--max-moves",
+            "20",
+        )[0]
+        == 0
+    )
     other = torch.load(pretrained, map_location="cpu", weights_only=True)
     name, weight = next((k, v) for k, v in other["model"].items() if v.is_floating_point())
     other["model"][name] = weight + 0.01  # another network of the same shape
@@ -296,14 +357,33 @@ def test_a_worker_checks_each_agents_identity_before_its_first_game():
 
 # ------------------------------------------------------------------ fuzz
 
-VALUES = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**63, max_value=2**63 - 1),
-                   st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20),
-                   st.binary(max_size=8), st.sampled_from(["red", "blue", "0.5", "{}", "[]",
-                                                           '{"moves": [], "result": {}}']))
-TABLES = {"meta": ["key", "value"], "agents": ["id", "key", "name", "spec", "roster"],
-          "games": ["id", "a", "b", "game", "seed", "a_red", "score", "winner", "reason",
-                    "moves", "record"],
-          "claims": ["a", "b", "game", "owner", "host", "pid", "at"]}
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.binary(max_size=8),
+    st.sampled_from(["red", "blue", "0.5", "{}", "[]", '{"moves": [], "result": {}}']),
+)
+TABLES = {
+    "meta": ["key", "value"],
+    "agents": ["id", "key", "name", "spec", "roster"],
+    "games": [
+        "id",
+        "a",
+        "b",
+        "game",
+        "seed",
+        "a_red",
+        "score",
+        "winner",
+        "reason",
+        "moves",
+        "record",
+    ],
+    "claims": ["a", "b", "game", "owner", "host", "pid", "at"],
+}
 
 
 @st.composite
@@ -314,17 +394,29 @@ def corruption(draw):
     column = draw(st.sampled_from(TABLES[table]))
     value = draw(VALUES)
     if table == "claims":
-        return ("INSERT INTO claims (a, b, game, owner, host, pid, at) VALUES (1, 2, 0, 'o', "
-                "'h', 1, 0)"), (), f"UPDATE claims SET {column} = ?", (value,)
+        return (
+            (
+                "INSERT INTO claims (a, b, game, owner, host, pid, at) VALUES (1, 2, 0, 'o', "
+                "'h', 1, 0)"
+            ),
+            (),
+            f"UPDATE claims SET {column} = ?",
+            (value,),
+        )
     row = draw(st.integers(1, 8))
     return f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (value, row)
 
 
-@settings(max_examples=80, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(damage=st.lists(corruption(), min_size=1, max_size=3))
-def test_fuzz_a_damaged_database_gives_a_result_or_one_ladder_error(damage, small,
-                                                                     tmp_path_factory):
+def test_fuzz_a_damaged_database_gives_a_result_or_one_ladder_error(
+    damage, small, tmp_path_factory
+):
     path = tmp_path_factory.mktemp("fuzz") / "ladder.db"
     shutil.copy(small, path)
     statements = []

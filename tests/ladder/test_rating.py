@@ -14,15 +14,17 @@ from satellites_env.rating import ELO_PER_NAT, against_known, fit
 def test_two_players_by_hand():
     """a scores 3 of 4 against b: r_a - r_b = 400 log10(3) without a prior; the observed
     information is n p (1 - p) = 4 x 3/4 x 1/4 = 0.75 per nat^2."""
-    ratings = fit(["b", "a"], np.array([[0, 1], [3, 0]]), np.array([[0, 4], [4, 0]]),
-                  prior_games=0.0)
+    ratings = fit(
+        ["b", "a"], np.array([[0, 1], [3, 0]]), np.array([[0, 4], [4, 0]]), prior_games=0.0
+    )
     assert ratings.rating("a") == pytest.approx(400 * math.log10(3))
     assert ratings.rating("b") == 0.0 and ratings.anchor == "b"
     sd = ELO_PER_NAT / math.sqrt(0.75)
     low, high = ratings.interval("a")
     assert (high - low) / 2 == pytest.approx(1.959963984540054 * sd)
     assert ratings.superiority("a", "b") == pytest.approx(
-        0.5 * (1 + math.erf(400 * math.log10(3) / (sd * math.sqrt(2)))))
+        0.5 * (1 + math.erf(400 * math.log10(3) / (sd * math.sqrt(2))))
+    )
     with_prior = fit(["b", "a"], np.array([[0, 1], [3, 0]]), np.array([[0, 4], [4, 0]]))
     assert with_prior.rating("a") == pytest.approx(400 * math.log10(3.5 / 1.5))
 
@@ -46,7 +48,8 @@ def test_a_fit_is_placed_on_the_shipped_scale_by_its_best_connected_agent():
     shifted = fit(["random", "greedy", "mcts:200"], scores, games, "random")
     assert shifted.rating("random") == 0.0  # a named anchor sits at 0
     assert shifted.rating("mcts:200") - shifted.rating("greedy") == pytest.approx(
-        ratings.rating("mcts:200") - ratings.rating("greedy"))
+        ratings.rating("mcts:200") - ratings.rating("greedy")
+    )
 
 
 def test_one_sided_results_stay_finite():
@@ -75,7 +78,7 @@ def test_simulated_players_fall_inside_their_intervals_at_the_stated_rate(seed):
                 scores[j, i] = 60 - scores[i, j]
                 games[i, j] = games[j, i] = 60
         ratings = fit(names, scores, games, "random", prior_games=0.0)
-        for name, true in zip(names[1:], truth[1:]):
+        for name, true in zip(names[1:], truth[1:], strict=False):
             low, high = ratings.interval(name)
             inside += low <= true <= high
             total += 1

@@ -16,8 +16,15 @@ from satellites_env.rating import SCALE, SCALE_ANCHOR, fit
 from satellites_env.web.leaderboard import standings
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENTS = ["random", "greedy", "mcts:50", "mcts:200", "mcts:1000", "checkpoint:pretrained",
-          "az:pretrained:32"]
+AGENTS = [
+    "random",
+    "greedy",
+    "mcts:50",
+    "mcts:200",
+    "mcts:1000",
+    "checkpoint:pretrained",
+    "az:pretrained:32",
+]
 
 
 def test_the_shipped_scale_is_the_readmes_table(tmp_path):
@@ -31,8 +38,10 @@ def test_the_shipped_scale_is_the_readmes_table(tmp_path):
         table = standings(ladder)
     readme = (ROOT / "README.md").read_text()
     for row in table["agents"]:
-        line = (f"| {row['rank']} | `{row['name']}` | {row['elo']:+.0f} | "
-                f"[{row['low']:+.0f}, {row['high']:+.0f}] | {row['games']} |")
+        line = (
+            f"| {row['rank']} | `{row['name']}` | {row['elo']:+.0f} | "
+            f"[{row['low']:+.0f}, {row['high']:+.0f}] | {row['games']} |"
+        )
         assert line in readme, line
     assert re.search(rf"\({table['games']} games, 20 per pair", readme)
 
@@ -79,15 +88,22 @@ def test_a_training_runs_evaluation_is_rated_on_the_shipped_scale():
     from satellites_env.rating import against_known
     from training.common.run import Evaluation
 
-    results = {"random": {"a": "p", "b": "random", "games": 100, "a_wins": 90, "b_wins": 8,
-                          "draws": 2},
-               "mcts:200": {"a": "p", "b": "mcts:200", "games": 50, "a_wins": 10,
-                            "b_wins": 40, "draws": 0},
-               "mcts:9": {"a": "p", "b": "mcts:9", "games": 10, "a_wins": 5, "b_wins": 5,
-                          "draws": 0}}  # not on the scale: not rated
+    results = {
+        "random": {"a": "p", "b": "random", "games": 100, "a_wins": 90, "b_wins": 8, "draws": 2},
+        "mcts:200": {
+            "a": "p",
+            "b": "mcts:200",
+            "games": 50,
+            "a_wins": 10,
+            "b_wins": 40,
+            "draws": 0,
+        },
+        "mcts:9": {"a": "p", "b": "mcts:9", "games": 10, "a_wins": 5, "b_wins": 5, "draws": 0},
+    }  # not on the scale: not rated
     elo = Evaluation(progress=1, results=results).elo()
-    assert elo == pytest.approx(against_known([(SCALE["random"], 91.0, 100),
-                                               (SCALE["mcts:200"], 10.0, 50)]))
+    assert elo == pytest.approx(
+        against_known([(SCALE["random"], 91.0, 100), (SCALE["mcts:200"], 10.0, 50)])
+    )
 
 
 def test_the_shipped_agents_are_still_the_players_the_scale_rated():

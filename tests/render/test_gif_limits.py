@@ -17,8 +17,14 @@ import satellites_env.render.files as gif_files
 from satellites_env import cli
 from satellites_env.core import Game
 from satellites_env.record import GameRecord
-from satellites_env.render.files import (GIF_BUDGET, MAX_FPS, MIN_FPS, check_fps,
-                                         check_gif_budget, gif_bytes)
+from satellites_env.render.files import (
+    GIF_BUDGET,
+    MAX_FPS,
+    MIN_FPS,
+    check_fps,
+    check_gif_budget,
+    gif_bytes,
+)
 
 
 def delays(data: bytes) -> list[int]:
@@ -36,11 +42,13 @@ def distinct_frames(n: int, size: int = 64) -> list[np.ndarray]:
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
-    [MIN_FPS, MAX_FPS, 0.0999, 50.001, 0.001, 100, 3, 33.4, 40]))
+@given(
+    st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from([MIN_FPS, MAX_FPS, 0.0999, 50.001, 0.001, 100, 3, 33.4, 40])
+)
 def test_every_accepted_fps_is_the_rate_the_gif_states(fps):
     if not MIN_FPS <= fps <= MAX_FPS:
-        with pytest.raises(ValueError, match="fps must be a number from 0.1 to 50"):
+        with pytest.raises(ValueError, match=r"fps must be a number from 0.1 to 50"):
             gif_bytes(distinct_frames(2), fps)
         return
     stated = delays(gif_bytes(distinct_frames(2), fps))
@@ -66,8 +74,11 @@ def test_many_equal_frames_merge_without_overflowing_the_longest_delay():
 
 def test_the_budget_is_checked_before_frames_are_drawn(monkeypatch):
     check_gif_budget(401, 480)
-    with pytest.raises(ValueError, match=r"401 frames of 4096x4096 pixels needs .* use "
-                                         r"--frame-size 1\d\d\d or less"):
+    with pytest.raises(
+        ValueError,
+        match=r"401 frames of 4096x4096 pixels needs .* use "
+        r"--frame-size 1\d\d\d or less",
+    ):
         check_gif_budget(401, 4096, "--frame-size")
     with pytest.raises(ValueError, match="at any frame size"):
         check_gif_budget(GIF_BUDGET // 4096 + 1, 64)
@@ -105,10 +116,12 @@ def test_replay_fps_out_of_range_is_one_error(tmp_path, capsys, fps):
 def test_replay_over_the_budget_is_refused_before_rendering(tmp_path, capsys, monkeypatch):
     path, moves = long_record(tmp_path)
     monkeypatch.setattr(gif_files, "GIF_BUDGET", 20 * 64 * 64)
-    monkeypatch.setattr("satellites_env.render.render_rgb",
-                        lambda *a, **k: pytest.fail("a frame was drawn"))
-    assert cli.main(["replay", str(path), "--gif", str(tmp_path / "g.gif"),
-                     "--frame-size", "64"]) == 2
+    monkeypatch.setattr(
+        "satellites_env.render.render_rgb", lambda *a, **k: pytest.fail("a frame was drawn")
+    )
+    assert (
+        cli.main(["replay", str(path), "--gif", str(tmp_path / "g.gif"), "--frame-size", "64"]) == 2
+    )
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith("error: a GIF of") and f"{moves + 1} frames" in error
     assert not (tmp_path / "g.gif").exists()
@@ -116,10 +129,27 @@ def test_replay_over_the_budget_is_refused_before_rendering(tmp_path, capsys, mo
 
 def test_replay_and_demo_write_one_frame_a_move(tmp_path):
     path, moves = long_record(tmp_path, 12)
-    assert cli.main(["replay", str(path), "--gif", str(tmp_path / "r.gif"), "--frame-size",
-                     "64", "--fps", "50"]) == 0
+    assert (
+        cli.main(
+            [
+                "replay",
+                str(path),
+                "--gif",
+                str(tmp_path / "r.gif"),
+                "--frame-size",
+                "64",
+                "--fps",
+                "50",
+            ]
+        )
+        == 0
+    )
     assert sum(delays((tmp_path / "r.gif").read_bytes())) == 20 * (moves + 1)
-    assert cli.main(["demo", "--gif", str(tmp_path / "d.gif"), "--frame-size", "64",
-                     "--max-moves", "10"]) == 0
+    assert (
+        cli.main(
+            ["demo", "--gif", str(tmp_path / "d.gif"), "--frame-size", "64", "--max-moves", "10"]
+        )
+        == 0
+    )
     with Image.open(tmp_path / "d.gif") as image:
         assert image.n_frames == 11

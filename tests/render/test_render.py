@@ -9,12 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bad_arguments import NUMBERS, integer_in
 from hypothesis import HealthCheck, given, settings
 from PIL import Image
 
-from bad_arguments import NUMBERS, integer_in
-
-from satellites_env.core import Game, parse_square, square_name
+from satellites_env.core import Game, engine, parse_square, square_name
 from satellites_env.core.board import (
     PUSH_BASE,
     RAY,
@@ -22,8 +21,6 @@ from satellites_env.core.board import (
     direction_between,
     move_action,
 )
-from satellites_env.core import engine
-from satellites_env.render.raster import MAX_FRAME_SIZE, MIN_FRAME_SIZE
 from satellites_env.render import (
     PUSH_COLOR,
     HumanWindow,
@@ -33,17 +30,24 @@ from satellites_env.render import (
     save_gif,
     save_png,
 )
+from satellites_env.render.raster import MAX_FRAME_SIZE, MIN_FRAME_SIZE
 
 # Positions found by seeded self-play games (biased towards connecting moves).
 # Red to move; f1-f5 displaces the unconnected blue 2 on f5.
-DISPLACEMENT_SPN = ("D..B.D.c../C..A....../...b...ac./.......B../........dC/.b..db..../"
-                    "d...A...../..aB...a../....c..A../C....D.... r - 0 72")
+DISPLACEMENT_SPN = (
+    "D..B.D.c../C..A....../...b...ac./.......B../........dC/.b..db..../"
+    "d...A...../..aB...a../....c..A../C....D.... r - 0 72"
+)
 # Red has all 12 connected: blue plays its 3 grace moves.
-GRACE_SPN = ("DaC...Ab../........c./........../..CbB...../...C...d../a.....dD../"
-             "...cB.Ba../....dD..../.bA.A...../....c..... b 3 0 59")
+GRACE_SPN = (
+    "DaC...Ab../........c./........../..CbB...../...C...d../a.....dD../"
+    "...cB.Ba../....dD..../.bA.A...../....c..... b 3 0 59"
+)
 # 23 satellites connected: the game is over (blue wins on the R23 tie-break).
-FINAL_SPN = ("........../C..A....../dB.b...a../.b..c.cB.c/CD..D...dC/.b..dD..../"
-             "....A...../..aB...a../.......A../.......... r - 0 88")
+FINAL_SPN = (
+    "........../C..A....../dB.b...a../.b..c.cB.c/CD..D...dC/.b..dD..../"
+    "....A...../..aB...a../.......A../.......... r - 0 88"
+)
 
 SIZE = 240  # small frames keep the tests fast
 
@@ -88,7 +92,7 @@ def test_text_board_has_coordinates_values_and_turn():
         if code:
             row, col = divmod(cell, 10)
             token = ("R" if code > 0 else "B") + str(abs(int(code)))
-            assert board_rows[row][4 + 4 * col:6 + 4 * col] == token
+            assert board_rows[row][4 + 4 * col : 6 + 4 * col] == token
     assert "move 1" in text and "red to move" in text
     assert "legend" in text
     assert "*" not in "\n".join(board_rows)  # nothing connected at the start
@@ -141,7 +145,7 @@ def board_lines(text: str) -> list[str]:
     """The lines between the two file-letter lines: ranks and link lines."""
     lines = text.splitlines()
     files = [i for i, line in enumerate(lines) if line.split() == list("abcdefghij")]
-    return lines[files[0] + 1:files[1]]
+    return lines[files[0] + 1 : files[1]]
 
 
 def test_text_draws_every_connection():
@@ -204,8 +208,12 @@ def test_rgb_orange_push_cells_only_during_displacement():
     game = displacement_game()
     frame = render_rgb(game, size=SIZE)
     assert orange_pixels(frame) > 20 * len(push_cells(game))
-    for other in (Game.new(seed=0), Game.from_spn(DISPLACEMENT_SPN), Game.from_spn(GRACE_SPN),
-                  Game.from_spn(FINAL_SPN)):
+    for other in (
+        Game.new(seed=0),
+        Game.from_spn(DISPLACEMENT_SPN),
+        Game.from_spn(GRACE_SPN),
+        Game.from_spn(FINAL_SPN),
+    ):
         assert orange_pixels(render_rgb(other, size=SIZE)) == 0
     after = game.clone()
     after.play(int(after.legal_actions()[0]))
@@ -218,8 +226,9 @@ def test_rgb_grace_result_and_last_move_change_the_picture():
     assert not np.array_equal(render_rgb(grace, size=SIZE), render_rgb(no_grace, size=SIZE))
     played = Game.new(seed=0)
     played.play(int(played.legal_actions()[0]))
-    assert not np.array_equal(render_rgb(played, size=SIZE),
-                              render_rgb(played, size=SIZE, last_move=""))
+    assert not np.array_equal(
+        render_rgb(played, size=SIZE), render_rgb(played, size=SIZE, last_move="")
+    )
 
 
 def test_rgb_smoke_over_a_whole_game():
@@ -233,8 +242,9 @@ def test_rgb_smoke_over_a_whole_game():
     assert render_rgb(game, size=128).shape == (128, 128, 3)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(NUMBERS)
 def test_rgb_sizes_near_and_beyond_the_ceilings(size):
     """64 .. 4096 pixels; anything else (10, 4097, 1e300, 2.5, "640") is a ValueError naming
@@ -244,7 +254,7 @@ def test_rgb_sizes_near_and_beyond_the_ceilings(size):
         small = min(int(size), 128)
         assert render_rgb(game, size=small).shape == (small, small, 3)
         return
-    with pytest.raises(ValueError, match="^size must be an integer from 64 to 4096") as error:
+    with pytest.raises(ValueError, match=r"^size must be an integer from 64 to 4096") as error:
         render_rgb(game, size=size)
     assert len(str(error.value)) < 200
 
@@ -296,7 +306,8 @@ def test_engine_and_text_render_need_no_pygame():
     )
     root = Path(__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
-    forbidden = re.compile(r"^\s*(from|import)\s+(\S*render|pygame|gymnasium|pettingzoo|torch)\b",
-                           re.M)
+    forbidden = re.compile(
+        r"^\s*(from|import)\s+(\S*render|pygame|gymnasium|pettingzoo|torch)\b", re.M
+    )
     for module in (root / "satellites_env" / "core").glob("*.py"):  # the engine stays pure
         assert not forbidden.search(module.read_text()), module.name

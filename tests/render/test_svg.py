@@ -8,15 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from play_helpers import engine_pieces
+from test_render import DISPLACEMENT_SPN, FINAL_SPN, GRACE_SPN, displacement_game, push_cells
 
 from satellites_env import satellites_v0
 from satellites_env.core import Game, engine, square_name
 from satellites_env.gym_env import SatellitesGymEnv
 from satellites_env.render import render_svg, svg_frame, svg_layer
 from satellites_env.render.svg import MAX_SVG_WIDTH
-
-from play_helpers import engine_pieces
-from test_render import DISPLACEMENT_SPN, FINAL_SPN, GRACE_SPN, displacement_game, push_cells
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 
@@ -26,8 +25,10 @@ def parse(svg: str) -> ET.Element:
 
 
 def drawn_satellites(root) -> dict[str, tuple[str, bool]]:
-    return {use.get("data-sq"): (use.get("data-piece"), use.get("data-connected") == "1")
-            for use in root.iterfind(".//svg:use[@class='sat']", NS)}
+    return {
+        use.get("data-sq"): (use.get("data-piece"), use.get("data-connected") == "1")
+        for use in root.iterfind(".//svg:use[@class='sat']", NS)
+    }
 
 
 def position(root):
@@ -35,8 +36,13 @@ def position(root):
 
 
 def positions_to_check() -> list[Game]:
-    return [Game.new(seed=0), Game.from_spn(DISPLACEMENT_SPN), displacement_game(),
-            Game.from_spn(GRACE_SPN), Game.from_spn(FINAL_SPN)]
+    return [
+        Game.new(seed=0),
+        Game.from_spn(DISPLACEMENT_SPN),
+        displacement_game(),
+        Game.from_spn(GRACE_SPN),
+        Game.from_spn(FINAL_SPN),
+    ]
 
 
 @pytest.mark.parametrize("index", range(5))
@@ -45,18 +51,26 @@ def test_svg_shows_the_engine_position(index):
     root = parse(render_svg(game))
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     assert drawn_satellites(root) == engine_pieces(game)
-    groups = {g.get("data-cells"): (g.get("data-controller"), g.get("data-crowned"))
-              for g in root.iterfind(".//svg:g[@data-cells]", NS)}
-    expected = {" ".join(square_name(c) for c in g.cells):
-                ("none" if g.controller is None else ("red", "blue")[g.controller],
-                 str(g.size == 6).lower()) for g in engine.groups(np.asarray(game.board))}
+    groups = {
+        g.get("data-cells"): (g.get("data-controller"), g.get("data-crowned"))
+        for g in root.iterfind(".//svg:g[@data-cells]", NS)
+    }
+    expected = {
+        " ".join(square_name(c) for c in g.cells): (
+            "none" if g.controller is None else ("red", "blue")[g.controller],
+            str(g.size == 6).lower(),
+        )
+        for g in engine.groups(np.asarray(game.board))
+    }
     assert groups == expected
     links = root.find(".//svg:g[@class='links']", NS).get("data-links").split()
-    assert links == [f"{square_name(a)}-{square_name(b)}"
-                     for a, b in engine.links(np.asarray(game.board))]
+    assert links == [
+        f"{square_name(a)}-{square_name(b)}" for a, b in engine.links(np.asarray(game.board))
+    ]
     pushes = {r.get("data-sq") for r in root.iterfind(".//svg:rect[@class='push']", NS)}
-    expected_pushes = ({square_name(c) for c in push_cells(game)}
-                       if game.pending_push is not None else set())
+    expected_pushes = (
+        {square_name(c) for c in push_cells(game)} if game.pending_push is not None else set()
+    )
     assert pushes == expected_pushes
     layer = position(root)
     assert layer.get("data-to-move") == ("red", "blue")[game.to_move]
@@ -64,8 +78,9 @@ def test_svg_shows_the_engine_position(index):
         assert layer.get("data-spn") == game.to_spn()
     else:  # a position mid-displacement has no SPN
         assert layer.get("data-spn") is None
-        assert root.find(".//svg:g[@class='pending']", NS).get("data-sq") == \
-            square_name(game.pending_push)
+        assert root.find(".//svg:g[@class='pending']", NS).get("data-sq") == square_name(
+            game.pending_push
+        )
     grace = root.find(".//svg:g[@class='grace']", NS)
     assert (grace is None) == (game.grace is None)
     if grace is not None:
@@ -99,7 +114,7 @@ def test_frame_and_layer_make_the_document():
     assert sized.get("width") == "400" and int(sized.get("height")) > 400
     assert parse(render_svg(game, width=MAX_SVG_WIDTH)).get("width") == str(MAX_SVG_WIDTH)
     for bad in (0, -3, 2.5, True, "400", MAX_SVG_WIDTH + 1, 10**400, 10**5000, "9" * 10**6):
-        with pytest.raises(ValueError, match="^width must be an integer from 1 to") as error:
+        with pytest.raises(ValueError, match=r"^width must be an integer from 1 to") as error:
             render_svg(game, width=bad)
         assert len(str(error.value)) < 200
 

@@ -9,12 +9,11 @@ import os
 import signal
 
 import pytest
+from test_run_guarantees import fast_config, log_console
 
 from satellites_env.jobs import Workers
 from training.common.checkpoint import load_checkpoint
 from training.ppo.trainer import PPOTrainer
-
-from test_run_guarantees import fast_config, log_console
 
 
 def test_ctrl_c_to_the_whole_group_during_an_evaluation_keeps_its_games(tmp_path, monkeypatch):
@@ -28,9 +27,18 @@ def test_ctrl_c_to_the_whole_group_during_an_evaluation_keeps_its_games(tmp_path
         return pool
 
     monkeypatch.setattr(Workers, "_processes", then_ctrl_c)
-    config = fast_config(checkpoint_every=100, total_steps=2000, distributed={"workers": 2},
-                         eval={"every": 2, "games": 4, "opponents": ["random"],
-                               "final": {"random": 2}, "max_moves": 60})
+    config = fast_config(
+        checkpoint_every=100,
+        total_steps=2000,
+        distributed={"workers": 2},
+        eval={
+            "every": 2,
+            "games": 4,
+            "opponents": ["random"],
+            "final": {"random": 2},
+            "max_moves": 60,
+        },
+    )
     console, log = log_console()
     trainer = PPOTrainer(config, tmp_path / "run", console=console)
     with pytest.raises(KeyboardInterrupt):
@@ -43,12 +51,18 @@ def test_ctrl_c_to_the_whole_group_during_an_evaluation_keeps_its_games(tmp_path
 
 
 def test_an_evaluation_in_worker_processes_gives_the_results_of_one_process(tmp_path):
-    games = {"every": 2, "games": 6, "opponents": ["random", "greedy"], "final": {"random": 2},
-             "max_moves": 60}
+    games = {
+        "every": 2,
+        "games": 6,
+        "opponents": ["random", "greedy"],
+        "final": {"random": 2},
+        "max_moves": 60,
+    }
     results = []
     for workers in (1, 3):
-        trainer = PPOTrainer(fast_config(distributed={"workers": workers}, eval=games),
-                             tmp_path / str(workers))
+        trainer = PPOTrainer(
+            fast_config(distributed={"workers": workers}, eval=games), tmp_path / str(workers)
+        )
         try:
             results.append(trainer.evaluate().results)
         finally:

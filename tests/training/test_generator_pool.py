@@ -8,6 +8,7 @@ import functools
 import sys
 
 import pytest
+from test_training import TINY, tiny_config
 
 from training.common.config import ConfigError, config_from_dict
 from training.distributed.generator import Generator, SampleBatch, split, worker_seed
@@ -15,11 +16,10 @@ from training.distributed.pool import GeneratorPool, PoolError
 from training.ppo.selfplay import SelfPlayGenerator, make_generator
 from training.ppo.trainer import PPOTrainer
 
-from test_training import TINY, tiny_config
 
-
-def ppo_pool(workers: int, envs: int = 5, seed: int = 0,
-             backend: str = "local") -> tuple[GeneratorPool, PPOTrainer]:
+def ppo_pool(
+    workers: int, envs: int = 5, seed: int = 0, backend: str = "local"
+) -> tuple[GeneratorPool, PPOTrainer]:
     config = tiny_config(selfplay={**TINY["selfplay"], "envs": envs})
     trainer_like = PPOTrainer.__new__(PPOTrainer)  # only for its weights payload
     trainer_like.config = config
@@ -46,11 +46,14 @@ def test_local_pool_splits_games_and_samples_and_tags_batches_in_worker_order():
     for sequence in range(2):
         batches = pool.generate(41)
         assert [b.tag for b in batches] == [(0, 0, sequence), (1, 0, sequence)]
-        assert [b.count >= share for b, share in zip(batches, split(41, 2))] == [True, True]
-        assert all(b.version == 7 and b.count == sum(len(t) for t in b.samples)
-                   for b in batches)
-        assert all(set(b.counters) == {"env_steps", "games", "truncated", "game_moves"}
-                   for b in batches)
+        assert [b.count >= share for b, share in zip(batches, split(41, 2), strict=False)] == [
+            True,
+            True,
+        ]
+        assert all(b.version == 7 and b.count == sum(len(t) for t in b.samples) for b in batches)
+        assert all(
+            set(b.counters) == {"env_steps", "games", "truncated", "game_moves"} for b in batches
+        )
     assert (pool.stats.delivered, pool.stats.refused, pool.stats.dropped) == (4, 0, 0)
 
 
@@ -66,9 +69,9 @@ def test_a_thread_pool_gives_the_batches_of_a_local_one_and_ends_its_threads():
             threads = pool._threads
             pool.close()
             assert pool._threads is None and threads._shutdown
-    for local, threaded in zip(runs["local"], runs["thread"]):
+    for local, threaded in zip(runs["local"], runs["thread"], strict=False):
         assert [b.tag for b in local] == [b.tag for b in threaded]
-        for a, b in zip(local, threaded):
+        for a, b in zip(local, threaded, strict=False):
             assert [t.actions for t in a.samples] == [t.actions for t in b.samples]
 
 
@@ -101,7 +104,7 @@ def test_generator_states_restore_the_same_games():
     pool.restore(states)
     pool.restart_games()
     again = pool.generate(30)
-    for a, b in zip(first, again):
+    for a, b in zip(first, again, strict=False):
         assert [t.actions for t in a.samples] == [t.actions for t in b.samples]
     with pytest.raises(ValueError, match="1 generator states for 2 workers"):
         pool.restore(states[:1])
@@ -126,20 +129,26 @@ def test_ray_backend_without_ray_is_a_clear_error(monkeypatch):
         GeneratorPool(lambda worker, seed: None, 1, 0, backend="spark")
 
 
-@pytest.mark.parametrize("section, message", [
-    ({"backend": "dask"}, "distributed.backend must be one of local, thread, ray, got 'dask'"),
-    ({"address": "auto"}, "distributed.address 'auto' is set but distributed.backend is 'local'"),
-    ({"backend": "ray", "address": "a b"}, "distributed.address must not contain spaces"),
-    ({"workers": 0}, r"distributed.workers must be in \[1, 1024\]"),
-    ({"workers": 5}, r"distributed.workers \(5\) must be <= {games} \(4\)"),
-    ({"cpus_per_worker": 0}, r"distributed.cpus_per_worker must be in \(0, 256\]"),
-    ({"gpus_per_worker": -1}, r"distributed.gpus_per_worker must be in \[0, 64\]"),
-    ({"timeout": float("inf")}, "distributed.timeout must be a finite number"),
-    ({"max_replacements": -1}, r"distributed.max_replacements must be in \[0, "),
-    ({"worker": 2}, "unknown config key distributed.worker"),
-    ({"workers": "2"}, "distributed.workers must be an integer"),
-    ([], "distributed must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "section, message",
+    [
+        ({"backend": "dask"}, "distributed.backend must be one of local, thread, ray, got 'dask'"),
+        (
+            {"address": "auto"},
+            "distributed.address 'auto' is set but distributed.backend is 'local'",
+        ),
+        ({"backend": "ray", "address": "a b"}, "distributed.address must not contain spaces"),
+        ({"workers": 0}, r"distributed.workers must be in \[1, 1024\]"),
+        ({"workers": 5}, r"distributed.workers \(5\) must be <= {games} \(4\)"),
+        ({"cpus_per_worker": 0}, r"distributed.cpus_per_worker must be in \(0, 256\]"),
+        ({"gpus_per_worker": -1}, r"distributed.gpus_per_worker must be in \[0, 64\]"),
+        ({"timeout": float("inf")}, "distributed.timeout must be a finite number"),
+        ({"max_replacements": -1}, r"distributed.max_replacements must be in \[0, "),
+        ({"worker": 2}, "unknown config key distributed.worker"),
+        ({"workers": "2"}, "distributed.workers must be an integer"),
+        ([], "distributed must be a mapping"),
+    ],
+)
 @pytest.mark.parametrize("learner", ["ppo", "alphazero"])
 def test_bad_distributed_keys_are_named_alike_for_both_learners(learner, section, message):
     from training.alphazero.config import AZConfig
@@ -158,8 +167,10 @@ def test_distributed_keys_may_change_on_resume(tmp_path):
     trainer.save()
     two = tiny_config(distributed={"workers": 2, "timeout": 60.0})
     resumed = PPOTrainer(two, tmp_path / "run", resume=True)
-    assert resumed.new_changes == {"distributed.workers": [1, 2],
-                                   "distributed.timeout": [600.0, 60.0]}
+    assert resumed.new_changes == {
+        "distributed.workers": [1, 2],
+        "distributed.timeout": [600.0, 60.0],
+    }
     resumed.iterate()  # two fresh generator streams (the saved one was for one worker)
     assert len(resumed.generator_states()) == 2
     assert resumed.counters.iterations == 2
@@ -172,19 +183,26 @@ def test_segments_cross_the_object_store_small_and_exact():
 
     from training.ppo.prior import PriorNet
 
-    config = tiny_config(model={"channels": 8, "blocks": 1, "lookahead": 2.0},
-                         selfplay={**TINY["selfplay"], "baseline_opponent": "random"})
+    config = tiny_config(
+        model={"channels": 8, "blocks": 1, "lookahead": 2.0},
+        selfplay={**TINY["selfplay"], "baseline_opponent": "random"},
+    )
     generator = SelfPlayGenerator(config.selfplay, PriorNet(8, 1, 2.0), seed=4)
     segments = generator.collect(120)
     data = pickle.dumps(segments, protocol=5)
     assert len(data) < 3000 * sum(len(s) for s in segments)  # ~25 KB a decision unpacked
-    for before, after in zip(segments, pickle.loads(data)):
+    for before, after in zip(segments, pickle.loads(data), strict=False):
         for name in ("observations", "masks", "lookaheads", "states"):
             assert len(getattr(after, name)) == len(before)
-            for a, b in zip(getattr(before, name), getattr(after, name)):
+            for a, b in zip(getattr(before, name), getattr(after, name), strict=False):
                 assert a.dtype == b.dtype and np.array_equal(a, b), name
-        assert (after.actions, after.log_probs, after.potentials, after.outcome, after.done) == \
-            (before.actions, before.log_probs, before.potentials, before.outcome, before.done)
+        assert (after.actions, after.log_probs, after.potentials, after.outcome, after.done) == (
+            before.actions,
+            before.log_probs,
+            before.potentials,
+            before.outcome,
+            before.done,
+        )
         assert (after.bootstrap_observation is None) == (before.bootstrap_observation is None)
 
 

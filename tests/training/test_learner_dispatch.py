@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from satellites_env.agents import AgentSpecError, make_agent
 from satellites_env.core import Game
 from training.common.checkpoint import save_checkpoint
-from training.common.config import ConfigError
-from training.common.config import load_config
-
 from training.common.config import SHIPPED as CONFIGS
+from training.common.config import ConfigError, load_config
 
 
 def test_shipped_configs_name_their_learner():
@@ -32,8 +29,10 @@ def test_az_spec_plays_legal_moves_with_its_search(tmp_path):
     from training.alphazero.network import build_network
 
     net = build_network(8, 1, seed=0)
-    path = save_checkpoint(tmp_path / "az.pt", {
-        "learner": "alphazero", "model_shape": net.shape, "model": net.state_dict()})
+    path = save_checkpoint(
+        tmp_path / "az.pt",
+        {"learner": "alphazero", "model_shape": net.shape, "model": net.state_dict()},
+    )
     agent = make_agent(f"az:{path}:4", seed=0)
     assert agent.simulations == 4
     assert make_agent(f"az:{path}").simulations == 32

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from play_helpers import find_game
+from test_training import observation_batch, tiny_config
 
 from satellites_env.agents import make_agent
 from satellites_env.agents.heuristic import final_result, heuristic_value
@@ -16,9 +18,6 @@ from training.common.checkpoint import load_checkpoint
 from training.common.config import ConfigError, config_from_dict
 from training.ppo.prior import LookaheadFeatures, PriorNet
 from training.ppo.trainer import PPOTrainer
-
-from play_helpers import find_game
-from test_training import observation_batch, tiny_config
 
 SCRATCH = new_work()
 
@@ -36,12 +35,15 @@ def value_after(game: Game, action: int, mover: int) -> float:
     return float(heuristic_value(board, sign, SCRATCH))
 
 
-@pytest.mark.parametrize("predicate", [
-    lambda g: g.moves == 0,
-    lambda g: sum(g.connected_counts) >= 6 and g.pending_push is None,
-    lambda g: g.pending_push is not None,
-    lambda g: sum(g.connected_counts) >= 20,
-])
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        lambda g: g.moves == 0,
+        lambda g: sum(g.connected_counts) >= 6 and g.pending_push is None,
+        lambda g: g.pending_push is not None,
+        lambda g: sum(g.connected_counts) >= 20,
+    ],
+)
 def test_lookahead_values_are_the_one_ply_values_of_legal_actions(predicate):
     game = find_game(predicate, seeds=range(60))
     mask = game.legal_mask().copy()
@@ -98,12 +100,19 @@ def test_a_lookahead_net_needs_the_values():
 
 def test_stored_lookaheads_reproduce_the_sampling_log_probs():
     """PPO's first ratio is exactly 1 only if the update sees the values the games used."""
-    from training.ppo.update import build_batch
     from training.ppo.selfplay import SelfPlayGenerator
+    from training.ppo.update import build_batch
 
-    config = tiny_config(model={"channels": 8, "blocks": 1, "lookahead": 3.0},
-                         selfplay={"envs": 4, "max_moves": 60, "pool_fraction": 0.0,
-                                   "baseline_fraction": 0.5, "baseline_opponent": "random"})
+    config = tiny_config(
+        model={"channels": 8, "blocks": 1, "lookahead": 3.0},
+        selfplay={
+            "envs": 4,
+            "max_moves": 60,
+            "pool_fraction": 0.0,
+            "baseline_fraction": 0.5,
+            "baseline_opponent": "random",
+        },
+    )
     net = PriorNet(8, 1, lookahead=3.0)
     with torch.no_grad():  # non-zero heads, so the check covers the network's own logits too
         for parameter in net.parameters():

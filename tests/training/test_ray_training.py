@@ -8,15 +8,17 @@ import json
 
 import pytest
 import torch
+from ray_helpers import (
+    assert_each_batch_once,
+    kill_worker_0_mid_generation,
+    local_ray,  # noqa: F401 - this module's Ray (an autouse fixture)
+)
+from test_run_guarantees import FAST_EVAL, assert_same_tensors, fast_config, log_console
 
 from satellites_env.agents import make_agent
 from satellites_env.cli import main
 from satellites_env.core import Game
 from training.ppo.trainer import PPOTrainer
-
-from ray_helpers import assert_each_batch_once, kill_worker_0_mid_generation
-from ray_helpers import local_ray  # noqa: F401 - this module's Ray (an autouse fixture)
-from test_run_guarantees import FAST_EVAL, assert_same_tensors, fast_config, log_console
 
 ray = pytest.importorskip("ray", reason="needs the 'ray' extra")
 pytestmark = pytest.mark.ray
@@ -24,8 +26,9 @@ pytestmark = pytest.mark.ray
 
 def config(backend: str, workers: int = 2, **overrides):
     # a hung actor is replaced after 120 s (not the default 600 s): a hang shows in the time
-    return fast_config(distributed={"backend": backend, "workers": workers, "timeout": 120.0},
-                       **overrides)
+    return fast_config(
+        distributed={"backend": backend, "workers": workers, "timeout": 120.0}, **overrides
+    )
 
 
 def counters_of(trainer: PPOTrainer) -> dict:
@@ -42,8 +45,9 @@ def test_a_ray_run_is_the_local_run_and_its_checkpoint_plays(tmp_path):
         runs[backend] = trainer
     assert counters_of(runs["ray"]) == counters_of(runs["local"])
     # evaluation games were played by the actors: the same results as in this process
-    assert ([(e.progress, e.results, e.final) for e in runs["ray"].history]
-            == [(e.progress, e.results, e.final) for e in runs["local"].history])
+    assert [(e.progress, e.results, e.final) for e in runs["ray"].history] == [
+        (e.progress, e.results, e.final) for e in runs["local"].history
+    ]
     assert runs["ray"].history[-1].final and len(runs["ray"].history) >= 2
     assert runs["ray"].counters.steps >= 300
     assert_same_tensors(runs["ray"].net.state_dict(), runs["local"].net.state_dict(), "weights")
@@ -65,8 +69,12 @@ def test_a_killed_actor_is_replaced_and_the_run_finishes(tmp_path):
     assert trainer.counters.env_steps == sum(b.counters["env_steps"] for b in delivered)
     assert (tmp_path / "run" / "final.pt").is_file() and trainer.finished
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["session"]["generators"] == {"delivered": len(delivered), "dropped": 1,
-                                                "refused": 0, "replaced": 1}
+    assert summary["session"]["generators"] == {
+        "delivered": len(delivered),
+        "dropped": 1,
+        "refused": 0,
+        "replaced": 1,
+    }
 
 
 def test_a_resumed_ray_run_continues_like_the_local_one(tmp_path):
@@ -87,7 +95,6 @@ def test_a_resumed_ray_run_continues_like_the_local_one(tmp_path):
 
 def test_train_cli_takes_ray_and_resume_may_switch_backend(tmp_path, monkeypatch):
     import yaml
-
     from test_training import TINY
 
     path = tmp_path / "tiny.yaml"
@@ -103,12 +110,23 @@ def test_train_cli_takes_ray_and_resume_may_switch_backend(tmp_path, monkeypatch
 
 
 def test_evaluate_on_ray_gives_the_same_json(tmp_path):
-    common = ["evaluate", "--agents", "random", "greedy", "mcts:4", "--games", "4",
-              "--seed", "5", "--max-moves", "80"]
+    common = [
+        "evaluate",
+        "--agents",
+        "random",
+        "greedy",
+        "mcts:4",
+        "--games",
+        "4",
+        "--seed",
+        "5",
+        "--max-moves",
+        "80",
+    ]
     # Without Ray in this process (worker processes would be forked from a process that runs
     # Ray's threads: not what a user's `evaluate --workers 2` does; its JSON is the same).
-    assert main(common + ["--out", str(tmp_path / "local.json")]) == 0
-    assert main(common + ["--workers", "2", "--ray", "--out", str(tmp_path / "ray.json")]) == 0
+    assert main([*common, "--out", str(tmp_path / "local.json")]) == 0
+    assert main([*common, "--workers", "2", "--ray", "--out", str(tmp_path / "ray.json")]) == 0
     local = json.loads((tmp_path / "local.json").read_text())
     on_ray = json.loads((tmp_path / "ray.json").read_text())
     assert on_ray == local and len(local["games"]) == 12
@@ -123,8 +141,11 @@ def test_evaluation_survives_a_killed_actor(monkeypatch):
     jobs = schedule(["random", "greedy"], 6, 2)
     expected = [run_job(job, 2, 60, {})[2].as_dict() for job in jobs]
     started, real_wait = [], ray.wait
-    monkeypatch.setattr(distributed, "_new_actor",
-                        lambda cls, *args: started.append(cls.remote(*args)) or started[-1])
+    monkeypatch.setattr(
+        distributed,
+        "_new_actor",
+        lambda cls, *args: started.append(cls.remote(*args)) or started[-1],
+    )
 
     def wait_after_a_kill(refs, **kwargs):  # the first actor dies with the games it holds
         if len(started) == 2:
@@ -133,7 +154,8 @@ def test_evaluation_survives_a_killed_actor(monkeypatch):
 
     monkeypatch.setattr(ray, "wait", wait_after_a_kill)
     results = distributed.run_jobs_on_ray(
-        jobs, functools.partial(run_job, seed=2, max_moves=60), init_worker, workers=2)
+        jobs, functools.partial(run_job, seed=2, max_moves=60), init_worker, workers=2
+    )
     assert len(started) == 3  # one replacement
     assert [record.as_dict() for _, _, record in results] == expected
 
@@ -146,13 +168,48 @@ def test_evaluate_joins_an_existing_cluster_by_its_address(tmp_path):
 
     address = ray.get_runtime_context().gcs_address
     out = tmp_path / "cluster.json"
-    command = [sys.executable, "-m", "satellites_env", "evaluate", "--agents", "random",
-               "greedy", "--games", "2", "--seed", "1", "--max-moves", "40", "--workers", "2",
-               "--ray", address, "--out", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "satellites_env",
+        "evaluate",
+        "--agents",
+        "random",
+        "greedy",
+        "--games",
+        "2",
+        "--seed",
+        "1",
+        "--max-moves",
+        "40",
+        "--workers",
+        "2",
+        "--ray",
+        address,
+        "--out",
+        str(out),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert main(["evaluate", "--agents", "random", "greedy", "--games", "2", "--seed", "1",
-                 "--max-moves", "40", "--out", str(tmp_path / "here.json")]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--agents",
+                "random",
+                "greedy",
+                "--games",
+                "2",
+                "--seed",
+                "1",
+                "--max-moves",
+                "40",
+                "--out",
+                str(tmp_path / "here.json"),
+            ]
+        )
+        == 0
+    )
     assert json.loads(out.read_text()) == json.loads((tmp_path / "here.json").read_text())
     assert ray.is_initialized() and ray.cluster_resources().get("CPU") == 2
 

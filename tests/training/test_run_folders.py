@@ -13,19 +13,27 @@ import torch
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from satellites_env import cli
-from satellites_env.files import FileKindError
-from training.common.checkpoint import CheckpointError
-from training.common.run import (OUTPUT_FILES, RUN_MARKER, RunError, check_run_folder,
-                                 claim_run_folder)
-from satellites_env.files import make_folders
-from training.ppo.trainer import PPOTrainer
-
 from test_training import TINY, tiny_config
 
-FAST_EVAL = {"every": 2, "games": 2, "opponents": ["random"], "final": {"random": 2},
-             "max_moves": 60}
+from satellites_env import cli
+from satellites_env.files import FileKindError, make_folders
+from training.common.checkpoint import CheckpointError
+from training.common.run import (
+    OUTPUT_FILES,
+    RUN_MARKER,
+    RunError,
+    check_run_folder,
+    claim_run_folder,
+)
+from training.ppo.trainer import PPOTrainer
+
+FAST_EVAL = {
+    "every": 2,
+    "games": 2,
+    "opponents": ["random"],
+    "final": {"random": 2},
+    "max_moves": 60,
+}
 
 
 def config_file(tmp_path: Path) -> Path:
@@ -66,8 +74,10 @@ def deep_cwd(tmp_path, monkeypatch):
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:
     """Every path under `folder` with its bytes (None for a folder)."""
-    return {str(p.relative_to(folder)): (None if p.is_dir() else p.read_bytes())
-            for p in sorted(folder.rglob("*"))}
+    return {
+        str(p.relative_to(folder)): (None if p.is_dir() else p.read_bytes())
+        for p in sorted(folder.rglob("*"))
+    }
 
 
 def users_folder(tmp_path: Path) -> Path:
@@ -81,8 +91,7 @@ def users_folder(tmp_path: Path) -> Path:
 def test_train_into_a_users_folder_is_refused_and_nothing_there_changes(tmp_path, capsys):
     folder = users_folder(tmp_path)
     before = snapshot(folder)
-    assert cli.main(["train", "--config", str(config_file(tmp_path)), "--out",
-                     str(folder)]) == 2
+    assert cli.main(["train", "--config", str(config_file(tmp_path)), "--out", str(folder)]) == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith("error: run folder") and "not a satellites run" in error
     assert "config.json" in error and RUN_MARKER in error
@@ -92,8 +101,9 @@ def test_train_into_a_users_folder_is_refused_and_nothing_there_changes(tmp_path
 def test_exploit_into_a_users_folder_is_refused_and_nothing_there_changes(tmp_path, capsys):
     folder = users_folder(tmp_path)
     before = snapshot(folder)
-    assert cli.main(["exploit", "--target", "greedy", "--minutes", "0.02", "--out",
-                     str(folder)]) == 2
+    assert (
+        cli.main(["exploit", "--target", "greedy", "--minutes", "0.02", "--out", str(folder)]) == 2
+    )
     assert "not a satellites run" in capsys.readouterr().err
     assert snapshot(folder) == before
 
@@ -156,14 +166,17 @@ def test_a_file_or_a_folder_under_a_file_is_a_clear_error(tmp_path, capsys):
         claim_run_folder(plain)
     with pytest.raises(RunError, match="cannot be"):
         claim_run_folder(plain / "run")
-    assert cli.main(["train", "--config", str(config_file(tmp_path)), "--out",
-                     str(plain / "run")]) == 2
+    assert (
+        cli.main(["train", "--config", str(config_file(tmp_path)), "--out", str(plain / "run")])
+        == 2
+    )
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: run folder")
 
 
 @pytest.mark.parametrize("depth, width", [(1100, 1), (3000, 1), (30, 200), (1, 300)])
-def test_any_depth_or_length_is_made_or_refused_in_one_line(tmp_path, deep_cwd, capsys,
-                                                            depth, width):
+def test_any_depth_or_length_is_made_or_refused_in_one_line(
+    tmp_path, deep_cwd, capsys, depth, width
+):
     out = "/".join(["a" * width] * depth)
     try:
         claim_run_folder(out)
@@ -181,22 +194,37 @@ def test_make_folders_does_not_recurse(deep_cwd):
     assert Path("/".join(["b"] * 1500)).is_dir()
 
 
-NAMES = ["config.json", "summary.json", "checkpoint.pt", "final.pt", "run.lock", "notes.txt",
-         "tensorboard", RUN_MARKER]
+NAMES = [
+    "config.json",
+    "summary.json",
+    "checkpoint.pt",
+    "final.pt",
+    "run.lock",
+    "notes.txt",
+    "tensorboard",
+    RUN_MARKER,
+]
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.dictionaries(st.sampled_from(NAMES), st.sampled_from(["file", "folder", "marker"]),
-                       max_size=4))
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.dictionaries(
+        st.sampled_from(NAMES), st.sampled_from(["file", "folder", "marker"]), max_size=4
+    )
+)
 def test_fuzz_a_folder_is_claimed_only_when_it_is_a_runs(tmp_path_factory, contents):
     folder = tmp_path_factory.mktemp("run")
     for name, kind in contents.items():
         if kind == "folder":
             (folder / name).mkdir()
         else:
-            (folder / name).write_text(json.dumps({"format": "satellites-run", "version": 1})
-                                       if kind == "marker" else "user data")
+            (folder / name).write_text(
+                json.dumps({"format": "satellites-run", "version": 1})
+                if kind == "marker"
+                else "user data"
+            )
     before = snapshot(folder)
     marked = contents.get(RUN_MARKER) == "marker"
     new = set(contents) <= {"run.lock"}
@@ -208,6 +236,9 @@ def test_fuzz_a_folder_is_claimed_only_when_it_is_a_runs(tmp_path_factory, conte
         assert snapshot(folder) == before  # refused: nothing read into a run, nothing written
         return
     assert (marked or new) and not special
-    changed = {k for k in snapshot(folder).keys() | before.keys()
-               if snapshot(folder).get(k) != before.get(k)}
+    changed = {
+        k
+        for k in snapshot(folder).keys() | before.keys()
+        if snapshot(folder).get(k) != before.get(k)
+    }
     assert changed <= {RUN_MARKER}

@@ -18,21 +18,25 @@ import pytest
 import torch
 import yaml
 from rich.console import Console
+from special_files import SPECIAL, fifo, finishes, unchanged
+from test_training import TINY, tiny_config
 
 import training.common.run as run_module
 import training.ppo.trainer as trainer_module
 from satellites_env.files import FileKindError
-from special_files import SPECIAL, fifo, finishes, unchanged
 from training.common.checkpoint import load_checkpoint
-from training.common.runlock import RunLock, RunLockedError
 from training.common.run import RunError, RunExistsError
+from training.common.runlock import RunLock, RunLockedError
 from training.ppo.trainer import PPOTrainer
 from training.train import train
 
-from test_training import TINY, tiny_config
-
-FAST_EVAL = {"every": 2, "games": 2, "opponents": ["random"], "final": {"random": 2},
-             "max_moves": 60}
+FAST_EVAL = {
+    "every": 2,
+    "games": 2,
+    "opponents": ["random"],
+    "final": {"random": 2},
+    "max_moves": 60,
+}
 
 
 def fast_config(**overrides):
@@ -61,7 +65,7 @@ def assert_same_tensors(a, b, where="state"):
             assert_same_tensors(a[key], b[key], f"{where}[{key!r}]")
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             assert_same_tensors(x, y, f"{where}[{i}]")
     else:
         assert a == b, where
@@ -81,9 +85,10 @@ def test_same_config_and_seed_give_identical_weights(tmp_path):
     assert_same_tensors(a, b, "weights")
     assert_same_tensors(runs[0].optimizer.state_dict(), runs[1].optimizer.state_dict())
     other = PPOTrainer(fast_config(seed=4), tmp_path / "c")
-    assert not torch.equal(other.net.state_dict()["stem.0.weight"],
-                           PPOTrainer(fast_config(), tmp_path / "d").net.state_dict()[
-                               "stem.0.weight"])
+    assert not torch.equal(
+        other.net.state_dict()["stem.0.weight"],
+        PPOTrainer(fast_config(), tmp_path / "d").net.state_dict()["stem.0.weight"],
+    )
 
 
 # --------------------------------------------------------------------------- interrupts
@@ -152,11 +157,14 @@ def test_a_second_ctrl_c_stops_at_once_and_leaves_the_last_checkpoint(tmp_path, 
 # --------------------------------------------------------------------------- resume rules
 
 
-@pytest.mark.parametrize("change, listed", [
-    ({"seed": 4}, "seed: 3 -> 4"),
-    ({"ppo": {**TINY["ppo"], "learning_rate": 0.3}}, "ppo.learning_rate: 0.0003 -> 0.3"),
-    ({"selfplay": {**TINY["selfplay"], "envs": 8}}, "selfplay.envs: 4 -> 8"),
-])
+@pytest.mark.parametrize(
+    "change, listed",
+    [
+        ({"seed": 4}, "seed: 3 -> 4"),
+        ({"ppo": {**TINY["ppo"], "learning_rate": 0.3}}, "ppo.learning_rate: 0.0003 -> 0.3"),
+        ({"selfplay": {**TINY["selfplay"], "envs": 8}}, "selfplay.envs: 4 -> 8"),
+    ],
+)
 def test_resume_refuses_a_changed_config_listing_the_keys(tmp_path, change, listed):
     PPOTrainer(fast_config(), tmp_path / "run").save()
     before = (tmp_path / "run" / "checkpoint.pt").read_bytes()
@@ -188,7 +196,7 @@ def test_resume_accepts_a_longer_run_and_records_the_change(tmp_path):
 
 def test_an_unfinished_run_needs_resume_and_resume_needs_a_run(tmp_path):
     PPOTrainer(fast_config(), tmp_path / "run").save()
-    with pytest.raises(RunExistsError, match="unfinished run .*pass --resume"):
+    with pytest.raises(RunExistsError, match=r"unfinished run .*pass --resume"):
         PPOTrainer(fast_config(), tmp_path / "run")
     with pytest.raises(RunError, match="no run to continue"):
         PPOTrainer(fast_config(), tmp_path / "empty", resume=True)
@@ -247,12 +255,14 @@ with RunLock(sys.argv[1]):
 
 def test_a_second_trainer_in_the_same_folder_is_refused(tmp_path):
     out = tmp_path / "run"
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out)],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(out)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(RunLockedError, match=f"another `satellites train` is running in "
-                                                 f".*pid {holder.pid}"):
+        with pytest.raises(
+            RunLockedError, match=f"another `satellites train` is running in .*pid {holder.pid}"
+        ):
             train(config_file(tmp_path), out, False, log_console()[0])
         assert not (out / "checkpoint.pt").exists()
     finally:
@@ -270,7 +280,7 @@ def test_run_lock_is_never_opened_through_a_link(tmp_path, capsys):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     (out / "run.lock").symlink_to(victim)
-    with pytest.raises(FileKindError, match="run lock .* is a symbolic link"):
+    with pytest.raises(FileKindError, match=r"run lock .* is a symbolic link"):
         RunLock(out).acquire()
     assert victim.read_text() == "precious"
     from satellites_env.cli import main
@@ -286,8 +296,9 @@ def test_run_lock_is_never_opened_through_a_link(tmp_path, capsys):
     assert not (tmp_path / "nowhere").exists()
 
 
-@pytest.mark.parametrize("kind, make", [("fifo", fifo), ("hard link", None),
-                                        ("directory", lambda p: p.mkdir())])
+@pytest.mark.parametrize(
+    "kind, make", [("fifo", fifo), ("hard link", None), ("directory", lambda p: p.mkdir())]
+)
 def test_run_lock_refuses_what_is_not_its_own_file(tmp_path, kind, make):
     out = tmp_path / "run"
     out.mkdir()
@@ -323,8 +334,7 @@ def test_a_stale_run_lock_of_a_dead_process_is_taken_over(tmp_path):
 
 @pytest.mark.parametrize("name", run_module.OUTPUT_FILES)
 @pytest.mark.parametrize("kind, make", SPECIAL, ids=[kind for kind, _ in SPECIAL])
-def test_a_link_or_special_file_among_the_run_files_is_refused_first(tmp_path, name, kind,
-                                                                      make):
+def test_a_link_or_special_file_among_the_run_files_is_refused_first(tmp_path, name, kind, make):
     out = tmp_path / "run"
     out.mkdir()
     path = make(out / name)

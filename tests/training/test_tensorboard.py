@@ -7,14 +7,13 @@ import io
 import pytest
 from PIL import Image
 from tensorboard.backend.event_processing.event_accumulator import IMAGES, EventAccumulator
+from test_training import tiny_config
 from torch.utils.tensorboard import SummaryWriter
 
 from satellites_env.agents import make_agent
 from satellites_env.arena import play_game
 from training.common.tensorboard import game_frames, log_game
 from training.ppo.trainer import PPOTrainer
-
-from test_training import tiny_config
 
 
 def images(folder, tag):
@@ -30,8 +29,7 @@ def gif_frames(encoded: bytes) -> tuple[str, int, tuple[int, int]]:
 
 
 def test_log_game_writes_an_animated_gif(tmp_path):
-    record = play_game(make_agent("random", seed=1), make_agent("greedy", seed=2), 3,
-                       max_moves=12)
+    record = play_game(make_agent("random", seed=1), make_agent("greedy", seed=2), 3, max_moves=12)
     with SummaryWriter(tmp_path) as writer:
         frames = log_game(writer, "eval/sample", record, step=7, size=96, max_frames=50)
     assert frames == len(record.moves) + 1 == 13
@@ -43,8 +41,7 @@ def test_log_game_writes_an_animated_gif(tmp_path):
 
 
 def test_long_games_are_thinned_keeping_both_ends():
-    record = play_game(make_agent("random", seed=1), make_agent("random", seed=2), 4,
-                       max_moves=60)
+    record = play_game(make_agent("random", seed=1), make_agent("random", seed=2), 4, max_moves=60)
     frames = game_frames(record, size=64, max_frames=10)
     assert len(frames) == 10
     first = game_frames(type(record)(record.start_spn, [], record.max_moves), size=64)

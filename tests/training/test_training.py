@@ -8,20 +8,18 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from play_helpers import find_game
 
 from satellites_env.agents import AgentSpecError, make_agent
 from satellites_env.core import Game
 from satellites_env.core.board import N_ACTIONS
 from satellites_env.observation import observe
-from training.common.checkpoint import CheckpointError, load_checkpoint
-from training.common.config import ConfigError, config_from_dict, load_config
 from training.alphazero.network import PolicyValueNet, mask_logits, sample_masked
-from training.ppo.update import gae
-from training.ppo.trainer import PPOTrainer
-
-from play_helpers import find_game
-
+from training.common.checkpoint import CheckpointError, load_checkpoint
 from training.common.config import SHIPPED as CONFIGS
+from training.common.config import ConfigError, config_from_dict, load_config
+from training.ppo.trainer import PPOTrainer
+from training.ppo.update import gae
 
 TINY = {
     "seed": 3,
@@ -29,8 +27,14 @@ TINY = {
     "threads": 1,
     "checkpoint_every": 1,
     "model": {"channels": 8, "blocks": 1},
-    "selfplay": {"envs": 4, "max_moves": 30, "snapshot_every": 1, "pool_fraction": 0.5,
-                 "baseline_fraction": 0.25, "baseline_opponent": "random"},
+    "selfplay": {
+        "envs": 4,
+        "max_moves": 30,
+        "snapshot_every": 1,
+        "pool_fraction": 0.5,
+        "baseline_fraction": 0.25,
+        "baseline_opponent": "random",
+    },
     "ppo": {"steps_per_update": 100, "epochs": 1, "minibatch": 64},
     "eval": {"every": 2, "games": 2, "opponents": ["random"], "final": {"random": 2}},
 }
@@ -53,7 +57,7 @@ def observation_batch(games):
 
 def test_network_shapes_and_value_range():
     net = PolicyValueNet(8, 1)
-    obs, masks = observation_batch([Game.new(seed=s) for s in range(3)])
+    obs, _masks = observation_batch([Game.new(seed=s) for s in range(3)])
     logits, values = net(obs)
     assert logits.shape == (3, N_ACTIONS) and values.shape == (3,)
     assert torch.all(values.abs() <= 1)
@@ -111,8 +115,8 @@ def test_collect_returns_fresh_segments_with_bootstraps():
 
 
 def collected_batch(config, transitions: int):
-    from training.ppo.update import build_batch
     from training.ppo.selfplay import SelfPlayGenerator
+    from training.ppo.update import build_batch
 
     net = PolicyValueNet(8, 1)
     generator = SelfPlayGenerator(config.selfplay, net, seed=1)
@@ -166,21 +170,25 @@ def test_save_then_resume_gives_identical_state(tmp_path):
     trainer.iterate()
     trainer.save()
     resumed = PPOTrainer(config, tmp_path / "run", resume=True)
-    for a, b in zip(trainer.net.state_dict().values(), resumed.net.state_dict().values()):
+    for a, b in zip(
+        trainer.net.state_dict().values(), resumed.net.state_dict().values(), strict=False
+    ):
         assert torch.equal(a, b)
     assert vars(resumed.counters) == vars(trainer.counters)
     assert len(resumed.snapshots) == len(trainer.snapshots)
     assert resumed.snapshots_added == trainer.snapshots_added
-    for a, b in zip(trainer.snapshots, resumed.snapshots):
-        assert all(torch.equal(x, y) for x, y in zip(a.values(), b.values()))
+    for a, b in zip(trainer.snapshots, resumed.snapshots, strict=False):
+        assert all(torch.equal(x, y) for x, y in zip(a.values(), b.values(), strict=False))
     saved_opt, restored_opt = trainer.optimizer.state_dict(), resumed.optimizer.state_dict()
     assert saved_opt["param_groups"] == restored_opt["param_groups"]
     for key, state in saved_opt["state"].items():
         for name, value in state.items():
             assert torch.equal(value, restored_opt["state"][key][name])
     assert torch.equal(trainer.update_generator.get_state(), resumed.update_generator.get_state())
-    (saved_generator,), (restored_generator,) = (trainer.generator_states(),
-                                                 resumed.generator_states())
+    (saved_generator,), (restored_generator,) = (
+        trainer.generator_states(),
+        resumed.generator_states(),
+    )
     assert saved_generator["rng"] == restored_generator["rng"]
     assert torch.equal(saved_generator["torch"], restored_generator["torch"])
     # The resumed run keeps training from the same counters.
@@ -189,8 +197,15 @@ def test_save_then_resume_gives_identical_state(tmp_path):
 
 
 def test_learning_rate_anneals_linearly(tmp_path):
-    config = tiny_config(ppo={"steps_per_update": 100, "epochs": 1, "minibatch": 64,
-                              "learning_rate": 0.01, "anneal_lr": True})
+    config = tiny_config(
+        ppo={
+            "steps_per_update": 100,
+            "epochs": 1,
+            "minibatch": 64,
+            "learning_rate": 0.01,
+            "anneal_lr": True,
+        }
+    )
     trainer = PPOTrainer(config, tmp_path / "run")
     trainer.iterate()
     assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.01)
@@ -246,18 +261,21 @@ def test_shipped_configs_load(name):
     assert config.total_steps > 0
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"totl_steps": 5}, "unknown config key totl_steps"),
-    ({"model": {"channel": 8}}, "unknown config key model.channel"),
-    ({"ppo": {"learning_rate": "fast"}}, "ppo.learning_rate must be a number"),
-    ({"selfplay": {"envs": 2.5}}, "selfplay.envs must be an integer"),
-    ({"selfplay": {"envs": True}}, "selfplay.envs must be an integer"),
-    ({"eval": {"opponents": "random"}}, "eval.opponents must be a list of str"),
-    ({"model": 3}, "model must be a mapping"),
-    ({"selfplay": {"pool_fraction": 1.5}}, "selfplay.pool_fraction must be in"),
-    ({"total_steps": 0}, r"total_steps must be in \[1, "),
-    ({"model": {"lookahead": "on"}}, "model.lookahead must be a number"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"totl_steps": 5}, "unknown config key totl_steps"),
+        ({"model": {"channel": 8}}, "unknown config key model.channel"),
+        ({"ppo": {"learning_rate": "fast"}}, "ppo.learning_rate must be a number"),
+        ({"selfplay": {"envs": 2.5}}, "selfplay.envs must be an integer"),
+        ({"selfplay": {"envs": True}}, "selfplay.envs must be an integer"),
+        ({"eval": {"opponents": "random"}}, "eval.opponents must be a list of str"),
+        ({"model": 3}, "model must be a mapping"),
+        ({"selfplay": {"pool_fraction": 1.5}}, "selfplay.pool_fraction must be in"),
+        ({"total_steps": 0}, r"total_steps must be in \[1, "),
+        ({"model": {"lookahead": "on"}}, "model.lookahead must be a number"),
+    ],
+)
 def test_bad_config_keys_are_named(data, message):
     with pytest.raises(ConfigError, match=message):
         config_from_dict(data)

@@ -26,8 +26,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def on_ci() -> bool:
@@ -36,8 +43,12 @@ def on_ci() -> bool:
 
 def find_chromium() -> str | None:
     """The Chromium to drive: SATELLITES_CHROMIUM, /usr/bin/chromium, or one on PATH."""
-    for candidate in (os.environ.get("SATELLITES_CHROMIUM"), "/usr/bin/chromium",
-                      shutil.which("chromium"), shutil.which("chromium-browser")):
+    for candidate in (
+        os.environ.get("SATELLITES_CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
@@ -45,8 +56,9 @@ def find_chromium() -> str | None:
 
 def _unavailable(reason: str):
     if on_ci():
-        pytest.fail(f"{reason} (CI=true: the browser tests must run; .ci/run installs "
-                    f"Debian's chromium)")
+        pytest.fail(
+            f"{reason} (CI=true: the browser tests must run; .ci/run installs Debian's chromium)"
+        )
     pytest.skip(reason)
 
 
@@ -59,8 +71,10 @@ def browser():
         _unavailable(f"playwright is not installed ({error}); pip install -e '.[dev]'")
     path = find_chromium()
     if path is None:
-        _unavailable("no chromium found (/usr/bin/chromium, SATELLITES_CHROMIUM or PATH); "
-                     "apt-get install chromium")
+        _unavailable(
+            "no chromium found (/usr/bin/chromium, SATELLITES_CHROMIUM or PATH); "
+            "apt-get install chromium"
+        )
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
         yield chromium
@@ -98,8 +112,12 @@ APPS: dict = {}  # base URL -> the app of a live test server (to look at its gam
 
 
 @contextmanager
-def live_server(opponent: str = "random", max_moves: int = 400, max_games: int = 200,
-                idle_seconds: float = 3600.0):
+def live_server(
+    opponent: str = "random",
+    max_moves: int = 400,
+    max_games: int = 200,
+    idle_seconds: float = 3600.0,
+):
     """The play server of `satellites serve` on 127.0.0.1, a free port, in a thread; yields
     its base URL (ending in /)."""
     import uvicorn
@@ -109,8 +127,7 @@ def live_server(opponent: str = "random", max_moves: int = 400, max_games: int =
     app = create_app(opponent, max_moves, max_games, idle_seconds=idle_seconds)
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])),
-                              daemon=True)
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()
     deadline = time.monotonic() + 15
     while not server.started:
@@ -128,13 +145,22 @@ def live_server(opponent: str = "random", max_moves: int = 400, max_games: int =
         sock.close()
 
 
-def call(url: str, method: str = "GET", body=None, raw: bytes | None = None,
-         timeout: float = 30, headers: dict | None = None) -> tuple[int, dict | str, dict]:
+def call(
+    url: str,
+    method: str = "GET",
+    body=None,
+    raw: bytes | None = None,
+    timeout: float = 30,
+    headers: dict | None = None,
+) -> tuple[int, dict | str, dict]:
     """(status, JSON answer or text, headers) of one HTTP request to the test server."""
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    request = urllib.request.Request(url, data=data, method=method,
-                                     headers={"Content-Type": "application/json",
-                                              **(headers or {})})
+    request = urllib.request.Request(
+        url,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             status, text, headers = response.status, response.read().decode(), response.headers

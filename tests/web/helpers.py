@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
+
+from play_helpers import engine_pieces  # noqa: F401 - re-exported for the web tests
 
 from satellites_env.agents import make_agent
 from satellites_env.arena import play_game
 from satellites_env.record import GameRecord
 
-from play_helpers import engine_pieces  # noqa: F401 - re-exported for the web tests
-
 # Red to move; f1-f5 displaces the unconnected blue 2 on f5 (as in tests/render).
-DISPLACEMENT_SPN = ("D..B.D.c../C..A....../...b...ac./.......B../........dC/.b..db..../"
-                    "d...A...../..aB...a../....c..A../C....D.... r - 0 72")
+DISPLACEMENT_SPN = (
+    "D..B.D.c../C..A....../...b...ac./.......B../........dC/.b..db..../"
+    "d...A...../..aB...a../....c..A../C....D.... r - 0 72"
+)
 # Red's free A on e5 can move; blue, stuck, may only pass (R19).
-PASS_SPN = ("adAc..cAda/bD......Db/B........C/........../........../....A...../........../"
-            "C........./bD......cC/adB.....B. r - 0 10")
+PASS_SPN = (
+    "adAc..cAda/bD......Db/B........C/........../........../....A...../........../"
+    "C........./bD......cC/adB.....B. r - 0 10"
+)
 
 SHOWN = """() => {
   const board = document.getElementById("board");
@@ -25,7 +29,7 @@ SHOWN = """() => {
 }"""
 
 
-@lru_cache(maxsize=None)
+@cache
 def sample_record() -> GameRecord:
     """A whole game, greedy (red) against random, the same every time."""
     return play_game(make_agent("greedy", seed=1), make_agent("random", seed=2), 5)

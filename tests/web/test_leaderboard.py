@@ -7,11 +7,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers import shown
 
 from satellites_env.ladder import Ladder
 from satellites_env.web.leaderboard import leaderboard_html, standings, write_leaderboard
-
-from helpers import shown
 
 
 @pytest.fixture(scope="module")
@@ -72,14 +71,15 @@ def test_the_leaderboard_in_the_browser(page, ladder, tmp_path, screenshot_dir):
         for j, b in enumerate(order):
             text = cells.nth(i).locator("td").nth(j).inner_text()
             cell = table["matrix"][a].get(b)
-            assert text == ("" if cell is None else
-                            f"{100 * cell['score'] / cell['games']:.0f}%")
+            assert text == ("" if cell is None else f"{100 * cell['score'] / cell['games']:.0f}%")
     # Each agent's games, all of them, each a link to its replay.
     for k, row in enumerate(table["agents"]):
         links = page.locator(f"#agent-{k + 1} ul.games a")
         expected = sorted(game_id for game_id, _ in games[row["name"]])
-        found = sorted(int(re.search(r"(\d+)\.html$", links.nth(n).get_attribute("href"))
-                           .group(1)) for n in range(links.count()))
+        found = sorted(
+            int(re.search(r"(\d+)\.html$", links.nth(n).get_attribute("href")).group(1))
+            for n in range(links.count())
+        )
         assert found == expected
     page.screenshot(path=str(screenshot_dir / "leaderboard_page.png"), full_page=True)
     # Open the top agent's first game: its replay ends where the stored record ends.

@@ -7,12 +7,11 @@ import json
 import urllib.parse
 
 import numpy as np
+from conftest import call, live_server
+from helpers import DISPLACEMENT_SPN, PASS_SPN, engine_pieces, shown
 
 from satellites_env.core import Game, IllegalActionError, NotationError
 from satellites_env.record import GameRecord
-
-from conftest import call, live_server
-from helpers import DISPLACEMENT_SPN, PASS_SPN, engine_pieces, shown
 
 SETTLED = """(before) => {
   const board = document.getElementById("board");
@@ -37,18 +36,20 @@ def click(page, square: str) -> None:
 
 def open_game(page, url: str, **query) -> None:
     page.goto(url + ("?" + urllib.parse.urlencode(query) if query else ""))
-    page.wait_for_function("() => document.getElementById('board').dataset.busy === 'false' "
-                           "&& document.getElementById('board').dataset.game")
+    page.wait_for_function(
+        "() => document.getElementById('board').dataset.busy === 'false' "
+        "&& document.getElementById('board').dataset.game"
+    )
 
 
 def page_moves(page) -> list[str]:
-    return [text.split(None, 1)[1].strip() for text in
-            page.locator("#moves button").all_inner_texts()]
+    return [
+        text.split(None, 1)[1].strip() for text in page.locator("#moves button").all_inner_texts()
+    ]
 
 
 def hinted(page) -> set[str]:
-    return {node.get_attribute("data-sq") for node in
-            page.locator("#board g.hints circle").all()}
+    return {node.get_attribute("data-sq") for node in page.locator("#board g.hints circle").all()}
 
 
 def play_by_clicks(page, game: Game, move: str) -> None:
@@ -59,15 +60,17 @@ def play_by_clicks(page, game: Game, move: str) -> None:
     source, rest = move.split("-")
     target, _, landing = rest.partition(">")
     click(page, source)
-    expected = {m.split("-")[1].split(">")[0] for m in game.legal_moves()
-                if m.startswith(source + "-")}
+    expected = {
+        m.split("-")[1].split(">")[0] for m in game.legal_moves() if m.startswith(source + "-")
+    }
     assert hinted(page) == expected  # the targets shown are the engine's
     click(page, target)
     if landing:
         assert page.get_attribute("#board", "data-pending") == f"{source}-{target}"
         pushes = {n.get_attribute("data-sq") for n in page.locator("#board rect.push").all()}
-        assert pushes == {m.split(">")[1] for m in game.legal_moves()
-                          if m.startswith(f"{source}-{target}>")}
+        assert pushes == {
+            m.split(">")[1] for m in game.legal_moves() if m.startswith(f"{source}-{target}>")
+        }
         click(page, landing)
 
 
@@ -114,7 +117,7 @@ def test_play_a_whole_game_by_clicks_against_random(page, screenshot_dir):
         assert "game over" in page.inner_text("#status")
         # The record downloads and replays to the position shown.
         href = page.get_attribute("#download", "href")
-        status, data, _ = call(urllib.parse.urljoin(url, href))
+        _status, data, _ = call(urllib.parse.urljoin(url, href))
         record = GameRecord.from_dict(data)
         assert record.moves == page_moves(page) and record.players["red"] == "human"
         assert record.replay()[-1].to_spn() == final.to_spn()
@@ -142,7 +145,7 @@ def test_an_illegal_click_changes_nothing(page):
         assert page.inner_text("#message") == f"not played: {expected}"
         assert shown(page)["spn"] == DISPLACEMENT_SPN and page_moves(page) == []
         game_id = page.get_attribute("#board", "data-game")
-        status, state, _ = call(url + f"api/games/{game_id}")
+        _status, state, _ = call(url + f"api/games/{game_id}")
         assert state["spn"] == DISPLACEMENT_SPN and state["moves"] == []
         # A blue satellite, with nothing selected: a message, nothing else.
         blue = next(sq for sq, (piece, _) in engine_pieces(game).items() if piece[0] == "B")

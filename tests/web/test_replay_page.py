@@ -8,13 +8,12 @@ import json
 import re
 
 import pytest
+from helpers import engine_pieces, sample_record, shown
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from satellites_env.record import GameRecord, RecordError
 from satellites_env.web import index_html, replay_html, write_replay
-
-from helpers import engine_pieces, sample_record, shown
 
 
 def packed(html: str) -> dict:
@@ -52,23 +51,30 @@ def test_replay_file_is_self_contained_and_holds_every_step(tmp_path):
 
 def test_replay_of_a_bad_record_is_a_record_error():
     record = sample_record()
-    broken = GameRecord(record.start_spn, record.moves[:3] + ["a1-a2"], record.max_moves)
+    broken = GameRecord(record.start_spn, [*record.moves[:3], "a1-a2"], record.max_moves)
     with pytest.raises(RecordError, match="move 4 'a1-a2' does not apply"):
         replay_html(broken)
 
 
-@pytest.mark.parametrize("lie, field", [
-    ({"winner": "flip"}, "winner"), ({"end": "ongoing", "winner": None}, "end"),
-    ({"reason": "blue resigned"}, "reason"), ({"end": "flip"}, "end"),
-])
+@pytest.mark.parametrize(
+    "lie, field",
+    [
+        ({"winner": "flip"}, "winner"),
+        ({"end": "ongoing", "winner": None}, "end"),
+        ({"reason": "blue resigned"}, "reason"),
+        ({"end": "flip"}, "end"),
+    ],
+)
 def test_a_page_is_never_made_of_a_record_whose_result_lies(tmp_path, lie, field):
     """The page shows the engine's result; a record stating another one is refused, naming
     the field, and no file is written."""
     record = sample_record()
     assert record.result["end"] in ("terminated", "truncated")
     result = {**record.result, **lie}
-    flips = {"winner": {"red": "blue", "blue": "red", None: "red"},
-             "end": {"terminated": "truncated", "truncated": "terminated"}}
+    flips = {
+        "winner": {"red": "blue", "blue": "red", None: "red"},
+        "end": {"terminated": "truncated", "truncated": "terminated"},
+    }
     for key, value in lie.items():
         if value == "flip":
             result[key] = flips[key][record.result[key]]
@@ -82,8 +88,12 @@ def test_a_page_is_never_made_of_a_record_whose_result_lies(tmp_path, lie, field
 @given(red=st.text(max_size=40), blue=st.text(max_size=40))
 def test_player_names_cannot_break_out_of_the_page(red, blue):
     record = sample_record()
-    hostile = GameRecord(record.start_spn, record.moves[:2], record.max_moves,
-                         {"red": red + "</script><script>alert(1)</script>", "blue": blue})
+    hostile = GameRecord(
+        record.start_spn,
+        record.moves[:2],
+        record.max_moves,
+        {"red": red + "</script><script>alert(1)</script>", "blue": blue},
+    )
     html = replay_html(hostile)
     assert "<script>alert(1)" not in html
     assert html.count("</script>") == html.count("<script")  # every script ends where it should
@@ -91,16 +101,37 @@ def test_player_names_cannot_break_out_of_the_page(red, blue):
 
 
 def test_index_lists_every_game_with_its_replay():
-    manifest = {"agents": ["a", "<b>"], "games_per_pairing": 2, "seed": 0, "max_moves": 400,
-                "pairs": [{"a": "a", "b": "<b>", "games": 2, "a_wins": 1, "b_wins": 0,
-                           "draws": 1}],
-                "elo": {"a": 0.0, "<b>": -20.0}, "elo_anchor": "a",
-                "games": [{"red": "a", "blue": "<b>", "winner": "red", "end": "terminated",
-                           "reason": "red controls 2 colonies, blue 1 (R22)", "moves": 88,
-                           "record": "game_0000.json", "replay": "game_0000.html"},
-                          {"red": "<b>", "blue": "a", "winner": None, "end": "truncated",
-                           "reason": "nobody controls a colony: draw (R23)", "moves": 400,
-                           "record": "game_0001.json", "replay": "game_0001.html"}]}
+    manifest = {
+        "agents": ["a", "<b>"],
+        "games_per_pairing": 2,
+        "seed": 0,
+        "max_moves": 400,
+        "pairs": [{"a": "a", "b": "<b>", "games": 2, "a_wins": 1, "b_wins": 0, "draws": 1}],
+        "elo": {"a": 0.0, "<b>": -20.0},
+        "elo_anchor": "a",
+        "games": [
+            {
+                "red": "a",
+                "blue": "<b>",
+                "winner": "red",
+                "end": "terminated",
+                "reason": "red controls 2 colonies, blue 1 (R22)",
+                "moves": 88,
+                "record": "game_0000.json",
+                "replay": "game_0000.html",
+            },
+            {
+                "red": "<b>",
+                "blue": "a",
+                "winner": None,
+                "end": "truncated",
+                "reason": "nobody controls a colony: draw (R23)",
+                "moves": 400,
+                "record": "game_0001.json",
+                "replay": "game_0001.html",
+            },
+        ],
+    }
     html = index_html(manifest)
     assert 'href="game_0000.html"' in html and 'href="game_0001.html"' in html
     assert "<b>" not in html.split("<body>")[1]  # names are escaped
@@ -148,8 +179,9 @@ def test_replay_in_the_browser_steps_through_the_whole_game(page, tmp_path, scre
     winner = record.result["winner"]
     assert (f"{winner.capitalize()} wins" if winner else "Draw") in result
     assert record.result["reason"] in result
-    assert page.locator("#result table.colonies tbody tr").count() == \
-        len(positions[-1].score().colonies)
+    assert page.locator("#result table.colonies tbody tr").count() == len(
+        positions[-1].score().colonies
+    )
     page.select_option("#speed", "500")  # the default, for the picture
     page.click("#last")
     page.screenshot(path=str(screenshot_dir / "replay_page.png"))

@@ -15,6 +15,8 @@ import time
 import urllib.parse
 
 import pytest
+from conftest import APPS, call, live_server
+from helpers import DISPLACEMENT_SPN, PASS_SPN
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,9 +25,6 @@ from satellites_env.core import Game, IllegalActionError, NotationError
 from satellites_env.core.board import PASS_ACTION
 from satellites_env.record import GameRecord
 from satellites_env.web.server import GameStore, StoreFullError, create_app
-
-from conftest import APPS, call, live_server
-from helpers import DISPLACEMENT_SPN, PASS_SPN
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +51,8 @@ def current(server, state):
 
 
 def test_page_and_new_games(server):
-    status, html, headers = call(server)
-    assert status == 200 and 'id="board"' in html and "rect class=\"hit\"" in html
+    status, html, _headers = call(server)
+    assert status == 200 and 'id="board"' in html and 'rect class="hit"' in html
     red = new_game(server, color="red", seed=3)
     assert red["you"] == "red" and red["your_turn"] and red["moves"] == []
     assert red["spn"] == Game.new(seed=3).to_spn()
@@ -72,8 +71,9 @@ def test_moves_by_id_notation_and_displacement(server):
     game = Game.from_spn(DISPLACEMENT_SPN)
     (displacement,) = [t for t in state["legal"]["f1"] if t["to"] == "f5"]
     assert displacement["displacement"]
-    status, preview, _ = call(server + f"api/games/{state['id']}/preview?action="
-                              f"{displacement['action']}")
+    status, preview, _ = call(
+        server + f"api/games/{state['id']}/preview?action={displacement['action']}"
+    )
     assert status == 200 and preview["move"] == "f1-f5"
     expected = sorted(m.split(">")[1] for m in game.legal_moves() if m.startswith("f1-f5>"))
     assert sorted(p["to"] for p in preview["pushes"]) == expected
@@ -100,18 +100,27 @@ def test_illegal_requests_are_explained_and_change_nothing(server):
     game = Game.from_spn(DISPLACEMENT_SPN)
     legal = set(game.legal_moves())
     targets = [f"f1-{f}{r}" for f in "abcdefghij" for r in range(1, 6)]
-    cases = [t for t in targets if t not in legal and not any(m.startswith(t + ">")
-                                                            for m in legal)][:6]
+    cases = [
+        t for t in targets if t not in legal and not any(m.startswith(t + ">") for m in legal)
+    ][:6]
     assert len(cases) == 6
-    for text in cases + ["pass", "c10-c11", "f1-f5"]:  # f1-f5 is a displacement: no push
+    for text in [*cases, "pass", "c10-c11", "f1-f5"]:  # f1-f5 is a displacement: no push
         with pytest.raises((IllegalActionError, NotationError)) as error:
             game.play_move(text)
         status, answer = move(server, state, {"move": text})
         assert status == 400 and answer["error"] == str(error.value), text
     status, answer = move(server, state, {"action": PASS_ACTION})
     assert status == 400 and "(R19)" in answer["error"]
-    for body in ({}, {"action": True}, {"action": "12"}, {"action": 1, "move": "pass"},
-                 {"actions": []}, {"actions": [1, 2, 3]}, {"move": 5}, {"color": "red"}):
+    for body in (
+        {},
+        {"action": True},
+        {"action": "12"},
+        {"action": 1, "move": "pass"},
+        {"actions": []},
+        {"actions": [1, 2, 3]},
+        {"move": 5},
+        {"color": "red"},
+    ):
         status, answer = move(server, state, body)
         assert status == 400 and answer["error"], body
     status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST", raw=b"{nope")
@@ -123,8 +132,14 @@ def test_illegal_requests_are_explained_and_change_nothing(server):
     # Unknown games, bad new-game requests, a bad preview.
     assert call(server + "api/games/nope")[0] == 404
     assert call(server + "api/games/nope/move", "POST", {"move": "pass"})[0] == 404
-    for body in ({"color": "green"}, {"seed": -1}, {"seed": True}, {"spn": "not an spn"},
-                 {"spn": 3}, {"colour": "red"}):
+    for body in (
+        {"color": "green"},
+        {"seed": -1},
+        {"seed": True},
+        {"spn": "not an spn"},
+        {"spn": 3},
+        {"colour": "red"},
+    ):
         status, answer, _ = call(server + "api/games", "POST", body)
         assert status == 400 and answer["error"], body
     for query in ("", "?action=x", "?action=-1", "?action=12"):
@@ -133,25 +148,40 @@ def test_illegal_requests_are_explained_and_change_nothing(server):
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False)
     | st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                               max_size=3),
-    max_leaves=8)
-bodies = json_values | st.fixed_dictionaries({}, optional={
-    "action": json_values | st.integers(0, 3216) | st.integers(3210, 3225)
-    | st.sampled_from([-1, 2**31, 2**63, 10**300]), "actions": st.lists(st.integers(0, 3216),
-                                                                      max_size=3),
-    "move": st.text(max_size=12) | st.sampled_from(["pass", "f1-f5", "f1-f5>f7", "a1-a2"])})
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+bodies = json_values | st.fixed_dictionaries(
+    {},
+    optional={
+        "action": json_values
+        | st.integers(0, 3216)
+        | st.integers(3210, 3225)
+        | st.sampled_from([-1, 2**31, 2**63, 10**300]),
+        "actions": st.lists(st.integers(0, 3216), max_size=3),
+        "move": st.text(max_size=12) | st.sampled_from(["pass", "f1-f5", "f1-f5>f7", "a1-a2"]),
+    },
+)
 
 
-@settings(max_examples=120, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(body=bodies)
 def test_fuzzed_move_requests_answer_400_or_play_a_legal_move(server, body):
     state = new_game(server, color="red", spn=DISPLACEMENT_SPN, seed=1)
-    status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST",
-                             raw=json.dumps(body).encode())
+    status, answer, _ = call(
+        server + f"api/games/{state['id']}/move", "POST", raw=json.dumps(body).encode()
+    )
     assert status in (200, 400), (status, answer)
     if status == 400:
         assert isinstance(answer["error"], str) and answer["error"]
@@ -163,17 +193,30 @@ def test_fuzzed_move_requests_answer_400_or_play_a_legal_move(server, body):
         assert game.to_spn() == answer["spn"]
 
 
-spns = st.one_of(st.text(max_size=30), st.sampled_from([DISPLACEMENT_SPN, PASS_SPN]),
-                 st.sampled_from([DISPLACEMENT_SPN, PASS_SPN]).map(lambda spn: spn[:-1] + "x"))
-new_game_bodies = json_values | st.fixed_dictionaries({}, optional={
-    "color": st.sampled_from(["red", "blue"]) | json_values,
-    "seed": st.integers(-5, 2**33) | st.integers(2**32 - 3, 2**32 + 3)
-    | st.sampled_from([10**30, 10**300, -2**63]) | json_values, "spn": spns | json_values,
-    "extra": json_values})
+spns = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from([DISPLACEMENT_SPN, PASS_SPN]),
+    st.sampled_from([DISPLACEMENT_SPN, PASS_SPN]).map(lambda spn: spn[:-1] + "x"),
+)
+new_game_bodies = json_values | st.fixed_dictionaries(
+    {},
+    optional={
+        "color": st.sampled_from(["red", "blue"]) | json_values,
+        "seed": st.integers(-5, 2**33)
+        | st.integers(2**32 - 3, 2**32 + 3)
+        | st.sampled_from([10**30, 10**300, -(2**63)])
+        | json_values,
+        "spn": spns | json_values,
+        "extra": json_values,
+    },
+)
 
 
-@settings(max_examples=80, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(body=new_game_bodies)
 def test_fuzzed_new_game_requests_answer_201_or_400(server, body):
     status, answer, _ = call(server + "api/games", "POST", raw=json.dumps(body).encode())
@@ -202,8 +245,10 @@ def _raw_post(server, head: bytes) -> socket.socket:
     """A socket that has sent a POST to /api/games with the header lines `head`."""
     host, port = server.split("//")[1].rstrip("/").rsplit(":", 1)
     sock = socket.create_connection((host, int(port)), timeout=10)
-    sock.sendall(b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                 b"Content-Type: application/json\r\n" + head + b"\r\n")
+    sock.sendall(
+        b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\n" + head + b"\r\n"
+    )
     return sock
 
 
@@ -242,10 +287,17 @@ def test_an_endless_chunked_body_is_refused_once_past_the_ceiling(server):
 LONG = st.text(min_size=100, max_size=70_000).filter(lambda t: t.strip()) | st.just("x" * 60_000)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(field=st.sampled_from(["color", "seed", "spn", "unknown", "move", "action", "actions",
-                              "keys", "preview"]), text=LONG)
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    field=st.sampled_from(
+        ["color", "seed", "spn", "unknown", "move", "action", "actions", "keys", "preview"]
+    ),
+    text=LONG,
+)
 def test_error_answers_quote_at_most_about_80_characters_of_input(server, field, text):
     from satellites_env.web.server import MAX_ERROR
 
@@ -256,12 +308,20 @@ def test_error_answers_quote_at_most_about_80_characters_of_input(server, field,
         status, answer, _ = call(server + "api/games", "POST", {text: 1})
     elif field == "preview":
         state = new_game(server, color="red", spn=DISPLACEMENT_SPN, seed=1)
-        status, answer, _ = call(server + f"api/games/{state['id']}/preview?action="
-                                 + urllib.parse.quote(text[:6000]))
+        status, answer, _ = call(
+            server + f"api/games/{state['id']}/preview?action=" + urllib.parse.quote(text[:6000])
+        )
     else:
         state = new_game(server, color="red", spn=DISPLACEMENT_SPN, seed=1)
-        body = ({"move": text} if field == "move" else {"action": text} if field == "action"
-                else {"actions": [text]} if field == "actions" else {"action": 1, text: 2})
+        body = (
+            {"move": text}
+            if field == "move"
+            else {"action": text}
+            if field == "action"
+            else {"actions": [text]}
+            if field == "actions"
+            else {"action": 1, text: 2}
+        )
         status, answer = move(server, state, body)
     assert status == 400, (status, str(answer)[:200])
     error = answer["error"]
@@ -272,16 +332,19 @@ def test_error_answers_quote_at_most_about_80_characters_of_input(server, field,
 
 
 def test_a_number_beyond_the_integer_string_limit_is_a_400(server):
-    status, answer, _ = call(server + "api/games", "POST", raw=b'{"seed": 1' + b"0" * 5000
-                             + b"}")
+    status, answer, _ = call(server + "api/games", "POST", raw=b'{"seed": 1' + b"0" * 5000 + b"}")
     assert status == 400 and "not valid JSON" in answer["error"]
 
 
 def test_only_json_from_this_machine_is_answered(server):
     state = new_game(server, color="red", spn=DISPLACEMENT_SPN)
     # A form on another site may post text/plain without asking the browser's permission.
-    status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST",
-                             raw=b'{"move": "f1-f3"}', headers={"Content-Type": "text/plain"})
+    status, answer, _ = call(
+        server + f"api/games/{state['id']}/move",
+        "POST",
+        raw=b'{"move": "f1-f3"}',
+        headers={"Content-Type": "text/plain"},
+    )
     assert status == 400 and "application/json" in answer["error"]
     assert current(server, state)["moves"] == []
     # A page reaching the server through another host name (DNS rebinding) is refused.
@@ -290,10 +353,15 @@ def test_only_json_from_this_machine_is_answered(server):
     assert call(server, headers={"Host": "localhost"})[0] == 200
 
 
-FOREIGN = [{"Origin": "http://evil.example"}, {"Origin": "null"},
-           {"Origin": "http://127.0.0.1:1"}, {"Origin": "https://localhost"},
-           {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},
-           {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}]
+FOREIGN = [
+    {"Origin": "http://evil.example"},
+    {"Origin": "null"},
+    {"Origin": "http://127.0.0.1:1"},
+    {"Origin": "https://localhost"},
+    {"Sec-Fetch-Site": "cross-site"},
+    {"Sec-Fetch-Site": "same-site"},
+    {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"},
+]
 
 
 @pytest.mark.parametrize("headers", FOREIGN)
@@ -303,8 +371,12 @@ def test_other_origins_can_neither_create_nor_play_games(server, headers, raw):
     status, answer, _ = call(server + "api/games", "POST", raw=raw, headers=headers)
     assert status == 403 and "refused" in answer["error"], (status, answer)
     state = new_game(server, color="red", spn=DISPLACEMENT_SPN)
-    status, answer, _ = call(server + f"api/games/{state['id']}/move", "POST",
-                             raw=b'{"move": "f1-f3"}' if raw else raw, headers=headers)
+    status, answer, _ = call(
+        server + f"api/games/{state['id']}/move",
+        "POST",
+        raw=b'{"move": "f1-f3"}' if raw else raw,
+        headers=headers,
+    )
     assert status == 403 and current(server, state)["moves"] == []
     assert len_store(server) == before + 1  # only this test's own game
 
@@ -314,55 +386,86 @@ def len_store(server) -> int:
     return len(APPS[server].state.store)
 
 
-@pytest.mark.parametrize("raw, content_type", [
-    (None, "application/json"), (b"", "application/json"), (b"  \n", "application/json"),
-    (None, "text/plain"), (b"", "application/x-www-form-urlencoded"),
-    (b'{"color": "red"}', "text/plain"), (b"color=red", "application/x-www-form-urlencoded")])
+@pytest.mark.parametrize(
+    "raw, content_type",
+    [
+        (None, "application/json"),
+        (b"", "application/json"),
+        (b"  \n", "application/json"),
+        (None, "text/plain"),
+        (b"", "application/x-www-form-urlencoded"),
+        (b'{"color": "red"}', "text/plain"),
+        (b"color=red", "application/x-www-form-urlencoded"),
+    ],
+)
 def test_a_new_game_needs_a_json_object_body(server, raw, content_type):
     before = len_store(server)
-    status, answer, _ = call(server + "api/games", "POST", raw=raw,
-                             headers={"Content-Type": content_type})
+    status, answer, _ = call(
+        server + "api/games", "POST", raw=raw, headers={"Content-Type": content_type}
+    )
     assert status == 400 and ("JSON" in answer["error"] or "empty" in answer["error"])
     assert len_store(server) == before
 
 
 def test_this_servers_own_origin_is_answered(server):
     port = server.rsplit(":", 1)[1].strip("/")
-    for headers in ({"Origin": f"http://127.0.0.1:{port}", "Sec-Fetch-Site": "same-origin"},
-                    {"Origin": f"http://localhost:{port}", "Host": f"localhost:{port}"},
-                    {"Sec-Fetch-Site": "none"}):
+    for headers in (
+        {"Origin": f"http://127.0.0.1:{port}", "Sec-Fetch-Site": "same-origin"},
+        {"Origin": f"http://localhost:{port}", "Host": f"localhost:{port}"},
+        {"Sec-Fetch-Site": "none"},
+    ):
         status, answer, _ = call(server + "api/games", "POST", {"color": "red"}, headers=headers)
         assert status == 201, (headers, answer)
 
 
-origins = st.one_of(st.none(), st.sampled_from(["null", "http://evil.example", "file://",
-                                                 "http://127.0.0.1", "http://127.0.0.1:80"]),
-                    st.text(max_size=30))
-sites = st.one_of(st.none(), st.sampled_from(["cross-site", "same-site", "same-origin", "none"]),
-                  st.text(max_size=12))
-raw_bodies = st.one_of(st.none(), st.just(b""), st.binary(max_size=40),
-                       new_game_bodies.map(lambda body: json.dumps(body).encode()))
+origins = st.one_of(
+    st.none(),
+    st.sampled_from(
+        ["null", "http://evil.example", "file://", "http://127.0.0.1", "http://127.0.0.1:80"]
+    ),
+    st.text(max_size=30),
+)
+sites = st.one_of(
+    st.none(),
+    st.sampled_from(["cross-site", "same-site", "same-origin", "none"]),
+    st.text(max_size=12),
+)
+raw_bodies = st.one_of(
+    st.none(),
+    st.just(b""),
+    st.binary(max_size=40),
+    new_game_bodies.map(lambda body: json.dumps(body).encode()),
+)
 
 
-@settings(max_examples=120, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(origin=origins, site=sites, raw=raw_bodies,
-       content_type=st.sampled_from(["application/json", "text/plain", ""]))
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    origin=origins,
+    site=sites,
+    raw=raw_bodies,
+    content_type=st.sampled_from(["application/json", "text/plain", ""]),
+)
 def test_fuzzed_origins_and_bodies_create_a_game_only_when_same_origin_json(
-        server, origin, site, raw, content_type):
+    server, origin, site, raw, content_type
+):
     headers = {"Content-Type": content_type}
     if origin is not None:
         headers["Origin"] = origin
     if site is not None:
         headers["Sec-Fetch-Site"] = site
-    printable = all(value.isprintable() and value.isascii() and value == value.strip()
-                    for value in headers.values())
+    printable = all(
+        value.isprintable() and value.isascii() and value == value.strip()
+        for value in headers.values()
+    )
     if not printable:
         return  # not sendable as a header
     before = len_store(server)
     status, answer, _ = call(server + "api/games", "POST", raw=raw, headers=headers)
-    foreign = (site is not None and site not in ("same-origin", "none")) or \
-        origin is not None
+    foreign = (site is not None and site not in ("same-origin", "none")) or origin is not None
     if foreign:  # no test origin is this server's own
         assert status == 403, (headers, status, answer)
     elif content_type != "application/json" or not (raw or b"").strip():
@@ -382,12 +485,15 @@ def test_an_empty_or_blank_host_is_refused(host, capsys):
     assert err.startswith("error: --host") and len(err.strip().splitlines()) == 1, err
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("mcts:1000000000000", "at most 100,000 simulations"),
-    ("mcts:100001", "at most 100,000 simulations"),
-    ("mcts:" + "9" * 5000, "agent spec 'mcts:999"),
-    ("mcts:10**12", "agent spec 'mcts:10**12'"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("mcts:1000000000000", "at most 100,000 simulations"),
+        ("mcts:100001", "at most 100,000 simulations"),
+        ("mcts:" + "9" * 5000, "agent spec 'mcts:999"),
+        ("mcts:10**12", "agent spec 'mcts:10**12'"),
+    ],
+)
 def test_an_opponent_over_its_ceiling_is_refused_before_serving(spec, message, capsys):
     from satellites_env import cli
 
@@ -477,8 +583,11 @@ def test_a_bad_opponent_is_refused_before_serving():
 def test_satellites_serve_port_0_prints_its_url_and_serves():
     process = subprocess.Popen(
         [sys.executable, "-m", "satellites_env", "serve", "--opponent", "greedy", "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         line = process.stdout.readline()
         assert "http://127.0.0.1:" in line, line + process.stderr.read()
@@ -504,6 +613,10 @@ def test_satellites_serve_errors():
     assert cli.main(["serve", "--opponent", "minimax", "--port", "0"]) == 2
     with live_server() as url:  # a port in use is a clear error, not a traceback
         port = url.rsplit(":", 1)[1].strip("/")
-        result = subprocess.run([sys.executable, "-m", "satellites_env", "serve", "--port", port],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "satellites_env", "serve", "--port", port],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert result.returncode == 2 and "error:" in result.stderr

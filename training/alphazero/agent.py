@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 from satellites_env.agents.base import Agent
-from satellites_env.agents.mcts import Evaluation, Evaluator as SearchEvaluator
+from satellites_env.agents.mcts import Evaluation
+from satellites_env.agents.mcts import Evaluator as SearchEvaluator
 from satellites_env.core.checks import quoted_path
 from satellites_env.core.engine import N_ACTIONS, TO_MOVE, new_work
 from satellites_env.core.game import Game
@@ -49,12 +50,16 @@ def resolve(path: str | Path) -> Path:
 
 def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]:
     """A checked checkpoint payload (a path, `pretrained`, or a payload already loaded)."""
-    return (path_or_payload if isinstance(path_or_payload, dict)
-            else load_checkpoint(resolve(path_or_payload)))
+    return (
+        path_or_payload
+        if isinstance(path_or_payload, dict)
+        else load_checkpoint(resolve(path_or_payload))
+    )
 
 
-def load_network(path_or_payload: str | Path | dict[str, Any],
-                 where: str | Path | None = None) -> PolicyValueNet:
+def load_network(
+    path_or_payload: str | Path | dict[str, Any], where: str | Path | None = None
+) -> PolicyValueNet:
     """The network of a checkpoint without PPO's prior (a path, `pretrained`, or a payload
     already loaded from the file `where`, which errors name)."""
     if where is None:
@@ -62,9 +67,11 @@ def load_network(path_or_payload: str | Path | dict[str, Any],
     payload = load_payload(path_or_payload)
     shape = check_shape(payload.get("model_shape"), where)
     if shape.pop("lookahead", 0.0):
-        raise CheckpointError(f"checkpoint {quoted_path(where)} holds a PPO network with the "
-                              f"lookahead prior, which needs the game as well as the planes: "
-                              f"play it as checkpoint:PATH")
+        raise CheckpointError(
+            f"checkpoint {quoted_path(where)} holds a PPO network with the "
+            f"lookahead prior, which needs the game as well as the planes: "
+            f"play it as checkpoint:PATH"
+        )
     return load_weights(PolicyValueNet(**shape), payload.get("model"), where)
 
 
@@ -78,11 +85,13 @@ def search_settings(payload: dict[str, Any]) -> AZSearchConfig:
     search = config.get("search") if isinstance(config, dict) else None
     used = ("max_considered", "c_visit", "c_scale")
     try:
-        return build(AZSearchConfig, {key: search[key] for key in used
-                                      if isinstance(search, dict) and key in search}, "search")
+        return build(
+            AZSearchConfig,
+            {key: search[key] for key in used if isinstance(search, dict) and key in search},
+            "search",
+        )
     except ConfigError as error:
-        raise CheckpointError(f"the checkpoint's search settings are not valid: "
-                              f"{error}") from None
+        raise CheckpointError(f"the checkpoint's search settings are not valid: {error}") from None
 
 
 def default_threads() -> int:
@@ -115,8 +124,12 @@ def torch_threads(threads: int) -> Iterator[None]:
 
 def check_temperature(temperature) -> float:
     """A sampling temperature: a finite number above 0 (ValueError otherwise)."""
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
-            or not math.isfinite(temperature) or temperature <= 0:
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not math.isfinite(temperature)
+        or temperature <= 0
+    ):
         raise ValueError(f"temperature must be a finite number above 0, got {temperature!r}")
     return float(temperature)
 
@@ -131,8 +144,15 @@ class PolicyAgent(Agent):
     setting is restored after the move.
     """
 
-    def __init__(self, net: PolicyValueNet, sample: bool = False, seed: int | None = None,
-                 spec: str = "policy", threads: int | None = None, temperature: float = 1.0):
+    def __init__(
+        self,
+        net: PolicyValueNet,
+        sample: bool = False,
+        seed: int | None = None,
+        spec: str = "policy",
+        threads: int | None = None,
+        temperature: float = 1.0,
+    ):
         super().__init__(seed)
         self.net = net.eval()
         self.sample = sample
@@ -192,8 +212,13 @@ class AZAgent(Agent):
     The search uses the settings of the network's training run (`settings`, read from the
     checkpoint; a bare network gets the `AZSearchConfig` defaults unless given them)."""
 
-    def __init__(self, path_or_payload, simulations: int = 32, seed: int | None = None,
-                 settings: AZSearchConfig | None = None):
+    def __init__(
+        self,
+        path_or_payload,
+        simulations: int = 32,
+        seed: int | None = None,
+        settings: AZSearchConfig | None = None,
+    ):
         super().__init__(seed)
         if isinstance(path_or_payload, torch.nn.Module):
             self.net = path_or_payload.eval()
@@ -205,8 +230,10 @@ class AZAgent(Agent):
             settings = settings or search_settings(payload)
         self.settings = settings or AZSearchConfig()
         self.simulations = int(simulations)
-        self.spec = f"az:{path_or_payload if isinstance(path_or_payload, (str, Path)) else '-'}" \
-                    f":{self.simulations}"
+        self.spec = (
+            f"az:{path_or_payload if isinstance(path_or_payload, (str, Path)) else '-'}"
+            f":{self.simulations}"
+        )
         self._player: BatchedPlayer | None = None
 
     def settings_suffix(self) -> str:
@@ -215,8 +242,7 @@ class AZAgent(Agent):
     def options(self, max_moves: int):
         """The options of this agent's search in games of `max_moves` moves at most."""
         s = self.settings
-        return search_options([self.simulations], s.max_considered, s.c_visit, s.c_scale,
-                              max_moves)
+        return search_options([self.simulations], s.max_considered, s.c_visit, s.c_scale, max_moves)
 
     def act(self, game: Game) -> int:
         if game.is_over:
@@ -236,7 +262,10 @@ class AZAgent(Agent):
         self.act(game)
         finished = self._player.search.finished
         n = int(finished.count[0])
-        return {int(a): float(p) for a, p in zip(finished.actions[0, :n], finished.policy[0, :n])}
+        return {
+            int(a): float(p)
+            for a, p in zip(finished.actions[0, :n], finished.policy[0, :n], strict=False)
+        }
 
 
 class BatchedPlayer:
@@ -279,8 +308,12 @@ class BatchedPlayer:
     def start(self, b: int, state: np.ndarray) -> None:
         tree = self.search.tree
         tree.game_state[b] = state
-        tree.phase[b], tree.kind[b], tree.gumbel[b], tree.raw_move[b] = (NEED_ROOT, 0, 0,
-                                                                         self.raw_move)
+        tree.phase[b], tree.kind[b], tree.gumbel[b], tree.raw_move[b] = (
+            NEED_ROOT,
+            0,
+            0,
+            self.raw_move,
+        )
 
     def stop(self) -> None:
         """Drop every game waiting for the agent."""
@@ -293,8 +326,16 @@ class BatchedPlayer:
         return rows
 
 
-def play_search_games(net: PolicyValueNet, opponent: str, games: list[int], seed: int,
-                      max_moves: int, *, simulations: int, settings: AZSearchConfig) -> list:
+def play_search_games(
+    net: PolicyValueNet,
+    opponent: str,
+    games: list[int],
+    seed: int,
+    max_moves: int,
+    *,
+    simulations: int,
+    settings: AZSearchConfig,
+) -> list:
     """Games `games` of the pairing (the network's search, `opponent`) as
     `arena.play_pairing_game` plays them (the same set-ups, colours and opponent seeds; the
     search is deterministic), all at once: the search's moves in every game waiting for one
@@ -313,9 +354,8 @@ def play_search_games(net: PolicyValueNet, opponent: str, games: list[int], seed
     ours = [0 if i % 2 == 0 else 1 for i in games]  # the search is red in even games
     first = make_agent(opponent, seed=0)
     batched_rival = BatchedPlayer.of(first, n, max_moves)
-    rivals = [] if batched_rival else [first, *(make_agent(opponent, seed=0)
-                                                for _ in games[1:])]
-    for i, rival in zip(games, rivals):
+    rivals = [] if batched_rival else [first, *(make_agent(opponent, seed=0) for _ in games[1:])]
+    for i, rival in zip(games, rivals, strict=False):
         rival.reset(seed=10_000 * (seed + i) + 8)
     search = BatchedPlayer.of(AZAgent(net, simulations, settings=settings), n, max_moves)
     searches = [p for p in (search, batched_rival) if p is not None]
@@ -336,10 +376,14 @@ def play_search_games(net: PolicyValueNet, opponent: str, games: list[int], seed
                 for b in player.step():
                     boards[b].play(int(player.action[b]))
                     waiting[b] = False
-    names = [{"red": spec, "blue": opponent} if side == 0 else {"red": opponent, "blue": spec}
-             for side in ours]
-    return [(i, GameRecord.of(start, game, players))
-            for i, start, game, players in zip(games, starts, boards, names)]
+    names = [
+        {"red": spec, "blue": opponent} if side == 0 else {"red": opponent, "blue": spec}
+        for side in ours
+    ]
+    return [
+        (i, GameRecord.of(start, game, players))
+        for i, start, game, players in zip(games, starts, boards, names, strict=False)
+    ]
 
 
 class NetworkEvaluator(SearchEvaluator):
@@ -353,12 +397,13 @@ class NetworkEvaluator(SearchEvaluator):
     def evaluate(self, state: np.ndarray, actions: np.ndarray, max_moves: int) -> Evaluation:
         return self.evaluate_batch([state], [actions], max_moves)[0]
 
-    def evaluate_batch(self, states: list[np.ndarray], actions: list[np.ndarray],
-                       max_moves: int) -> list[Evaluation]:
+    def evaluate_batch(
+        self, states: list[np.ndarray], actions: list[np.ndarray], max_moves: int
+    ) -> list[Evaluation]:
         obs = np.stack([observe(s, int(s[TO_MOVE]), max_moves, self._work) for s in states])
         logits, values = self._evaluate(obs)
         evaluations = []
-        for row, legal, value in zip(logits, actions, values):
+        for row, legal, value in zip(logits, actions, values, strict=False):
             chosen = row[legal].astype(np.float64)
             prior = np.exp(chosen - chosen.max())
             evaluations.append(Evaluation(value=float(value), policy=prior / prior.sum()))

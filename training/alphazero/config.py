@@ -11,8 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from training.alphazero.league import WEIGHTINGS
-from training.common.config import (MAX_MOVES, NORMS, Config, ConfigError,
-                                    EvalConfig, section, setting)
+from training.common.config import (
+    MAX_MOVES,
+    NORMS,
+    Config,
+    ConfigError,
+    EvalConfig,
+    section,
+    setting,
+)
 
 #: the trees of one self-play search hold search.games x (full_simulations + 1) nodes of
 #: about 3 KB each: this bounds them to about 3 GB
@@ -25,11 +32,15 @@ class AZModelConfig:
 
     channels: int = setting(32, 8, 1024, doc="width of the residual CNN (a multiple of 8)")
     blocks: int = setting(2, 1, 64, doc="residual blocks in the trunk")
-    landing_values: bool = setting(False, doc="one landing-cell logit map per value of the "
-                                              "moving satellite (else one map)")
-    norm: str = setting("group", choices=NORMS,
-                        doc="group: GroupNorm; none: SkipInit (biases and a zero-initialised "
-                            "residual gain), faster on a CPU")
+    landing_values: bool = setting(
+        False, doc="one landing-cell logit map per value of the moving satellite (else one map)"
+    )
+    norm: str = setting(
+        "group",
+        choices=NORMS,
+        doc="group: GroupNorm; none: SkipInit (biases and a zero-initialised "
+        "residual gain), faster on a CPU",
+    )
 
 
 @dataclass
@@ -37,30 +48,42 @@ class AZSearchConfig:
     """`search:` self-play's Gumbel searches (training/alphazero/search.py); `az:` agents of
     the run search with max_considered, c_visit and c_scale."""
 
-    games: int = setting(128, 1, 4096, doc="self-play games in flight (one batched forward "
-                                          "pass per simulation step)")
-    max_moves: int = setting(400, 1, MAX_MOVES, doc="move cap of self-play games (R20); "
-                                                   "capped games are still scored")
-    full_simulations: int = setting(32, 1, 1024, doc="simulations of a full search (its "
-                                                     "improved policy is a policy target)")
-    cheap_simulations: int = setting(8, 1, 1024, doc="simulations of a cheap search (its "
-                                                     "position is a value target only)")
-    full_fraction: float = setting(0.25, 0.0, 1.0, doc="playout-cap randomisation: the share "
-                                                       "of full searches")
-    max_considered: int = setting(16, 1, 256, doc="Gumbel-top-k: root actions sampled for "
-                                                  "sequential halving")
-    c_visit: float = setting(50.0, 0.0, 1e6, doc="sigma(q) = (c_visit + max visits) x "
-                                                 "c_scale x q")
+    games: int = setting(
+        128, 1, 4096, doc="self-play games in flight (one batched forward pass per simulation step)"
+    )
+    max_moves: int = setting(
+        400, 1, MAX_MOVES, doc="move cap of self-play games (R20); capped games are still scored"
+    )
+    full_simulations: int = setting(
+        32, 1, 1024, doc="simulations of a full search (its improved policy is a policy target)"
+    )
+    cheap_simulations: int = setting(
+        8, 1, 1024, doc="simulations of a cheap search (its position is a value target only)"
+    )
+    full_fraction: float = setting(
+        0.25, 0.0, 1.0, doc="playout-cap randomisation: the share of full searches"
+    )
+    max_considered: int = setting(
+        16, 1, 256, doc="Gumbel-top-k: root actions sampled for sequential halving"
+    )
+    c_visit: float = setting(50.0, 0.0, 1e6, doc="sigma(q) = (c_visit + max visits) x c_scale x q")
     c_scale: float = setting(0.1, 0.0, 1e6, low_open=True, doc="(see c_visit)")
-    dagger: float = setting(0.0, 0.0, 1.0,
-                            doc="share of games in which one colour plays the raw policy's "
-                                "move instead of its search's choice, its positions searched "
-                                "and stored as ever (DAgger)")
-    opponent: str = setting("", doc="an agent spec: every self-play game is against this "
-                                    "frozen agent, the network playing one colour (either, "
-                                    "at random) and learning from its own moves alone: an "
-                                    "exploiter of that agent (`satellites exploit`); empty: "
-                                    "self-play")
+    dagger: float = setting(
+        0.0,
+        0.0,
+        1.0,
+        doc="share of games in which one colour plays the raw policy's "
+        "move instead of its search's choice, its positions searched "
+        "and stored as ever (DAgger)",
+    )
+    opponent: str = setting(
+        "",
+        doc="an agent spec: every self-play game is against this "
+        "frozen agent, the network playing one colour (either, "
+        "at random) and learning from its own moves alone: an "
+        "exploiter of that agent (`satellites exploit`); empty: "
+        "self-play",
+    )
 
 
 @dataclass
@@ -68,31 +91,45 @@ class AZLeagueConfig:
     """`league:` a share of self-play games against past networks and fixed ones, drawn by
     prioritised fictitious self-play (training/alphazero/league.py)."""
 
-    share: float = setting(0.0, 0.0, 1.0, doc="share of self-play games against a league "
-                                              "member (0: no league)")
-    snapshot_every: int = setting(16, 1, 10**6, doc="iterations between the network's copies "
-                                                   "joining the league")
+    share: float = setting(
+        0.0, 0.0, 1.0, doc="share of self-play games against a league member (0: no league)"
+    )
+    snapshot_every: int = setting(
+        16, 1, 10**6, doc="iterations between the network's copies joining the league"
+    )
     size: int = setting(8, 1, 64, doc="past networks kept (the oldest leaves)")
-    weighting: str = setting("hard", choices=WEIGHTINGS,
-                             doc="PFSP: hard (1-p)^2 favours the members that beat the "
-                                 "learner, variance p(1-p) those of its strength, uniform "
-                                 "all alike (p: the learner's score against the member)")
-    opponents: list[str] = setting([], doc="networks in the league for the whole run: "
-                                           "checkpoint files (or `pretrained`), e.g. "
-                                           "exploiters' final.pt")
+    weighting: str = setting(
+        "hard",
+        choices=WEIGHTINGS,
+        doc="PFSP: hard (1-p)^2 favours the members that beat the "
+        "learner, variance p(1-p) those of its strength, uniform "
+        "all alike (p: the learner's score against the member)",
+    )
+    opponents: list[str] = setting(
+        [],
+        doc="networks in the league for the whole run: "
+        "checkpoint files (or `pretrained`), e.g. "
+        "exploiters' final.pt",
+    )
 
 
 @dataclass
 class AZReplayConfig:
     """`replay:` the buffer of searched positions (training/alphazero/replay.py)."""
 
-    capacity: int = setting(50_000, 1, 4_000_000, doc="positions kept (a ring buffer: the "
-                                                     "oldest are overwritten; 1.5 KB each)")
-    replay_ratio: float = setting(4.0, 0.0, 1000.0, low_open=True,
-                                  doc="positions trained on per new position")
+    capacity: int = setting(
+        50_000,
+        1,
+        4_000_000,
+        doc="positions kept (a ring buffer: the oldest are overwritten; 1.5 KB each)",
+    )
+    replay_ratio: float = setting(
+        4.0, 0.0, 1000.0, low_open=True, doc="positions trained on per new position"
+    )
     batch_size: int = setting(256, 1, 65_536, doc="positions per gradient step")
-    min_positions: int = setting(2_000, 1, 4_000_000, doc="no training until the buffer holds "
-                                                         "this many")
+    min_positions: int = setting(
+        2_000, 1, 4_000_000, doc="no training until the buffer holds this many"
+    )
 
 
 @dataclass
@@ -101,19 +138,25 @@ class AZOptimConfig:
 
     learning_rate: float = setting(1e-3, 0.0, 1.0, low_open=True, doc="AdamW step size")
     weight_decay: float = setting(1e-4, 0.0, 1.0, doc="decoupled weight decay")
-    value_coef: float = setting(1.0, 0.0, 1000.0, doc="weight of the value loss (mean squared "
-                                                      "error)")
-    max_grad_norm: float = setting(5.0, 0.0, 1e6, low_open=True,
-                                   doc="gradient clipping (global L2 norm)")
+    value_coef: float = setting(
+        1.0, 0.0, 1000.0, doc="weight of the value loss (mean squared error)"
+    )
+    max_grad_norm: float = setting(
+        5.0, 0.0, 1e6, low_open=True, doc="gradient clipping (global L2 norm)"
+    )
 
 
 @dataclass
 class AZEvalConfig(EvalConfig):
     """`eval:` the raw policy during and after the run, and its search at the end."""
 
-    search_simulations: int = setting(0, 0, 1024,
-                                      doc="the search agent az:PATH:N with N simulations plays "
-                                          "the final games too; 0: the raw policy alone")
+    search_simulations: int = setting(
+        0,
+        0,
+        1024,
+        doc="the search agent az:PATH:N with N simulations plays "
+        "the final games too; 0: the raw policy alone",
+    )
 
 
 @dataclass
@@ -122,19 +165,30 @@ class AZConfig(Config, learner="alphazero"):
     in, search policies and final results (R21-R23) as targets."""
 
     learner: str = setting("alphazero", doc="the learner that reads this file")
-    total_positions: int = setting(50_000, 1, 10**12, doc="self-play moves searched in the "
-                                                         "whole run")
-    positions_per_iteration: int = setting(1_024, 1, 1 << 20,
-                                           doc="self-play moves between training phases")
-    overlap: bool = setting(False, doc="self-play runs while the learner trains on the previous "
-                                       "iteration's positions (one iteration stale; threads "
-                                       "must be 1)")
-    device: str = setting("auto", doc="the network's device: auto (cuda when torch sees one, "
-                                      "else cpu), cpu, cuda or cuda:N; trees and engine stay on "
-                                      "the CPU")
-    init: str = setting("", doc="start from this network instead of a random one: a "
-                                "checkpoint file or pretrained (its shape must be model:'s); "
-                                "empty: a random network")
+    total_positions: int = setting(
+        50_000, 1, 10**12, doc="self-play moves searched in the whole run"
+    )
+    positions_per_iteration: int = setting(
+        1_024, 1, 1 << 20, doc="self-play moves between training phases"
+    )
+    overlap: bool = setting(
+        False,
+        doc="self-play runs while the learner trains on the previous "
+        "iteration's positions (one iteration stale; threads "
+        "must be 1)",
+    )
+    device: str = setting(
+        "auto",
+        doc="the network's device: auto (cuda when torch sees one, "
+        "else cpu), cpu, cuda or cuda:N; trees and engine stay on "
+        "the CPU",
+    )
+    init: str = setting(
+        "",
+        doc="start from this network instead of a random one: a "
+        "checkpoint file or pretrained (its shape must be model:'s); "
+        "empty: a random network",
+    )
     model: AZModelConfig = section(AZModelConfig)
     search: AZSearchConfig = section(AZSearchConfig)
     league: AZLeagueConfig = section(AZLeagueConfig)
@@ -151,8 +205,10 @@ class AZConfig(Config, learner="alphazero"):
         if self.search.opponent:
             specs.insert(0, ("search.opponent", self.search.opponent))
         # a league member is a network the search can batch: what an az: agent loads
-        return specs + [(f"league.opponents[{i}]", f"az:{path}:1")
-                        for i, path in enumerate(self.league.opponents)]
+        return specs + [
+            (f"league.opponents[{i}]", f"az:{path}:1")
+            for i, path in enumerate(self.league.opponents)
+        ]
 
     def check_files(self) -> None:
         super().check_files()
@@ -167,31 +223,44 @@ class AZConfig(Config, learner="alphazero"):
                 raise ConfigError(f"init: {error}") from None
             wanted = network_for(self.model).shape
             if shape != wanted:
-                raise ConfigError(f"init: {self.init} holds a network of shape {shape}, but "
-                                  f"model: asks for {wanted}")
+                raise ConfigError(
+                    f"init: {self.init} holds a network of shape {shape}, but "
+                    f"model: asks for {wanted}"
+                )
 
     def check(self) -> None:
         super().check()
         s = self.search
         if s.cheap_simulations > s.full_simulations:
-            raise ConfigError(f"search.cheap_simulations ({s.cheap_simulations}) must be <= "
-                              f"search.full_simulations ({s.full_simulations})")
+            raise ConfigError(
+                f"search.cheap_simulations ({s.cheap_simulations}) must be <= "
+                f"search.full_simulations ({s.full_simulations})"
+            )
         if s.games * (s.full_simulations + 1) > MAX_TREE_NODES:
-            raise ConfigError(f"search.games x (search.full_simulations + 1) must be <= "
-                              f"{MAX_TREE_NODES:,} tree nodes (about 3 GB), got {s.games} x "
-                              f"{s.full_simulations + 1}")
+            raise ConfigError(
+                f"search.games x (search.full_simulations + 1) must be <= "
+                f"{MAX_TREE_NODES:,} tree nodes (about 3 GB), got {s.games} x "
+                f"{s.full_simulations + 1}"
+            )
         if self.model.channels % 8:
-            raise ConfigError(f"model.channels must be a multiple of 8 (GroupNorm groups), got "
-                              f"{self.model.channels}")
-        if not (self.device in ("auto", "cpu", "cuda")
-                or (self.device.startswith("cuda:") and self.device[5:].isdigit())):
+            raise ConfigError(
+                f"model.channels must be a multiple of 8 (GroupNorm groups), got "
+                f"{self.model.channels}"
+            )
+        if not (
+            self.device in ("auto", "cpu", "cuda")
+            or (self.device.startswith("cuda:") and self.device[5:].isdigit())
+        ):
             raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
         if self.league.share and s.opponent:
-            raise ConfigError("league.share and search.opponent exclude each other: an "
-                              "exploiter plays every game against its target")
+            raise ConfigError(
+                "league.share and search.opponent exclude each other: an "
+                "exploiter plays every game against its target"
+            )
         if len(set(self.league.opponents)) != len(self.league.opponents):
-            raise ConfigError(f"league.opponents lists a network twice: "
-                              f"{self.league.opponents}")
+            raise ConfigError(f"league.opponents lists a network twice: {self.league.opponents}")
         if self.overlap and self.threads != 1:
-            raise ConfigError(f"overlap: true runs self-play and the gradient steps on one "
-                              f"torch thread each; set threads: 1 (got {self.threads})")
+            raise ConfigError(
+                f"overlap: true runs self-play and the gradient steps on one "
+                f"torch thread each; set threads: 1 (got {self.threads})"
+            )

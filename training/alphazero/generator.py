@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -58,15 +59,17 @@ def generator_device(name: str) -> torch.device:
     return resolve_device(name)
 
 
-def make_generator(config: AZConfig, shape: dict, workers: int, worker: int,
-                   seed: int) -> "AZGenerator":
+def make_generator(
+    config: AZConfig, shape: dict, workers: int, worker: int, seed: int
+) -> AZGenerator:
     """Generator `worker` of `workers` (the pool's factory, with functools.partial): its share
     of `search.games` in flight, a network of `shape` on `generator_device(config.device)`
     (weights come by `set_weights`)."""
     with torch.random.fork_rng(devices=[]):  # building a net draws from torch's global RNG
         net = PolicyValueNet(**shape).to(generator_device(config.device))
-    return AZGenerator(build_selfplay(config, seed, split(config.search.games, workers)[worker]),
-                       net)
+    return AZGenerator(
+        build_selfplay(config, seed, split(config.search.games, workers)[worker]), net
+    )
 
 
 class Collector:
@@ -83,22 +86,29 @@ class Collector:
         arguments = dict(bound.arguments)
         arguments.pop(next(iter(self._signature.parameters)))
         if self._calls and set(arguments) != set(self._calls[0]):
-            raise ValueError(f"self-play passed add() the fields {sorted(arguments)} after "
-                             f"{sorted(self._calls[0])}: one batch needs the same ones")
+            raise ValueError(
+                f"self-play passed add() the fields {sorted(arguments)} after "
+                f"{sorted(self._calls[0])}: one batch needs the same ones"
+            )
         self._calls.append(arguments)
 
     def samples(self) -> dict[str, np.ndarray]:
         """{field: the calls' arrays concatenated}; {} when nothing was added."""
         if not self._calls:
             return {}
-        return {name: np.concatenate([np.asarray(call[name]) for call in self._calls])
-                for name in self._calls[0]}
+        return {
+            name: np.concatenate([np.asarray(call[name]) for call in self._calls])
+            for name in self._calls[0]
+        }
 
 
 def _numbers(selfplay: SelfPlay) -> dict[str, int]:
     stats = selfplay.stats
-    numbers = {f.name: getattr(stats, f.name) for f in dataclasses.fields(stats)
-               if isinstance(getattr(stats, f.name), (int, float))}
+    numbers = {
+        f.name: getattr(stats, f.name)
+        for f in dataclasses.fields(stats)
+        if isinstance(getattr(stats, f.name), (int, float))
+    }
     numbers["evaluations"] = selfplay.search.evaluations
     return numbers
 
@@ -131,9 +141,10 @@ class AZGenerator:
                     self.league_nets[name] = Evaluator(net.eval())
                 nets[name] = self.league_nets[name]
             self.league_nets, self.league_version = nets, league["version"]
-        self.selfplay.set_league([(name, self.league_nets[name])
-                                  for name, _, _ in league["members"]],
-                                 league["probabilities"])
+        self.selfplay.set_league(
+            [(name, self.league_nets[name]) for name, _, _ in league["members"]],
+            league["probabilities"],
+        )
 
     def generate(self, n: int) -> SampleBatch:
         """Search `n` more positions; the positions of the games that ended, with counters."""
@@ -142,7 +153,7 @@ class AZGenerator:
         added = self.selfplay.play(n, Evaluator(self.net), collector) if n > 0 else 0
         counters = {key: value - before[key] for key, value in _numbers(self.selfplay).items()}
         lengths = self.selfplay.stats.lengths
-        counters["lengths"] = list(lengths)[len(lengths) - min(counters["games"], len(lengths)):]
+        counters["lengths"] = list(lengths)[len(lengths) - min(counters["games"], len(lengths)) :]
         counters["league"], self.selfplay.league_results = self.selfplay.league_results, {}
         return SampleBatch(collector.samples(), added, counters, self.version)
 
@@ -157,8 +168,9 @@ class AZGenerator:
         self.selfplay.restart_games()
 
 
-def add_batches(batches: list[SampleBatch], buffer: ReplayBuffer,
-                stats: SelfPlayStats) -> dict[str, int]:
+def add_batches(
+    batches: list[SampleBatch], buffer: ReplayBuffer, stats: SelfPlayStats
+) -> dict[str, int]:
     """Put the batches' positions into `buffer` (in the order given: worker order) and their
     counters into `stats`; returns the counters summed, with `samples` (positions added)."""
     played: dict = {"samples": 0, "league": {}}
@@ -173,7 +185,7 @@ def add_batches(batches: list[SampleBatch], buffer: ReplayBuffer,
             if key == "league":
                 for name, result in value.items():
                     total = played["league"].setdefault(name, [0, 0, 0])
-                    total[:] = [a + b for a, b in zip(total, result)]
+                    total[:] = [a + b for a, b in zip(total, result, strict=False)]
                 continue
             played[key] = played.get(key, 0) + value
             if hasattr(stats, key):

@@ -63,8 +63,7 @@ def pfsp_weights(scores: np.ndarray, weighting: str) -> np.ndarray:
         return scores * (1.0 - scores)
     if weighting == "uniform":
         return np.ones_like(scores)
-    raise ValueError(f"league weighting must be one of {', '.join(WEIGHTINGS)}, got "
-                     f"{weighting!r}")
+    raise ValueError(f"league weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
 
 
 class League:
@@ -107,20 +106,34 @@ class League:
     def broadcast(self) -> dict:
         """What the generators need: {"version", "members": [(name, shape, weights)],
         "probabilities"} (the weights are the members' own: the receiver copies them)."""
-        return {"version": self.version,
-                "members": [(m.name, m.shape, m.weights) for m in self.members],
-                "probabilities": self.probabilities()}
+        return {
+            "version": self.version,
+            "members": [(m.name, m.shape, m.weights) for m in self.members],
+            "probabilities": self.probabilities(),
+        }
 
     # ------------------------------------------------------------------ checkpoints
 
     def state_dict(self) -> dict:
-        return {"version": self.version,
-                "members": [{"name": m.name, "shape": dict(m.shape), "weights": m.weights,
-                             "fixed": m.fixed, "games": m.games, "wins": m.wins,
-                             "draws": m.draws} for m in self.members]}
+        return {
+            "version": self.version,
+            "members": [
+                {
+                    "name": m.name,
+                    "shape": dict(m.shape),
+                    "weights": m.weights,
+                    "fixed": m.fixed,
+                    "games": m.games,
+                    "wins": m.wins,
+                    "draws": m.draws,
+                }
+                for m in self.members
+            ],
+        }
 
     def load_state_dict(self, state: dict, path: str | Path) -> None:
         """The members of a checkpoint, each field checked (damage is a CheckpointError)."""
+
         def bad(what: str) -> CheckpointError:
             return CheckpointError(f"checkpoint {str(path)!r}: league {what}"[:300])
 
@@ -134,10 +147,14 @@ class League:
             if not isinstance(item, dict) or not isinstance(item.get("name"), str):
                 raise bad("member must be a mapping with a name")
             counts = [item.get(key) for key in ("games", "wins", "draws")]
-            if not all(type(n) is int and 0 <= n < 2**62 for n in counts) or \
-                    counts[1] + counts[2] > counts[0]:
-                raise bad(f"member {item['name']!r}: games, wins and draws must be counts "
-                          f"with wins + draws <= games, got {counts}")
+            if (
+                not all(type(n) is int and 0 <= n < 2**62 for n in counts)
+                or counts[1] + counts[2] > counts[0]
+            ):
+                raise bad(
+                    f"member {item['name']!r}: games, wins and draws must be counts "
+                    f"with wins + draws <= games, got {counts}"
+                )
             if type(item.get("fixed")) is not bool:
                 raise bad(f"member {item['name']!r}: fixed must be a bool")
             shape = check_shape(item.get("shape"), path)
@@ -145,10 +162,13 @@ class League:
                 raise bad(f"member {item['name']!r}: a network with PPO's lookahead prior")
             # filled once into a network of its shape: names and shapes checked here, not in
             # a generator when the member first plays
-            load_weights(PolicyValueNet(**shape), item.get("weights"), path,
-                         f"league member {quoted(item['name'])}")
-            members.append(Member(item["name"], shape, item["weights"], item["fixed"],
-                                  *counts))
+            load_weights(
+                PolicyValueNet(**shape),
+                item.get("weights"),
+                path,
+                f"league member {quoted(item['name'])}",
+            )
+            members.append(Member(item["name"], shape, item["weights"], item["fixed"], *counts))
         if len({m.name for m in members}) != len(members):
             raise bad("names a member twice")
         self.members, self.version = members, version

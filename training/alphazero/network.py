@@ -35,7 +35,8 @@ PUSHED_PLANE = PLANE_INDEX["pushed"]
 # Landing cell of every move action (off-board moves point at a padding cell; they are
 # never legal, so their logit does not matter).
 LANDING = torch.from_numpy(RAY.reshape(-1).copy()).where(
-    torch.from_numpy(RAY.reshape(-1).copy()) >= 0, torch.tensor(N_CELLS))
+    torch.from_numpy(RAY.reshape(-1).copy()) >= 0, torch.tensor(N_CELLS)
+)
 LANDING_BY_CELL = LANDING.view(N_CELLS, MOVES_PER_CELL)
 
 
@@ -73,8 +74,9 @@ class PolicyValueNet(nn.Module):
     #: True for a network whose logits need the one-ply lookahead values (PPO's prior)
     uses_lookahead = False
 
-    def __init__(self, channels: int = 64, blocks: int = 4, landing_values: bool = False,
-                 norm: str = "group"):
+    def __init__(
+        self, channels: int = 64, blocks: int = 4, landing_values: bool = False, norm: str = "group"
+    ):
         super().__init__()
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
@@ -84,7 +86,9 @@ class PolicyValueNet(nn.Module):
         self.norm = norm
         self.stem = nn.Sequential(
             nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=norm != "group"),
-            norm_layer(channels, norm), nn.ReLU())
+            norm_layer(channels, norm),
+            nn.ReLU(),
+        )
         self.trunk = nn.Sequential(*(ResidualBlock(channels, norm) for _ in range(blocks)))
         self.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
         # One landing map, or one per value of the satellite that moves (landing_values):
@@ -92,8 +96,9 @@ class PolicyValueNet(nn.Module):
         self.landing_head = nn.Conv2d(channels, 4 if self.landing_values else 1, 1)
         self.push_head = nn.Conv2d(channels, N_PUSH_ACTIONS, 1)
         self.pass_head = nn.Linear(channels, 1)
-        self.value_head = nn.Sequential(nn.Linear(channels, channels), nn.ReLU(),
-                                        nn.Linear(channels, 1))
+        self.value_head = nn.Sequential(
+            nn.Linear(channels, channels), nn.ReLU(), nn.Linear(channels, 1)
+        )
 
     @property
     def shape(self) -> dict:
@@ -111,8 +116,9 @@ class PolicyValueNet(nn.Module):
         pooled = h.mean(dim=(2, 3))
         return self._policy(x, h, pooled), self._value_of(h, pooled)
 
-    def forward_all(self, observation: torch.Tensor, rows: torch.Tensor | None = None
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward_all(
+        self, observation: torch.Tensor, rows: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits and values (B,). With `rows` (an index tensor) the logits are those of these
         positions only, (len(rows), 3217): a training batch whose policy targets cover a tenth
         of its positions (playout caps) skips the policy heads, half of a forward pass, for
@@ -159,8 +165,9 @@ class PolicyValueNet(nn.Module):
     def _value_of(self, h: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.value_head(pooled)).squeeze(1)
 
-    def masked_forward(self, observation: torch.Tensor, mask: torch.Tensor
-                       ) -> tuple[torch.Tensor, torch.Tensor]:
+    def masked_forward(
+        self, observation: torch.Tensor, mask: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits with illegal actions at -inf (mask: (B, 3217), nonzero = legal), and values."""
         logits, value = self(observation)
         return mask_logits(logits, mask), value
@@ -179,16 +186,22 @@ def masked_entropy(masked_logits: torch.Tensor) -> torch.Tensor:
     return -(probs * log_probs.nan_to_num(neginf=0.0)).sum(-1)
 
 
-def sample_masked(masked_logits: torch.Tensor, generator: torch.Generator | None = None
-                  ) -> torch.Tensor:
+def sample_masked(
+    masked_logits: torch.Tensor, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """One action per row from softmax(masked_logits) by the Gumbel-max trick (much faster than
     torch.multinomial over 3217 actions); -inf (illegal) actions are never chosen."""
     uniform = torch.rand(masked_logits.shape, generator=generator).clamp_(min=1e-20)
     return (masked_logits - torch.log(-torch.log(uniform))).argmax(dim=-1)
 
 
-def build_network(channels: int, blocks: int, seed: int | None = None,
-                  landing_values: bool = False, norm: str = "group") -> PolicyValueNet:
+def build_network(
+    channels: int,
+    blocks: int,
+    seed: int | None = None,
+    landing_values: bool = False,
+    norm: str = "group",
+) -> PolicyValueNet:
     """A fresh network; with `seed`, its initial weights come from torch.manual_seed(seed)."""
     if seed is not None:
         torch.manual_seed(seed)
@@ -198,8 +211,13 @@ def build_network(channels: int, blocks: int, seed: int | None = None,
 def network_for(model, seed: int | None = None) -> PolicyValueNet:
     """A fresh network of a config's `model:` section (an AZModelConfig): every head option
     it names, so callers do not list them again."""
-    return build_network(model.channels, model.blocks, seed=seed,
-                         landing_values=model.landing_values, norm=model.norm)
+    return build_network(
+        model.channels,
+        model.blocks,
+        seed=seed,
+        landing_values=model.landing_values,
+        norm=model.norm,
+    )
 
 
 def resolve_device(name: str) -> torch.device:
@@ -242,8 +260,9 @@ def reuse_freed_memory() -> bool:
         mallopt = libc.mallopt
     except (OSError, AttributeError):
         return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES)
-                and mallopt(_M_TRIM_THRESHOLD, 8 * _KEEP_BYTES))
+    return bool(
+        mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES) and mallopt(_M_TRIM_THRESHOLD, 8 * _KEEP_BYTES)
+    )
 
 
 class Evaluator:
@@ -263,8 +282,9 @@ class Evaluator:
         self.device = device_of(net)
 
     @torch.inference_mode()
-    def __call__(self, obs: np.ndarray, policy_rows: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(
+        self, obs: np.ndarray, policy_rows: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         self.net.eval()
         x = torch.from_numpy(obs).to(self.device)
         if policy_rows is None or len(policy_rows) == len(obs):

@@ -19,14 +19,19 @@ import numpy as np
 import torch
 from numba import njit, prange
 
-from satellites_env.core.engine import (N_ACTIONS, N_CELLS, STATE_LEN, TO_MOVE,
-                                        fill_legal_mask, new_work)
+from satellites_env.core.engine import (
+    N_ACTIONS,
+    N_CELLS,
+    STATE_LEN,
+    TO_MOVE,
+    fill_legal_mask,
+    new_work,
+)
 from satellites_env.core.state import check_state_rows
 from satellites_env.observation import N_PLANES, fill_observation
 
 from .search import SLOTS
 from .symmetry import ACTION_MAP, CELL_MAP, DIR_MAP, transform_state_into
-
 
 #: What a stored position holds (the arrays of `ReplayBuffer.add`, in its order).
 FIELDS = ("states", "actions", "policy", "value", "policy_weight")
@@ -72,13 +77,17 @@ class ReplayBuffer:
     # Checkpoints hold tensors and plain data only.
     def state_dict(self) -> dict:
         n = self.size
-        return {"capacity": self.capacity, "size": n, "cursor": self.cursor,
-                "added": self.added,
-                "states": torch.from_numpy(self.states[:n].copy()),
-                "actions": torch.from_numpy(self.actions[:n].copy()),
-                "policy": torch.from_numpy(self.policy[:n].copy()),
-                "value": torch.from_numpy(self.value[:n].copy()),
-                "policy_weight": torch.from_numpy(self.policy_weight[:n].copy())}
+        return {
+            "capacity": self.capacity,
+            "size": n,
+            "cursor": self.cursor,
+            "added": self.added,
+            "states": torch.from_numpy(self.states[:n].copy()),
+            "actions": torch.from_numpy(self.actions[:n].copy()),
+            "policy": torch.from_numpy(self.policy[:n].copy()),
+            "value": torch.from_numpy(self.value[:n].copy()),
+            "policy_weight": torch.from_numpy(self.policy_weight[:n].copy()),
+        }
 
     def load_state_dict(self, data: dict) -> None:
         """Restore a buffer saved by `state_dict`, checked first (ValueError naming the field):
@@ -91,23 +100,36 @@ class ReplayBuffer:
             if type(value) is not int or value < 0:
                 raise ValueError(f"replay.{key} must be an int >= 0, got {value!r}")
         if numbers["capacity"] != self.capacity:
-            raise ValueError(f"replay buffer capacity {numbers['capacity']} in the checkpoint, "
-                             f"{self.capacity} in the config")
+            raise ValueError(
+                f"replay buffer capacity {numbers['capacity']} in the checkpoint, "
+                f"{self.capacity} in the config"
+            )
         n, cursor, added = numbers["size"], numbers["cursor"], numbers["added"]
-        if not (n <= self.capacity and cursor < self.capacity and added >= n
-                and cursor == added % self.capacity):
-            raise ValueError(f"replay size {n}, cursor {cursor} and added {added} do not fit "
-                             f"a ring buffer of {self.capacity}")
+        if not (
+            n <= self.capacity
+            and cursor < self.capacity
+            and added >= n
+            and cursor == added % self.capacity
+        ):
+            raise ValueError(
+                f"replay size {n}, cursor {cursor} and added {added} do not fit "
+                f"a ring buffer of {self.capacity}"
+            )
         arrays = {}
         for key in FIELDS:
             kept = getattr(self, key)
             tensor = data.get(key)
-            if not (isinstance(tensor, torch.Tensor) and tuple(tensor.shape) == (n, *kept.shape[1:])
-                    and tensor.dtype == torch.from_numpy(kept[:0]).dtype):
-                raise ValueError(f"replay.{key} must be a {kept.dtype} tensor of shape "
-                                 f"{(n, *kept.shape[1:])}, got "
-                                 f"{getattr(tensor, 'dtype', type(tensor).__name__)} "
-                                 f"{tuple(getattr(tensor, 'shape', ()))}")
+            if not (
+                isinstance(tensor, torch.Tensor)
+                and tuple(tensor.shape) == (n, *kept.shape[1:])
+                and tensor.dtype == torch.from_numpy(kept[:0]).dtype
+            ):
+                raise ValueError(
+                    f"replay.{key} must be a {kept.dtype} tensor of shape "
+                    f"{(n, *kept.shape[1:])}, got "
+                    f"{getattr(tensor, 'dtype', type(tensor).__name__)} "
+                    f"{tuple(getattr(tensor, 'shape', ()))}"
+                )
             arrays[key] = tensor.numpy()
         check_state_rows(arrays["states"])
         actions, policy = arrays["actions"], arrays["policy"].astype(np.float32)
@@ -115,11 +137,16 @@ class ReplayBuffer:
             "actions": ((actions >= -1) & (actions < N_ACTIONS)).all(),
             "policy": (np.isfinite(policy) & (policy >= 0) & (policy <= 1)).all(),
             "value": (np.isfinite(arrays["value"]) & (np.abs(arrays["value"]) <= 1)).all(),
-            "policy_weight": (np.isfinite(arrays["policy_weight"])
-                              & (arrays["policy_weight"] >= 0)).all(),
+            "policy_weight": (
+                np.isfinite(arrays["policy_weight"]) & (arrays["policy_weight"] >= 0)
+            ).all(),
         }
-        limits = {"actions": f"action ids in -1..{N_ACTIONS - 1}", "policy": "numbers in 0..1",
-                  "value": "numbers in -1..1", "policy_weight": "numbers >= 0"}
+        limits = {
+            "actions": f"action ids in -1..{N_ACTIONS - 1}",
+            "policy": "numbers in 0..1",
+            "value": "numbers in -1..1",
+            "policy_weight": "numbers >= 0",
+        }
         for key, fine in checks.items():
             if not fine:
                 raise ValueError(f"replay.{key} must hold {limits[key]}")
@@ -130,8 +157,9 @@ class ReplayBuffer:
 
 # nogil: with `overlap: true` self-play runs in another thread meanwhile.
 @njit(parallel=True, cache=True, nogil=True)
-def _fill_batch(states, actions, policy, syms, max_moves, obs, masks, targets, scratch_states,
-                works):
+def _fill_batch(
+    states, actions, policy, syms, max_moves, obs, masks, targets, scratch_states, works
+):
     for i in prange(states.shape[0]):
         t = syms[i]
         transform_state_into(states[i], t, scratch_states[i], CELL_MAP, DIR_MAP)
@@ -146,8 +174,9 @@ def _fill_batch(states, actions, policy, syms, max_moves, obs, masks, targets, s
             targets[i, ACTION_MAP[t, a]] = policy[i, j]
 
 
-def make_batch(buffer: ReplayBuffer, rows: np.ndarray, syms: np.ndarray, max_moves: int
-               ) -> dict[str, torch.Tensor]:
+def make_batch(
+    buffer: ReplayBuffer, rows: np.ndarray, syms: np.ndarray, max_moves: int
+) -> dict[str, torch.Tensor]:
     """Tensors for positions `rows` under symmetries `syms`: obs (n, 10, 10, 22), mask
     (n, 3217) int8, policy target (n, 3217), value target (n,), policy weight (n,)."""
     n = len(rows)
@@ -156,11 +185,23 @@ def make_batch(buffer: ReplayBuffer, rows: np.ndarray, syms: np.ndarray, max_mov
     targets = np.zeros((n, N_ACTIONS), dtype=np.float32)
     scratch = np.zeros((n, STATE_LEN), dtype=np.int32)
     works = np.zeros((n, *new_work().shape), np.int32)
-    _fill_batch(buffer.states[rows], buffer.actions[rows], buffer.policy[rows].astype(np.float32),
-                syms.astype(np.int64), max_moves, obs, masks, targets, scratch, works)
+    _fill_batch(
+        buffer.states[rows],
+        buffer.actions[rows],
+        buffer.policy[rows].astype(np.float32),
+        syms.astype(np.int64),
+        max_moves,
+        obs,
+        masks,
+        targets,
+        scratch,
+        works,
+    )
     targets /= np.maximum(targets.sum(axis=1, keepdims=True), 1e-12)  # float16 rounding
-    return {"obs": torch.from_numpy(obs.reshape(n, 10, 10, N_PLANES)),
-            "mask": torch.from_numpy(masks),
-            "policy": torch.from_numpy(targets),
-            "value": torch.from_numpy(buffer.value[rows].copy()),
-            "policy_weight": torch.from_numpy(buffer.policy_weight[rows].copy())}
+    return {
+        "obs": torch.from_numpy(obs.reshape(n, 10, 10, N_PLANES)),
+        "mask": torch.from_numpy(masks),
+        "policy": torch.from_numpy(targets),
+        "value": torch.from_numpy(buffer.value[rows].copy()),
+        "policy_weight": torch.from_numpy(buffer.policy_weight[rows].copy()),
+    }

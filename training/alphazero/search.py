@@ -61,9 +61,19 @@ from collections import namedtuple
 import numpy as np
 from numba import njit, prange
 
-from satellites_env.core.engine import (DRAW, N_ACTIONS, N_CELLS, ONGOING, STATE_LEN, TO_MOVE,
-                                        apply_unchecked, fill_legal_mask, game_status,
-                                        new_work, winner_code)
+from satellites_env.core.engine import (
+    DRAW,
+    N_ACTIONS,
+    N_CELLS,
+    ONGOING,
+    STATE_LEN,
+    TO_MOVE,
+    apply_unchecked,
+    fill_legal_mask,
+    game_status,
+    new_work,
+    winner_code,
+)
 from satellites_env.observation import N_PLANES, fill_observation
 
 SLOTS = 256  # child slots per node: more than the most legal actions (12 x 8 x at most 4 = 240)
@@ -81,7 +91,7 @@ def considered_visits(max_considered: int, simulations: int) -> list[int]:
     to be visited by it (``get_sequence_of_considered_visits``)."""
     if max_considered <= 1:
         return list(range(simulations))
-    log2max = int(math.ceil(math.log2(max_considered)))
+    log2max = math.ceil(math.log2(max_considered))
     sequence: list[int] = []
     visits = [0] * max_considered
     considered = max_considered
@@ -132,19 +142,31 @@ def revisit_table(table: np.ndarray, budgets: list[int]) -> np.ndarray:
 #: The settings of a search: sigma's constants, the move cap of the games searched (R20),
 #: and the schedule of each budget (``kind``): its simulations, considered root actions,
 #: sequential-halving table and revisit depth.
-SearchOptions = namedtuple("SearchOptions", ["c_visit", "c_scale", "max_moves", "budgets",
-                                             "considered", "table", "revisits"])
+SearchOptions = namedtuple(
+    "SearchOptions",
+    ["c_visit", "c_scale", "max_moves", "budgets", "considered", "table", "revisits"],
+)
 
 
-def search_options(budgets: list[int], max_considered: int = 16, c_visit: float = 50.0,
-                   c_scale: float = 0.1, max_moves: int = 400) -> SearchOptions:
+def search_options(
+    budgets: list[int],
+    max_considered: int = 16,
+    c_visit: float = 50.0,
+    c_scale: float = 0.1,
+    max_moves: int = 400,
+) -> SearchOptions:
     """The options record of searches with these budgets (simulations per kind of search)."""
     considered = [considered_for(max_considered, budget) for budget in budgets]
     table = visit_table(max(considered), list(budgets))
-    return SearchOptions(float(c_visit), float(c_scale), int(max_moves),
-                         np.asarray(budgets, dtype=np.int32),
-                         np.asarray(considered, dtype=np.int32), table,
-                         revisit_table(table, list(budgets)))
+    return SearchOptions(
+        float(c_visit),
+        float(c_scale),
+        int(max_moves),
+        np.asarray(budgets, dtype=np.int32),
+        np.asarray(considered, dtype=np.int32),
+        table,
+        revisit_table(table, list(budgets)),
+    )
 
 
 #: Every array of the B trees and their games: (name, scope, trailing shape, dtype, initial
@@ -206,14 +228,20 @@ Finished = namedtuple("Finished", [f[0] for f in FINISHED_FIELDS])
 def new_tree(games: int, nodes: int) -> Tree:
     """The arrays of `games` trees of `nodes` nodes each (a search of n simulations needs
     n + 1)."""
-    return Tree(*(np.full((games, nodes, *shape) if scope == "node" else (games, *shape), fill,
-                          dtype=dtype)
-                  for _, scope, shape, dtype, fill in TREE_FIELDS))
+    return Tree(
+        *(
+            np.full(
+                (games, nodes, *shape) if scope == "node" else (games, *shape), fill, dtype=dtype
+            )
+            for _, scope, shape, dtype, fill in TREE_FIELDS
+        )
+    )
 
 
 def new_finished(games: int) -> Finished:
-    return Finished(*(np.zeros((games, *shape), dtype=dtype)
-                      for _, shape, dtype in FINISHED_FIELDS))
+    return Finished(
+        *(np.zeros((games, *shape), dtype=dtype) for _, shape, dtype in FINISHED_FIELDS)
+    )
 
 
 # --------------------------------------------------------------------------- kernels
@@ -357,8 +385,9 @@ def _interior_choice(t, b, node, options):
 @njit(cache=True)
 def _observe(t, b, node, max_moves):
     """The node's observation planes into row b of the network's input."""
-    fill_observation(t.node_state[b, node], t.node_state[b, node, TO_MOVE], max_moves,
-                     t.obs[b], t.work[b])
+    fill_observation(
+        t.node_state[b, node], t.node_state[b, node, TO_MOVE], max_moves, t.obs[b], t.work[b]
+    )
 
 
 @njit(cache=True)
@@ -368,8 +397,7 @@ def _new_node(t, b, parent, slot):
     t.num_nodes[b] += 1
     t.child_node[b, parent, slot] = child
     t.node_state[b, child, :] = t.node_state[b, parent]
-    apply_unchecked(t.node_state[b, child], np.int64(t.child_action[b, parent, slot]),
-                    t.work[b])
+    apply_unchecked(t.node_state[b, child], np.int64(t.child_action[b, parent, slot]), t.work[b])
     t.node_parent[b, child] = parent
     t.node_visits[b, child] = 0
     t.node_value_sum[b, child] = 0.0
@@ -594,28 +622,37 @@ class BatchedSearch:
         t.logit_row[:] = -1
         if len(rows):
             obs = t.obs[rows].reshape(len(rows), 10, 10, N_PLANES)
-            logits, values = (evaluate(obs, policy) if route is None
-                              else _evaluate_routed(evaluate, route[rows], obs, policy))
+            logits, values = (
+                evaluate(obs, policy)
+                if route is None
+                else _evaluate_routed(evaluate, route[rows], obs, policy)
+            )
             if len(logits) == len(rows):  # the logits of every row
                 t.logit_row[rows[policy]] = policy
             elif len(logits) == len(policy):
                 t.logit_row[rows[policy]] = np.arange(len(policy), dtype=np.int32)
             else:
-                raise ValueError(f"evaluate returned {len(logits)} rows of logits for "
-                                 f"{len(rows)} positions and {len(policy)} policy rows")
+                raise ValueError(
+                    f"evaluate returned {len(logits)} rows of logits for "
+                    f"{len(rows)} positions and {len(policy)} policy rows"
+                )
         else:
             logits = np.zeros((0, N_ACTIONS), dtype=np.float32)
             values = np.zeros(0, dtype=np.float32)
         after = time.perf_counter()
-        finish(t, self.options, np.ascontiguousarray(logits, np.float32),
-               np.ascontiguousarray(values, np.float32), self.finished)
+        finish(
+            t,
+            self.options,
+            np.ascontiguousarray(logits, np.float32),
+            np.ascontiguousarray(values, np.float32),
+            self.finished,
+        )
         done = time.perf_counter()
         self.timers["tree+engine"] += (middle - tick) + (done - after)
         self.timers["network"] += after - middle
         self.evaluations += len(rows)
         self.policy_evaluations += len(policy)
         self.steps += 1
-
 
 
 def _evaluate_routed(evaluators, owner: np.ndarray, obs: np.ndarray, policy_rows: np.ndarray):

@@ -84,18 +84,31 @@ class SelfPlay:
 
     def __init__(self, config: AZSearchConfig, seed: int, league_share: float = 0.0):
         self.config = config
-        self.search = BatchedSearch(config.games, search_options(
-            [config.cheap_simulations, config.full_simulations], config.max_considered,
-            config.c_visit, config.c_scale, config.max_moves))
+        self.search = BatchedSearch(
+            config.games,
+            search_options(
+                [config.cheap_simulations, config.full_simulations],
+                config.max_considered,
+                config.c_visit,
+                config.c_scale,
+                config.max_moves,
+            ),
+        )
         self.rng = np.random.default_rng(seed)
         self.stats = SelfPlayStats()
         self.trajectories: list[list] = [[] for _ in range(config.games)]
         # the opponent has its own random stream, so that its moves do not shift the games'
         # set-ups
-        self.opponent = (make_agent(config.opponent, seed=int(self.rng.integers(2**63)))
-                         if config.opponent else None)
-        self.opponent_batch = (BatchedPlayer.of(self.opponent, config.games, config.max_moves)
-                               if self.opponent is not None else None)
+        self.opponent = (
+            make_agent(config.opponent, seed=int(self.rng.integers(2**63)))
+            if config.opponent
+            else None
+        )
+        self.opponent_batch = (
+            BatchedPlayer.of(self.opponent, config.games, config.max_moves)
+            if self.opponent is not None
+            else None
+        )
         self.seat_policy = SeatPolicy(config.dagger, self.opponent is not None, league_share)
         self.seats = np.zeros((config.games, 2), np.int32)  # per game, per colour
         # the league: (name, evaluate) of the members and of those still playing a game in
@@ -129,19 +142,19 @@ class SelfPlay:
         in_game = self.seats >= MEMBER
         playing = {int(k) for k in self.seats[in_game] - MEMBER}
         names = {name for name, _ in members}
-        keep = [k for k, (name, _) in enumerate(self.league_table)
-                if k in playing and name not in names]
+        keep = [
+            k for k, (name, _) in enumerate(self.league_table) if k in playing and name not in names
+        ]
         table = [self.league_table[k] for k in keep] + list(members)
         where = {old: new for new, old in enumerate(keep)}
         index = {name: len(keep) + i for i, (name, _) in enumerate(members)}
-        for b, colour in zip(*np.nonzero(in_game)):
+        for b, colour in zip(*np.nonzero(in_game), strict=False):
             old = int(self.seats[b, colour]) - MEMBER
             self.seats[b, colour] = MEMBER + index.get(self.league_table[old][0], where.get(old))
         self.league_table = table
         probabilities = np.asarray(probabilities, np.float64)
         if len(probabilities) != len(members):
-            raise ValueError(f"{len(members)} league members, {len(probabilities)} "
-                             f"probabilities")
+            raise ValueError(f"{len(members)} league members, {len(probabilities)} probabilities")
         self.seat_policy.set_members(np.arange(len(keep), len(table)), probabilities)
         if self.league_share and members and not self.stats.positions and not self.route.any():
             self.restart_games()  # before the first move: the first games are drawn too
@@ -164,8 +177,9 @@ class SelfPlay:
         if len(rows):
             tree = self.search.tree
             tree.gumbel[rows] = self.rng.gumbel(size=(len(rows), SLOTS)).astype(np.float32)
-            tree.kind[rows] = (self.rng.random(len(rows)) < self.config.full_fraction
-                               ).astype(np.int32)
+            tree.kind[rows] = (self.rng.random(len(rows)) < self.config.full_fraction).astype(
+                np.int32
+            )
             seat = self.seats[rows, tree.game_state[rows, TO_MOVE]]
             tree.raw_move[rows] = seat == RAW
             self.route[rows] = np.where(seat >= MEMBER, seat - MEMBER + 1, 0)
@@ -187,9 +201,14 @@ class SelfPlay:
                     n = int(out.count[b])
                     full = int(out.kind[b]) == FULL and bool(out.searched[b])
                     self.stats.full_searches += full
-                    self.trajectories[b].append((out.state[b].copy(),
-                                                 out.actions[b, :n].copy(),
-                                                 out.policy[b, :n].copy(), full))
+                    self.trajectories[b].append(
+                        (
+                            out.state[b].copy(),
+                            out.actions[b, :n].copy(),
+                            out.policy[b, :n].copy(),
+                            full,
+                        )
+                    )
                 else:  # a league member's move: searched, not stored
                     self.stats.league_moves += 1
                 if out.done[b]:
@@ -214,8 +233,9 @@ class SelfPlay:
                 game.play(self.opponent.act(game))  # checked: a wrong agent is an error
                 state[b] = game.state
                 if game.status != ONGOING:
-                    added += self._game_over(b, int(engine.winner_code(
-                        game.state[:N_CELLS], engine.new_work())), buffer)
+                    added += self._game_over(
+                        b, int(engine.winner_code(game.state[:N_CELLS], engine.new_work())), buffer
+                    )
         return added
 
     def _batched_agent_moves(self, buffer: ReplayBuffer) -> int:
@@ -254,7 +274,8 @@ class SelfPlay:
                 self.stats.league_games += 1
                 self.stats.league_wins += other_won
                 result = self.league_results.setdefault(
-                    self.league_table[seat - MEMBER][0], [0, 0, 0])
+                    self.league_table[seat - MEMBER][0], [0, 0, 0]
+                )
                 result[0] += 1
                 result[1] += other_won
                 result[2] += winner == DRAW
@@ -263,13 +284,16 @@ class SelfPlay:
                 self.stats.dagger_wins += seat_won
         # the final result from the view of each position's player to move (R24)
         to_move = np.array([s[0][TO_MOVE] for s in trajectory])
-        value = (np.zeros(n, np.float32) if winner == DRAW
-                 else np.where(to_move == winner, 1.0, -1.0).astype(np.float32))
+        value = (
+            np.zeros(n, np.float32)
+            if winner == DRAW
+            else np.where(to_move == winner, 1.0, -1.0).astype(np.float32)
+        )
         actions = np.full((n, SLOTS), -1, dtype=np.int16)
         policy = np.zeros((n, SLOTS), dtype=np.float16)
         for i, s in enumerate(trajectory):
-            actions[i, :len(s[1])] = s[1]
-            policy[i, :len(s[2])] = s[2]
+            actions[i, : len(s[1])] = s[1]
+            policy[i, : len(s[2])] = s[2]
         # a full search's improved policy is a policy target (weight 1); a cheap search's
         # position is a value target only (KataGo's playout caps)
         weights = np.array([1.0 if s[3] else 0.0 for s in trajectory], np.float32)

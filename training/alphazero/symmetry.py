@@ -25,9 +25,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from satellites_env.core.board import (DIRECTIONS, MAX_PUSH, MAX_VALUE, N_ACTIONS, N_CELLS,
-                                       N_MOVE_ACTIONS, N_PUSH_ACTIONS, PASS_ACTION, PUSH_BASE,
-                                       SIZE)
+from satellites_env.core.board import (
+    DIRECTIONS,
+    MAX_PUSH,
+    MAX_VALUE,
+    N_ACTIONS,
+    N_CELLS,
+    N_MOVE_ACTIONS,
+    N_PUSH_ACTIONS,
+    PASS_ACTION,
+    PUSH_BASE,
+    SIZE,
+)
 from satellites_env.core.state import NO_PENDING, PENDING_FROM, PENDING_PUSHES, PENDING_TARGET
 
 N_SYMMETRIES = 8

@@ -46,8 +46,7 @@ from .agent import AZAgent, PolicyAgent, load_network, play_search_games
 from .config import AZConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
 from .league import League, Member
-from .network import (PolicyValueNet, masked_entropy, network_for, resolve_device,
-                      reuse_freed_memory)
+from .network import PolicyValueNet, masked_entropy, network_for, resolve_device, reuse_freed_memory
 from .replay import ReplayBuffer, make_batch
 from .selfplay import SelfPlayStats
 
@@ -74,8 +73,9 @@ def _timed(function, *args):
     return result, time.perf_counter() - tick
 
 
-def policy_value_loss(net, batch: dict, value_coef: float,
-                      entropy: bool = True) -> tuple[torch.Tensor, dict]:
+def policy_value_loss(
+    net, batch: dict, value_coef: float, entropy: bool = True
+) -> tuple[torch.Tensor, dict]:
     """Cross-entropy to the improved policy (each sample weighted by its policy weight: full
     searches 1, cheap ones 0) + value_coef x MSE. With `entropy`, the parts also hold the raw
     policy's mean entropy (a diagnostic)."""
@@ -111,8 +111,9 @@ def make_optimizer(net: torch.nn.Module, optim) -> torch.optim.Optimizer:
     Returns:
         The optimizer.
     """
-    return torch.optim.AdamW(net.parameters(), lr=optim.learning_rate,
-                             weight_decay=optim.weight_decay, fused=True)
+    return torch.optim.AdamW(
+        net.parameters(), lr=optim.learning_rate, weight_decay=optim.weight_decay, fused=True
+    )
 
 
 def raw_policy(net: torch.nn.Module) -> PolicyAgent:
@@ -171,31 +172,45 @@ class AZTrainer(Trainer):
         return self.counters.positions
 
     def _open_pool(self) -> GeneratorPool:
-        factory = functools.partial(make_generator, self.config, self.net.shape,
-                                    self.config.distributed.workers)
-        return open_pool(factory, self.config.distributed, self.config.seed,
-                         self._generator_states, self.counters.iterations)
+        factory = functools.partial(
+            make_generator, self.config, self.net.shape, self.config.distributed.workers
+        )
+        return open_pool(
+            factory,
+            self.config.distributed,
+            self.config.seed,
+            self._generator_states,
+            self.counters.iterations,
+        )
 
     def weights(self) -> dict:
         """What the generators play with (AZGenerator.set_weights)."""
-        return {"model": cpu_weights(self.net),
-                "league": self.league.broadcast() if self.league else None}
+        return {
+            "model": cpu_weights(self.net),
+            "league": self.league.broadcast() if self.league else None,
+        }
 
     def players(self, final: bool) -> list[Player]:
         sims, settings = self.config.eval.search_simulations, self.config.search
         players = [Player("", raw_policy, blank_network)]
         if final and sims:
-            players.append(Player(
-                "search", functools.partial(search_agent, simulations=sims, settings=settings),
-                blank_network, functools.partial(play_search_games, simulations=sims,
-                                                 settings=settings)))
+            players.append(
+                Player(
+                    "search",
+                    functools.partial(search_agent, simulations=sims, settings=settings),
+                    blank_network,
+                    functools.partial(play_search_games, simulations=sims, settings=settings),
+                )
+            )
         return players
 
     # ------------------------------------------------------------------ checkpoints
 
     def learner_payload(self) -> dict:
-        payload = {"replay": self.buffer.state_dict(),
-                   "rng": {"train": rng_state(self.train_rng), "torch": torch.get_rng_state()}}
+        payload = {
+            "replay": self.buffer.state_dict(),
+            "rng": {"train": rng_state(self.train_rng), "torch": torch.get_rng_state()},
+        }
         if self.league:
             payload["league"] = self.league.state_dict()
         return payload
@@ -213,8 +228,10 @@ class AZTrainer(Trainer):
         # positions waiting for their steps are positions of the buffer, and the carried
         # credit is less than one step: anything else is a damaged file
         if c.pending > len(self.buffer) or not 0.0 <= c.credit < 1.0:
-            raise ValueError(f"counters.pending {c.pending} / credit {c.credit} do not fit a "
-                             f"buffer of {len(self.buffer)} positions")
+            raise ValueError(
+                f"counters.pending {c.pending} / credit {c.credit} do not fit a "
+                f"buffer of {len(self.buffer)} positions"
+            )
 
     # ------------------------------------------------------------------ one iteration
 
@@ -231,8 +248,9 @@ class AZTrainer(Trainer):
         generators = self.generators
         generators.set_weights(self.weights(), c.iterations)  # loaded: steps may follow
         if config.overlap:
-            with ThreadPoolExecutor(1, thread_name_prefix="selfplay",
-                                    initializer=one_thread_each) as pool:
+            with ThreadPoolExecutor(
+                1, thread_name_prefix="selfplay", initializer=one_thread_each
+            ) as pool:
                 playing = pool.submit(_timed, generators.generate, config.positions_per_iteration)
                 losses = self.train(c.pending)
                 batches, play_seconds = playing.result()
@@ -255,8 +273,13 @@ class AZTrainer(Trainer):
             losses = self.train(played["samples"])
         c.iterations += 1
         if self.league and c.iterations % config.league.snapshot_every == 0:
-            self.league.add(Member(f"iteration-{c.iterations}", self.net.shape,
-                                   {k: v.clone() for k, v in cpu_weights(self.net).items()}))
+            self.league.add(
+                Member(
+                    f"iteration-{c.iterations}",
+                    self.net.shape,
+                    {k: v.clone() for k, v in cpu_weights(self.net).items()},
+                )
+            )
         return losses
 
     def flush(self) -> None:
@@ -292,11 +315,16 @@ class AZTrainer(Trainer):
             rows = self.buffer.sample(replay.batch_size, self.train_rng)
             self.counters.trained += len(rows)
             syms = self.train_rng.integers(0, 8, size=len(rows))  # one of the 8 symmetries
-            batch = {k: v.to(self.device) for k, v in
-                     make_batch(self.buffer, rows, syms, self.config.search.max_moves).items()}
+            batch = {
+                k: v.to(self.device)
+                for k, v in make_batch(
+                    self.buffer, rows, syms, self.config.search.max_moves
+                ).items()
+            }
             last = step == steps - 1  # the entropy diagnostic: the last batch's
-            loss, parts = policy_value_loss(self.net, batch, self.config.optim.value_coef,
-                                            entropy=last)
+            loss, parts = policy_value_loss(
+                self.net, batch, self.config.optim.value_coef, entropy=last
+            )
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.config.optim.max_grad_norm)
@@ -335,24 +363,31 @@ class AZTrainer(Trainer):
     def throughput(self) -> dict[str, float]:
         c = self.counters
         sp = max(c.selfplay_seconds, 1e-9)
-        return {"positions_per_s": c.positions / sp, "evaluations_per_s": c.evaluations / sp,
-                "games_per_s": c.games / sp,
-                # with `overlap` the two run side by side, so the shares add up to more than 1
-                "selfplay_share": c.selfplay_seconds / max(c.seconds, 1e-9),
-                "train_share": c.train_seconds / max(c.seconds, 1e-9)}
+        return {
+            "positions_per_s": c.positions / sp,
+            "evaluations_per_s": c.evaluations / sp,
+            "games_per_s": c.games / sp,
+            # with `overlap` the two run side by side, so the shares add up to more than 1
+            "selfplay_share": c.selfplay_seconds / max(c.seconds, 1e-9),
+            "train_share": c.train_seconds / max(c.seconds, 1e-9),
+        }
 
     def describe_throughput(self) -> str:
         rates = self.throughput()
-        return (f"{rates['positions_per_s']:.0f} positions/s, "
-                f"{rates['evaluations_per_s']:.0f} network evaluations/s, "
-                f"{rates['games_per_s']:.2f} games/s ({rates['selfplay_share']:.0%} self-play, "
-                f"{rates['train_share']:.0%} gradient steps"
-                f"{', side by side' if self.config.overlap else ''})")
+        return (
+            f"{rates['positions_per_s']:.0f} positions/s, "
+            f"{rates['evaluations_per_s']:.0f} network evaluations/s, "
+            f"{rates['games_per_s']:.2f} games/s ({rates['selfplay_share']:.0%} self-play, "
+            f"{rates['train_share']:.0%} gradient steps"
+            f"{', side by side' if self.config.overlap else ''})"
+        )
 
     def log_scalars(self) -> dict[str, float]:
         s = self.selfplay_stats
-        scalars = {"optim/learning_rate": self.optimizer.param_groups[0]["lr"],
-                   "replay/size": float(len(self.buffer))}
+        scalars = {
+            "optim/learning_rate": self.optimizer.param_groups[0]["lr"],
+            "replay/size": float(len(self.buffer)),
+        }
         if s.lengths:
             scalars["selfplay/mean_game_length"] = float(np.mean(s.lengths))
         if s.games:

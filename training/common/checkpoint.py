@@ -60,8 +60,13 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
     is a folder, a special file or a symbolic link is refused (satellites_env.files)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"format": FORMAT, "version": VERSION, "planes": N_PLANES, "actions": N_ACTIONS,
-               **payload}
+    payload = {
+        "format": FORMAT,
+        "version": VERSION,
+        "planes": N_PLANES,
+        "actions": N_ACTIONS,
+        **payload,
+    }
     with open_output(path, "checkpoint") as file:
         torch.save(payload, file)
         file.flush()
@@ -95,27 +100,36 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             warnings.simplefilter("ignore")  # torch's notes on pickle protocols
             payload = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:
-        detail = [line.strip() for line in str(error).splitlines() if line.strip() and not
-                  line.startswith(("Weights only load failed", "Please file", "Check the doc"))]
+        detail = [
+            line.strip()
+            for line in str(error).splitlines()
+            if line.strip()
+            and not line.startswith(("Weights only load failed", "Please file", "Check the doc"))
+        ]
         raise CheckpointError(
             f"checkpoint {name} is refused: a checkpoint may hold only tensors and plain data, "
             f"and this file is corrupt or would import or run code when loaded "
-            f"({' '.join(detail)[:200] or 'unpickling failed'})") from None
-    except Exception as error:  # noqa: BLE001 - any other decoding failure means a bad file
+            f"({' '.join(detail)[:200] or 'unpickling failed'})"
+        ) from None
+    except Exception as error:
         detail = str(error).strip().splitlines()
-        raise CheckpointError(f"checkpoint {name} is corrupt or not a torch file: "
-                              f"{(detail[0] if detail else type(error).__name__)[:200]}") from None
+        raise CheckpointError(
+            f"checkpoint {name} is corrupt or not a torch file: "
+            f"{(detail[0] if detail else type(error).__name__)[:200]}"
+        ) from None
     if not isinstance(payload, dict) or not _equal(payload.get("format"), FORMAT):
-        raise CheckpointError(f"{name} is not a satellites checkpoint (no "
-                              f"format={FORMAT!r} entry)")
+        raise CheckpointError(f"{name} is not a satellites checkpoint (no format={FORMAT!r} entry)")
     version = payload.get("version")
     if type(version) is not int or version not in READABLE:
-        raise CheckpointError(f"checkpoint {name} has format version {quoted(version)}; "
-                              f"this code reads versions {', '.join(map(str, READABLE))}")
+        raise CheckpointError(
+            f"checkpoint {name} has format version {quoted(version)}; "
+            f"this code reads versions {', '.join(map(str, READABLE))}"
+        )
     if not (_equal(payload.get("planes"), N_PLANES) and _equal(payload.get("actions"), N_ACTIONS)):
         raise CheckpointError(
             f"checkpoint {name} was made for {payload.get('planes')!r} observation planes "
-            f"and {payload.get('actions')!r} actions; this code has {N_PLANES} and {N_ACTIONS}")
+            f"and {payload.get('actions')!r} actions; this code has {N_PLANES} and {N_ACTIONS}"
+        )
     check_tensors(payload, path)
     for key in ("model", "model_shape"):
         if key not in payload:
@@ -133,10 +147,17 @@ def _equal(value: Any, expected: str | int) -> bool:
 def check_shape(shape: Any, path: str | Path = "?") -> dict:
     """A `model_shape` entry with the right keys, types and ranges, or a CheckpointError."""
     where = f"checkpoint {quoted_path(path)}: model_shape"
-    if not isinstance(shape, dict) or set(shape) - {"channels", "blocks", "lookahead",
-                                                     "landing_values", "norm"}:
-        raise CheckpointError(f"{where} must be a mapping of channels, blocks, lookahead, "
-                              f"landing_values and norm, got {quoted(shape)}")
+    if not isinstance(shape, dict) or set(shape) - {
+        "channels",
+        "blocks",
+        "lookahead",
+        "landing_values",
+        "norm",
+    }:
+        raise CheckpointError(
+            f"{where} must be a mapping of channels, blocks, lookahead, "
+            f"landing_values and norm, got {quoted(shape)}"
+        )
     flags = {"landing_values": shape.get("landing_values", False)}
     for key, flag in flags.items():
         if type(flag) is not bool:
@@ -150,13 +171,13 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
         if type(value) is not int:
             raise CheckpointError(f"{where}.{key} must be an int, got {value!r}")
     if not (8 <= channels <= MAX_CHANNELS and channels % 8 == 0):
-        raise CheckpointError(f"{where}.channels must be a multiple of 8 in [8, {MAX_CHANNELS}],"
-                              f" got {channels}")
+        raise CheckpointError(
+            f"{where}.channels must be a multiple of 8 in [8, {MAX_CHANNELS}], got {channels}"
+        )
     if not 1 <= blocks <= MAX_BLOCKS:
         raise CheckpointError(f"{where}.blocks must be in [1, {MAX_BLOCKS}], got {blocks}")
     if type(lookahead) not in (int, float) or not math.isfinite(lookahead) or lookahead < 0:
-        raise CheckpointError(f"{where}.lookahead must be a finite number >= 0, "
-                              f"got {lookahead!r}")
+        raise CheckpointError(f"{where}.lookahead must be a finite number >= 0, got {lookahead!r}")
     checked = {"channels": channels, "blocks": blocks, **flags, "norm": norm}
     if lookahead:
         checked["lookahead"] = float(lookahead)
@@ -188,12 +209,22 @@ def check_tensors(payload: Any, path: str | Path = "?") -> None:
         if isinstance(value, torch.Tensor):
             problem = plain_tensor_problem(value)
             if problem:
-                raise CheckpointError(f"checkpoint {quoted_path(path)}: {where[:200] or 'payload'}"
-                                      f" is {problem}; a checkpoint holds dense CPU tensors")
+                raise CheckpointError(
+                    f"checkpoint {quoted_path(path)}: {where[:200] or 'payload'}"
+                    f" is {problem}; a checkpoint holds dense CPU tensors"
+                )
         elif isinstance(value, dict):
-            stack.extend((item, f"{where}[{quoted(key, 40)}]" if where else
-                          key[:40] if isinstance(key, str) and key.isidentifier() else
-                          quoted(key, 40)) for key, item in value.items())
+            stack.extend(
+                (
+                    item,
+                    f"{where}[{quoted(key, 40)}]"
+                    if where
+                    else key[:40]
+                    if isinstance(key, str) and key.isidentifier()
+                    else quoted(key, 40),
+                )
+                for key, item in value.items()
+            )
         elif isinstance(value, (list, tuple)):
             stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
 
@@ -203,19 +234,25 @@ def check_weights(weights: Any, path: str | Path = "?", key: str = "model") -> N
     dtype: integer or complex weights would load cast, and play other moves)."""
     name = quoted_path(path)
     if not isinstance(weights, dict) or not all(
-            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()):
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in weights.items()
+    ):
         raise CheckpointError(f"checkpoint {name}: {key} must map parameter names to tensors")
     for weight, tensor in weights.items():
         problem = plain_tensor_problem(tensor)
         if problem:
-            raise CheckpointError(f"checkpoint {name}: {key}[{quoted(weight)}] is {problem}; "
-                                  f"the networks hold dense CPU float32 tensors")
+            raise CheckpointError(
+                f"checkpoint {name}: {key}[{quoted(weight)}] is {problem}; "
+                f"the networks hold dense CPU float32 tensors"
+            )
         if tensor.dtype != torch.float32:
-            raise CheckpointError(f"checkpoint {name}: {key}[{quoted(weight)}] is a "
-                                  f"{tensor.dtype} tensor; the networks hold float32")
+            raise CheckpointError(
+                f"checkpoint {name}: {key}[{quoted(weight)}] is a "
+                f"{tensor.dtype} tensor; the networks hold float32"
+            )
         if not torch.isfinite(tensor).all():
-            raise CheckpointError(f"checkpoint {name}: {key}[{quoted(weight)}] holds "
-                                  f"NaN or infinite values")
+            raise CheckpointError(
+                f"checkpoint {name}: {key}[{quoted(weight)}] holds NaN or infinite values"
+            )
 
 
 @contextmanager
@@ -226,10 +263,19 @@ def restoring(path: str | Path) -> Iterator[None]:
         yield
     except CheckpointError:
         raise
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError,
-            OverflowError) as error:
-        raise CheckpointError(f"checkpoint {str(path)!r} holds a damaged run state "
-                              f"({type(error).__name__}: {str(error)[:200]})") from None
+    except (
+        KeyError,
+        TypeError,
+        ValueError,
+        IndexError,
+        AttributeError,
+        RuntimeError,
+        OverflowError,
+    ) as error:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} holds a damaged run state "
+            f"({type(error).__name__}: {str(error)[:200]})"
+        ) from None
 
 
 def check_results(results: Any) -> None:
@@ -255,8 +301,9 @@ def check_counters(counters: Any, floats: tuple[str, ...] = ("seconds",)) -> Non
     for key, value in counters.items():
         number = type(value) in ((float, int) if key in floats else (int,))
         if not number or not math.isfinite(value) or not 0 <= value <= MAX_COUNT:
-            raise ValueError(f"counters.{key} must be a number in [0, {MAX_COUNT}], got "
-                             f"{quoted(value)}")
+            raise ValueError(
+                f"counters.{key} must be a number in [0, {MAX_COUNT}], got {quoted(value)}"
+            )
 
 
 def check_optimizer_state(state: Any, params: list[torch.Tensor]) -> None:
@@ -274,12 +321,15 @@ def check_optimizer_state(state: Any, params: list[torch.Tensor]) -> None:
                 raise ValueError(f"optimizer state {name!r} must be a finite tensor")
             expected = () if name == "step" else tuple(params[key].shape)
             if tuple(value.shape) != expected:
-                raise ValueError(f"optimizer state {name!r} of parameter {key} has shape "
-                                 f"{tuple(value.shape)}, expected {expected}")
+                raise ValueError(
+                    f"optimizer state {name!r} of parameter {key} has shape "
+                    f"{tuple(value.shape)}, expected {expected}"
+                )
 
 
-def load_weights(net: torch.nn.Module, weights: Any, path: str | Path = "?",
-                 key: str = "model") -> torch.nn.Module:
+def load_weights(
+    net: torch.nn.Module, weights: Any, path: str | Path = "?", key: str = "model"
+) -> torch.nn.Module:
     """`net` with a checkpoint's state dict loaded, in eval mode.
 
     Args:
@@ -302,23 +352,35 @@ def load_weights(net: torch.nn.Module, weights: Any, path: str | Path = "?",
     missing = [k for k in expected if k not in weights]
     extra = [k for k in weights if k not in expected]
     if missing or extra:
-        listed = "; ".join(part for part in (
-            missing and f"missing {', '.join(map(quoted, missing[:3]))}"
-            + (f" and {len(missing) - 3} more" if len(missing) > 3 else ""),
-            extra and f"unexpected {', '.join(map(quoted, extra[:3]))}"
-            + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")) if part)
-        raise CheckpointError(f"checkpoint {name}: {key} weights do not fit the network "
-                              f"{getattr(net, 'shape', '')}: {listed}")
+        listed = "; ".join(
+            part
+            for part in (
+                missing
+                and f"missing {', '.join(map(quoted, missing[:3]))}"
+                + (f" and {len(missing) - 3} more" if len(missing) > 3 else ""),
+                extra
+                and f"unexpected {', '.join(map(quoted, extra[:3]))}"
+                + (f" and {len(extra) - 3} more" if len(extra) > 3 else ""),
+            )
+            if part
+        )
+        raise CheckpointError(
+            f"checkpoint {name}: {key} weights do not fit the network "
+            f"{getattr(net, 'shape', '')}: {listed}"
+        )
     for weight, tensor in expected.items():
         if weights[weight].shape != tensor.shape:
             raise CheckpointError(
                 f"checkpoint {name}: {key}[{quoted(weight)}] has shape "
                 f"{tuple(weights[weight].shape)}, the network {getattr(net, 'shape', '')} "
-                f"needs {tuple(tensor.shape)}")
+                f"needs {tuple(tensor.shape)}"
+            )
     try:
         net.load_state_dict(weights)
     except (RuntimeError, ValueError, TypeError, KeyError) as error:
         first = str(error).strip().splitlines()
-        raise CheckpointError(f"checkpoint {name}: {key} weights do not fit the network "
-                              f"{getattr(net, 'shape', '')}: {' '.join(first[:3])[:300]}") from None
+        raise CheckpointError(
+            f"checkpoint {name}: {key} weights do not fit the network "
+            f"{getattr(net, 'shape', '')}: {' '.join(first[:3])[:300]}"
+        ) from None
     return net.eval()

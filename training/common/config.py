@@ -49,12 +49,26 @@ class ConfigError(ValueError):
     """A bad configuration file or value."""
 
 
-def setting(default, low=None, high=None, *, low_open: bool = False, high_open: bool = False,
-            choices: tuple | None = None, doc: str = ""):
+def setting(
+    default,
+    low=None,
+    high=None,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    choices: tuple | None = None,
+    doc: str = "",
+):
     """A config field: its default, its bounds (`low`/`high`, open with `low_open` /
     `high_open`), the values it may take (`choices`) and one line for the reference."""
-    metadata = {"low": low, "high": high, "low_open": low_open, "high_open": high_open,
-                "choices": choices, "doc": doc}
+    metadata = {
+        "low": low,
+        "high": high,
+        "low_open": low_open,
+        "high_open": high_open,
+        "choices": choices,
+        "doc": doc,
+    }
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda: type(default)(default), metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -70,12 +84,16 @@ class EvalConfig:
     """`eval:` how the learner's policy is measured during and after the run."""
 
     every: int = setting(10, 1, 10**6, doc="iterations (updates) between evaluations")
-    games: int = setting(20, 0, 100_000, doc="games per opponent in each evaluation "
-                                            "(colours balanced; 0 = none)")
+    games: int = setting(
+        20, 0, 100_000, doc="games per opponent in each evaluation (colours balanced; 0 = none)"
+    )
     opponents: list[str] = setting(["random", "greedy"], doc="agent specs played against")
-    final: dict[str, int] = setting({"random": 100, "greedy": 100}, 0, 100_000,
-                                    doc="the final evaluation: agent spec -> games against "
-                                        "it (colours balanced)")
+    final: dict[str, int] = setting(
+        {"random": 100, "greedy": 100},
+        0,
+        100_000,
+        doc="the final evaluation: agent spec -> games against it (colours balanced)",
+    )
     max_moves: int = setting(400, 1, MAX_MOVES, doc="move cap of evaluation games (R20)")
 
 
@@ -84,24 +102,40 @@ class DistributedConfig:
     """`distributed:` where self-play runs; every key may change on `--resume`, and
     `--ray [ADDRESS]` sets backend and address."""
 
-    backend: str = setting("local", choices=BACKENDS,
-                           doc="local: generators in this process, one after the other; "
-                               "thread: side by side in threads; ray: Ray actors (the `ray` "
-                               "extra)")
-    address: str = setting("", doc="the Ray cluster to join (auto, or what `ray start --head` "
-                                   "prints); empty: a local Ray")
-    workers: int = setting(1, 1, 1024, doc="self-play generators; the games in flight are "
-                                           "split among them")
-    cpus_per_worker: float = setting(1.0, 0.0, 256.0, low_open=True,
-                                     doc="Ray CPUs per generator actor (its torch threads)")
-    gpus_per_worker: float = setting(0.0, 0.0, 64.0,
-                                     doc="Ray GPUs per generator actor, for a cluster with "
-                                         "GPUs (AlphaZero's network uses it unless device: cpu)")
-    timeout: float = setting(600.0, 0.0, 7 * 24 * 3600.0, low_open=True,
-                             doc="seconds a generator may take for one batch before it is "
-                                 "replaced")
-    max_replacements: int = setting(16, 0, 10**6, doc="dead generator actors replaced in one "
-                                                      "session before the run stops")
+    backend: str = setting(
+        "local",
+        choices=BACKENDS,
+        doc="local: generators in this process, one after the other; "
+        "thread: side by side in threads; ray: Ray actors (the `ray` "
+        "extra)",
+    )
+    address: str = setting(
+        "",
+        doc="the Ray cluster to join (auto, or what `ray start --head` prints); empty: a local Ray",
+    )
+    workers: int = setting(
+        1, 1, 1024, doc="self-play generators; the games in flight are split among them"
+    )
+    cpus_per_worker: float = setting(
+        1.0, 0.0, 256.0, low_open=True, doc="Ray CPUs per generator actor (its torch threads)"
+    )
+    gpus_per_worker: float = setting(
+        0.0,
+        0.0,
+        64.0,
+        doc="Ray GPUs per generator actor, for a cluster with "
+        "GPUs (AlphaZero's network uses it unless device: cpu)",
+    )
+    timeout: float = setting(
+        600.0,
+        0.0,
+        7 * 24 * 3600.0,
+        low_open=True,
+        doc="seconds a generator may take for one batch before it is replaced",
+    )
+    max_replacements: int = setting(
+        16, 0, 10**6, doc="dead generator actors replaced in one session before the run stops"
+    )
 
 
 @dataclass
@@ -113,14 +147,21 @@ class Config:
     learner: str = setting("", doc="the learner that reads this file: ppo or alphazero")
     seed: int = setting(0, 0, 2**32 - 1, doc="seeds everything random in the run")
     threads: int = setting(2, 1, 256, doc="torch CPU threads of the gradient steps")
-    checkpoint_every: int = setting(10, 1, 10**6, doc="iterations (updates) between "
-                                                      "checkpoints (one at the end too)")
-    minutes: float = setting(0.0, 0.0, 10**6, doc="a time budget: the run ends after this many "
-                                                "minutes of training (self-play and gradient "
-                                                "steps, summed over sessions) or at its "
-                                                "length, whichever comes first; 0: none")
-    distributed: DistributedConfig = field(default_factory=DistributedConfig,
-                                           metadata={"doc": "where self-play runs"})
+    checkpoint_every: int = setting(
+        10, 1, 10**6, doc="iterations (updates) between checkpoints (one at the end too)"
+    )
+    minutes: float = setting(
+        0.0,
+        0.0,
+        10**6,
+        doc="a time budget: the run ends after this many "
+        "minutes of training (self-play and gradient "
+        "steps, summed over sessions) or at its "
+        "length, whichever comes first; 0: none",
+    )
+    distributed: DistributedConfig = field(
+        default_factory=DistributedConfig, metadata={"doc": "where self-play runs"}
+    )
 
     #: learner name -> config class, filled by the subclasses (`import training` imports
     #: them all)
@@ -130,10 +171,20 @@ class Config:
     #: settings `--resume` may change: they extend or re-pace a run without changing what it
     #: learns from so far (and TOTAL)
     RESUMABLE: typing.ClassVar[tuple[str, ...]] = (
-        "threads", "checkpoint_every", "minutes", "eval.every", "eval.games", "eval.final",
-        "distributed.backend", "distributed.address", "distributed.workers",
-        "distributed.cpus_per_worker", "distributed.gpus_per_worker", "distributed.timeout",
-        "distributed.max_replacements")
+        "threads",
+        "checkpoint_every",
+        "minutes",
+        "eval.every",
+        "eval.games",
+        "eval.final",
+        "distributed.backend",
+        "distributed.address",
+        "distributed.workers",
+        "distributed.cpus_per_worker",
+        "distributed.gpus_per_worker",
+        "distributed.timeout",
+        "distributed.max_replacements",
+    )
     #: the key of the games in flight, which the distributed workers share
     GAMES: typing.ClassVar[str] = ""
 
@@ -155,15 +206,16 @@ class Config:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: typing.Any, check_agents: bool = False) -> "Config":
+    def from_dict(cls, data: typing.Any, check_agents: bool = False) -> Config:
         """The checked config of this learner from a (YAML) mapping (`learner:` may be left
         out); missing keys take their defaults."""
         if not isinstance(data, dict):
             raise ConfigError(f"the config must be a mapping, got {type(data).__name__}")
         learner = data.get("learner", cls.LEARNER)
         if learner != cls.LEARNER:
-            raise ConfigError(f"learner must be {cls.LEARNER!r} for this config, got "
-                              f"{quoted(learner)}")
+            raise ConfigError(
+                f"learner must be {cls.LEARNER!r} for this config, got {quoted(learner)}"
+            )
         config = build(cls, {**data, "learner": learner})
         config.check()
         if check_agents:
@@ -187,15 +239,19 @@ class Config:
             raise ConfigError("eval.final must name at least one agent spec")
         d = self.distributed
         if d.address and d.backend != "ray":
-            raise ConfigError(f"distributed.address {d.address!r} is set but "
-                              f"distributed.backend is {d.backend!r}: set backend: ray (or pass "
-                              f"--ray ADDRESS)")
+            raise ConfigError(
+                f"distributed.address {d.address!r} is set but "
+                f"distributed.backend is {d.backend!r}: set backend: ray (or pass "
+                f"--ray ADDRESS)"
+            )
         if d.address != d.address.strip() or any(c.isspace() for c in d.address):
             raise ConfigError(f"distributed.address must not contain spaces, got {d.address!r}")
         games = self.value(self.GAMES)
         if d.workers > games:
-            raise ConfigError(f"distributed.workers ({d.workers}) must be <= {self.GAMES} "
-                              f"({games}): the games in flight are split among them")
+            raise ConfigError(
+                f"distributed.workers ({d.workers}) must be <= {self.GAMES} "
+                f"({games}): the games in flight are split among them"
+            )
 
     def check_files(self) -> None:
         """ConfigError unless the agents and files the config names load (the agent checks);
@@ -204,8 +260,9 @@ class Config:
 
     def agent_specs(self) -> list[tuple[str, str]]:
         """(key, agent spec) of every agent the run will build from its config."""
-        return ([(f"eval.opponents[{i}]", spec) for i, spec in enumerate(self.eval.opponents)]
-                + [(f"eval.final[{spec!r}]", spec) for spec in self.eval.final])
+        return [(f"eval.opponents[{i}]", spec) for i, spec in enumerate(self.eval.opponents)] + [
+            (f"eval.final[{spec!r}]", spec) for spec in self.eval.final
+        ]
 
 
 # --------------------------------------------------------------------------- reading YAML
@@ -224,9 +281,11 @@ class _Loader(yaml.SafeLoader):
                 try:
                     if key in seen:
                         raise yaml.constructor.ConstructorError(
-                            "while constructing a mapping", node.start_mark,
-                            f"found duplicate key {key!r} (first at line "
-                            f"{seen[key].line + 1})", key_node.start_mark)
+                            "while constructing a mapping",
+                            node.start_mark,
+                            f"found duplicate key {key!r} (first at line {seen[key].line + 1})",
+                            key_node.start_mark,
+                        )
                     seen[key] = key_node.start_mark
                 except TypeError:  # an unhashable key: SafeLoader reports it below
                     pass
@@ -237,25 +296,37 @@ class _Loader(yaml.SafeLoader):
 # `yes`/`on` true and `2001-02-03` a date. These resolvers keep only null and the merge key
 # from it and read numbers and booleans as YAML 1.2's core schema does, in decimal; every other
 # plain scalar is a string, so a number key refuses it instead of reading something else.
-_YAML_1_1 = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
-             "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value")
+_YAML_1_1 = (
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:timestamp",
+    "tag:yaml.org,2002:value",
+)
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag not in _YAML_1_1]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 _Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"))
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 _Loader.add_implicit_resolver(  # before the float resolver, which also matches `12`
-    "tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789"))
+    "tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789")
+)
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
+    re.compile(
+        r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
                 |[-+]?\.(?:inf|Inf|INF)
-                |\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."))
+                |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
 # an explicit `!!int` is decimal too (SafeLoader's would read `010` as octal)
-_Loader.add_constructor("tag:yaml.org,2002:int",
-                        lambda loader, node: int(loader.construct_scalar(node), 10))
+_Loader.add_constructor(
+    "tag:yaml.org,2002:int", lambda loader, node: int(loader.construct_scalar(node), 10)
+)
 
 
 def read_yaml(path: str | Path) -> typing.Any:
@@ -264,19 +335,24 @@ def read_yaml(path: str | Path) -> typing.Any:
     if path.is_dir():
         raise ConfigError(f"config file {str(path)!r} is a directory")
     if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} does not exist"
-                          if not path.exists() else
-                          f"config file {str(path)!r} is not a regular file")
+        raise ConfigError(
+            f"config file {str(path)!r} does not exist"
+            if not path.exists()
+            else f"config file {str(path)!r} is not a regular file"
+        )
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_CONFIG_BYTES + 1)
         if len(data) > MAX_CONFIG_BYTES:
-            raise ConfigError(f"config file {str(path)!r} is larger than "
-                              f"{MAX_CONFIG_BYTES // 1024} KiB: not a config")
+            raise ConfigError(
+                f"config file {str(path)!r} is larger than "
+                f"{MAX_CONFIG_BYTES // 1024} KiB: not a config"
+            )
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"config file {str(path)!r} cannot be read as UTF-8 text: "
-                          f"{error}") from None
+        raise ConfigError(
+            f"config file {str(path)!r} cannot be read as UTF-8 text: {error}"
+        ) from None
     return parse_yaml(text, str(path))
 
 
@@ -289,21 +365,24 @@ def parse_yaml(text: str, name: str = "<config>") -> typing.Any:
     string: YAML 1.1's forms (`1:30`, `1_000`, `0b11`, `yes`, `off`, dates) and hexadecimal
     or octal (`0x10`, `0o17`). Duplicate keys are errors."""
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as error:  # one line: where, and what
         mark = error.problem_mark or error.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         what = " ".join(str(error.problem or error.context or "").split())
-        raise ConfigError(f"config file {name!r} is not valid YAML: {where}"
-                          f"{_clip(what, 200)}") from None
+        raise ConfigError(
+            f"config file {name!r} is not valid YAML: {where}{_clip(what, 200)}"
+        ) from None
     except yaml.YAMLError as error:
-        raise ConfigError(f"config file {name!r} is not valid YAML: "
-                          f"{_clip(' '.join(str(error).split()), 200)}") from None
-    except Exception as error:  # noqa: BLE001 - PyYAML's constructors raise many kinds
+        raise ConfigError(
+            f"config file {name!r} is not valid YAML: {_clip(' '.join(str(error).split()), 200)}"
+        ) from None
+    except Exception as error:
         # e.g. ValueError for a timestamp such as 2001-02-30, RecursionError for nesting too
         # deep to read, IndexError for `!!float` with no value
-        raise ConfigError(f"config file {name!r} is not valid YAML: "
-                          f"{type(error).__name__}: {str(error)[:200]}") from None
+        raise ConfigError(
+            f"config file {name!r} is not valid YAML: {type(error).__name__}: {str(error)[:200]}"
+        ) from None
     if data is None:
         raise ConfigError(f"config file {name!r} is empty (no keys, only blanks or comments)")
     return data
@@ -316,16 +395,17 @@ def build(cls, data: typing.Any, where: str = ""):
     """An instance of the dataclass `cls` from a (YAML) mapping, every key checked; missing
     keys take their defaults."""
     if not isinstance(data, dict):
-        raise ConfigError(f"{where or 'the config'} must be a mapping, got "
-                          f"{type(data).__name__}")
+        raise ConfigError(f"{where or 'the config'} must be a mapping, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted((k for k in data if k not in fields), key=repr)
     if unknown:
         name = unknown[0] if isinstance(unknown[0], str) else repr(unknown[0])
-        raise ConfigError(f"unknown config key {where + '.' if where else ''}{_clip(name)}; "
-                          f"known keys{' in ' + where if where else ''}: "
-                          f"{', '.join(sorted(fields))}")
+        raise ConfigError(
+            f"unknown config key {where + '.' if where else ''}{_clip(name)}; "
+            f"known keys{' in ' + where if where else ''}: "
+            f"{', '.join(sorted(fields))}"
+        )
     values = {}
     for name, value in data.items():
         key = f"{where}.{name}" if where else name
@@ -353,12 +433,12 @@ def _typed(key: str, value, expected):
         return list(value)
     if expected is float and type(value) is int:
         return float(value)
-    if (expected is int and type(value) is float and math.isfinite(value)
-            and value.is_integer()):
+    if expected is int and type(value) is float and math.isfinite(value) and value.is_integer():
         return int(value)  # `total_steps: 2e5`
     if type(value) is not expected:
-        raise ConfigError(f"{key} must be {_TYPE_NAMES[expected]}, got {quoted(value)} "
-                          f"({type(value).__name__})")
+        raise ConfigError(
+            f"{key} must be {_TYPE_NAMES[expected]}, got {quoted(value)} ({type(value).__name__})"
+        )
     return value
 
 
@@ -366,8 +446,7 @@ def _checked(key: str, value, meta: typing.Mapping):
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{key} must be a finite number, got {value}")
     if meta.get("choices") and value not in meta["choices"]:
-        raise ConfigError(f"{key} must be one of {', '.join(meta['choices'])}, got "
-                          f"{quoted(value)}")
+        raise ConfigError(f"{key} must be one of {', '.join(meta['choices'])}, got {quoted(value)}")
     if isinstance(value, list):
         for i, item in enumerate(value):
             if not item:
@@ -382,7 +461,7 @@ def _checked(key: str, value, meta: typing.Mapping):
     if isinstance(value, str) and len(value) > 1000:
         raise ConfigError(f"{key} is longer than 1000 characters")
     low, high = meta.get("low"), meta.get("high")
-    if low is None and high is None or isinstance(value, (bool, str)):
+    if (low is None and high is None) or isinstance(value, (bool, str)):
         return value
     above = low is None or (value > low if meta["low_open"] else value >= low)
     below = high is None or (value < high if meta["high_open"] else value <= high)
@@ -398,8 +477,10 @@ def describe_range(meta: typing.Mapping) -> str:
         return f"{'>' if meta['low_open'] else '>='} {_number(low)}"
     if low is None:
         return f"{'<' if meta['high_open'] else '<='} {_number(high)}"
-    return (f"in {'(' if meta['low_open'] else '['}{_number(low)}, {_number(high)}"
-            f"{')' if meta['high_open'] else ']'}")
+    return (
+        f"in {'(' if meta['low_open'] else '['}{_number(low)}, {_number(high)}"
+        f"{')' if meta['high_open'] else ']'}"
+    )
 
 
 def _number(value) -> str:
@@ -407,9 +488,7 @@ def _number(value) -> str:
 
 
 def _clip(text: str, most: int = 60) -> str:
-    return text if len(text) <= most else text[:most - 3] + "..."
-
-
+    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def config_from_dict(data: typing.Any, check_agents: bool = True) -> Config:
@@ -420,8 +499,9 @@ def config_from_dict(data: typing.Any, check_agents: bool = True) -> Config:
         raise ConfigError(f"the config must be a mapping, got {type(data).__name__}")
     learner = data.get("learner", "ppo")
     if not isinstance(learner, str) or learner not in Config.LEARNERS:
-        raise ConfigError(f"learner must be one of {', '.join(Config.LEARNERS)}, got "
-                          f"{quoted(learner)}")
+        raise ConfigError(
+            f"learner must be one of {', '.join(Config.LEARNERS)}, got {quoted(learner)}"
+        )
     return Config.LEARNERS[learner].from_dict(data, check_agents)
 
 
@@ -477,15 +557,19 @@ def config_path(name_or_path: str | Path) -> Path:
     if isinstance(name_or_path, Path):
         return name_or_path
     if not name_or_path:
-        raise ConfigError(f"the config is empty: name a shipped config "
-                          f"({', '.join(shipped_configs())}) or a YAML file")
+        raise ConfigError(
+            f"the config is empty: name a shipped config "
+            f"({', '.join(shipped_configs())}) or a YAML file"
+        )
     if names_a_file(name_or_path):
         return Path(name_or_path)
     if name_or_path in shipped_configs():
         return SHIPPED / f"{name_or_path}.yaml"
-    raise ConfigError(f"{quoted(_clip(name_or_path))} is not a shipped config (shipped: "
-                      f"{', '.join(shipped_configs())}); a config file is named by a path "
-                      f"with a / or ending in .yaml or .yml (./{_clip(name_or_path)}.yaml)")
+    raise ConfigError(
+        f"{quoted(_clip(name_or_path))} is not a shipped config (shipped: "
+        f"{', '.join(shipped_configs())}); a config file is named by a path "
+        f"with a / or ending in .yaml or .yml (./{_clip(name_or_path)}.yaml)"
+    )
 
 
 def purpose(path: Path) -> str:
@@ -506,12 +590,17 @@ def config_command(action: str, name: str | None, console) -> None:
         names = shipped_configs()
         width = max(map(len, names))
         for name in names:
-            console.print(f"{name:<{width}}  {purpose(SHIPPED / f'{name}.yaml')}",
-                          markup=False, highlight=False)
+            console.print(
+                f"{name:<{width}}  {purpose(SHIPPED / f'{name}.yaml')}",
+                markup=False,
+                highlight=False,
+            )
         return
     if name not in shipped_configs():
-        raise ConfigError(f"{quoted(_clip(name or ''))} is not a shipped config (shipped: "
-                          f"{', '.join(shipped_configs())})")
+        raise ConfigError(
+            f"{quoted(_clip(name or ''))} is not a shipped config (shipped: "
+            f"{', '.join(shipped_configs())})"
+        )
     text = (SHIPPED / f"{name}.yaml").read_text(encoding="utf-8")
     console.file.write(text)
     console.file.flush()
@@ -531,8 +620,11 @@ def load_config(name_or_path: str | Path, check_agents: bool = True) -> Config:
 def differences(old: Config, new: Config) -> dict[str, tuple]:
     """{dotted key: (old value, new value)} for every setting that differs."""
     before, after = flatten(old.to_dict()), flatten(new.to_dict())
-    return {key: (before.get(key), after.get(key)) for key in before.keys() | after.keys()
-            if before.get(key) != after.get(key)}
+    return {
+        key: (before.get(key), after.get(key))
+        for key in before.keys() | after.keys()
+        if before.get(key) != after.get(key)
+    }
 
 
 def flatten(data: dict, prefix: str = "") -> dict:
@@ -550,15 +642,24 @@ def flatten(data: dict, prefix: str = "") -> dict:
 
 def reference() -> str:
     """The Markdown reference of every key of every learner's config (docs/configs.md)."""
-    lines = ["# Configuration reference", "",
-             "Every key of the run configs, with its default and range, for each learner.",
-             "Unknown or duplicate keys and out-of-range values are errors naming the file and",
-             "the key, reported before anything runs. This page is written by",
-             "`python -m training.common.config > docs/configs.md` (a test checks it).", ""]
+    lines = [
+        "# Configuration reference",
+        "",
+        "Every key of the run configs, with its default and range, for each learner.",
+        "Unknown or duplicate keys and out-of-range values are errors naming the file and",
+        "the key, reported before anything runs. This page is written by",
+        "`python -m training.common.config > docs/configs.md` (a test checks it).",
+        "",
+    ]
     for learner, cls in Config.LEARNERS.items():
-        lines += [f"## `learner: {learner}`", "", " ".join(inspect.cleandoc(cls.__doc__ or
-                                                                            "").split()), "",
-                  "| key | default | range | meaning |", "| --- | --- | --- | --- |"]
+        lines += [
+            f"## `learner: {learner}`",
+            "",
+            " ".join(inspect.cleandoc(cls.__doc__ or "").split()),
+            "",
+            "| key | default | range | meaning |",
+            "| --- | --- | --- | --- |",
+        ]
         lines += [_row(key, f) for key, f in _fields(cls, "")]
         lines.append("")
     return "\n".join(lines)
@@ -582,8 +683,9 @@ def _row(key: str, f) -> str:
         span = ""
     else:
         span = describe_range(meta)
-    shown = "" if default == "" else (str(default).lower() if isinstance(default, bool)
-                                      else default)
+    shown = (
+        "" if default == "" else (str(default).lower() if isinstance(default, bool) else default)
+    )
     return f"| `{key}` | `{shown}` | {span} | {meta.get('doc', '')} |"
 
 

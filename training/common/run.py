@@ -46,33 +46,58 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from satellites_env.agents import Agent, make_agent
+from satellites_env.arena import (
+    PairResult,
+    elo_against,
+    play_pairing_game,
+    rate_with_interval,
+    wilson_interval,
+)
 from satellites_env.core.batch import configure_threads
 from satellites_env.core.checks import quoted_path
-from satellites_env.files import (FileKindError, check_output, kind_of, open_output,
-                                  read_input, write_output)
-from satellites_env.arena import (PairResult, elo_against, play_pairing_game,
-                                  rate_with_interval, wilson_interval)
+from satellites_env.files import (
+    FileKindError,
+    check_output,
+    kind_of,
+    make_folders,
+    open_output,
+    read_input,
+    write_output,
+)
 from satellites_env.rating import SCALE, SCALE_ANCHOR
 
 from ..distributed.pool import GeneratorPool, log_pool
-from .checkpoint import (VERSION, CheckpointError, check_counters, check_optimizer_state,
-                         check_results, load_checkpoint, load_weights, restoring,
-                         save_checkpoint)
-from .config import Config, ConfigError, flatten, build, differences
-from satellites_env.files import make_folders
-
+from .checkpoint import (
+    VERSION,
+    CheckpointError,
+    check_counters,
+    check_optimizer_state,
+    check_results,
+    load_checkpoint,
+    load_weights,
+    restoring,
+    save_checkpoint,
+)
+from .config import Config, ConfigError, build, differences, flatten
 from .runlock import LOCK_NAME, RunLock
 from .tensorboard import log_game
 
@@ -82,8 +107,15 @@ PROGRESS_SECONDS = 30.0
 EVAL_SEED = 10_000
 #: the files a run writes into its folder (beside run.lock and tensorboard/), each written
 #: atomically and never through a link or into a special file (satellites_env.files)
-OUTPUT_FILES = ("satellites-run.json", "config.json", "config_changes.json", "checkpoint.pt",
-                "final.pt", "summary.json", "learning_curve.png")
+OUTPUT_FILES = (
+    "satellites-run.json",
+    "config.json",
+    "config_changes.json",
+    "checkpoint.pt",
+    "final.pt",
+    "summary.json",
+    "learning_curve.png",
+)
 
 
 class RunError(ValueError):
@@ -115,8 +147,10 @@ def check_run_folder(run_dir: str | Path) -> bool:
         if not run_dir.exists():
             return False
         if not run_dir.is_dir():
-            raise RunError(f"run folder {name} is {kind_of(run_dir.stat().st_mode)}, not a "
-                           f"folder; give a folder path with --out")
+            raise RunError(
+                f"run folder {name} is {kind_of(run_dir.stat().st_mode)}, not a "
+                f"folder; give a folder path with --out"
+            )
         for file in OUTPUT_FILES:  # a link or special file: refused first, whoever put it
             check_output(run_dir / file, "run file")
         marker = run_dir / RUN_MARKER
@@ -124,18 +158,23 @@ def check_run_folder(run_dir: str | Path) -> bool:
             try:
                 data = json.loads(read_input(marker, 4096, "run marker"))
             except (ValueError, FileKindError) as error:
-                raise RunError(f"{quoted_path(marker)} is not a satellites run marker "
-                               f"({str(error)[:120]}); choose another --out folder") from None
+                raise RunError(
+                    f"{quoted_path(marker)} is not a satellites run marker "
+                    f"({str(error)[:120]}); choose another --out folder"
+                ) from None
             if not (isinstance(data, dict) and data.get("format") == RUN_FORMAT["format"]):
-                raise RunError(f"{quoted_path(marker)} is not a satellites run marker; choose "
-                               f"another --out folder")
+                raise RunError(
+                    f"{quoted_path(marker)} is not a satellites run marker; choose "
+                    f"another --out folder"
+                )
             return True
         entries = {entry.name for entry in os.scandir(run_dir)}
     except FileKindError:
         raise
     except OSError as error:
-        raise RunError(f"run folder {name} cannot be used: "
-                       f"{error.strerror or type(error).__name__}") from None
+        raise RunError(
+            f"run folder {name} cannot be used: {error.strerror or type(error).__name__}"
+        ) from None
     if entries <= {LOCK_NAME}:
         return False
     checkpoint = run_dir / "checkpoint.pt"
@@ -143,9 +182,11 @@ def check_run_folder(run_dir: str | Path) -> bool:
         return True  # a run of an earlier version: its checkpoint says whether it is ours
     others = sorted(entries - {LOCK_NAME})
     listed = ", ".join(others[:3])[:200] + (", ..." if len(others) > 3 else "")
-    raise RunError(f"run folder {name} holds files that are not a satellites run ({listed}"
-                   f") and no {RUN_MARKER}; nothing in it "
-                   f"is read or replaced: train into a new or empty folder")
+    raise RunError(
+        f"run folder {name} holds files that are not a satellites run ({listed}"
+        f") and no {RUN_MARKER}; nothing in it "
+        f"is read or replaced: train into a new or empty folder"
+    )
 
 
 def claim_run_folder(run_dir: str | Path) -> Path:
@@ -164,8 +205,9 @@ def claim_run_folder(run_dir: str | Path) -> Path:
         make_folders(run_dir)
         write_output(marker, json.dumps(RUN_FORMAT, indent=1) + "\n", "run marker")
     except OSError as error:
-        raise RunError(f"run folder {quoted_path(run_dir)} cannot be created: "
-                       f"{error.strerror or error}"[:1300]) from None
+        raise RunError(
+            f"run folder {quoted_path(run_dir)} cannot be created: {error.strerror or error}"[:1300]
+        ) from None
     return run_dir
 
 
@@ -194,17 +236,21 @@ class Evaluation:
     def elo(self) -> tuple[float, float, float] | None:
         """The policy's Elo with its 95% interval on the shipped scale
         (`satellites_env.rating.SCALE`), from its games against the opponents rated there."""
-        rated = [(SCALE[o], r["a_wins"] + 0.5 * r["draws"], r["games"])
-                 for o, r in self.results.items() if o in SCALE and r["games"]]
+        rated = [
+            (SCALE[o], r["a_wins"] + 0.5 * r["draws"], r["games"])
+            for o, r in self.results.items()
+            if o in SCALE and r["games"]
+        ]
         return elo_against(rated) if rated else None
 
     @classmethod
-    def checked(cls, data: Any) -> "Evaluation":
+    def checked(cls, data: Any) -> Evaluation:
         """An Evaluation from its checkpoint dict (TypeError/ValueError when damaged)."""
         evaluation = cls(**data)
         if type(evaluation.progress) is not int or evaluation.progress < 0:
-            raise ValueError(f"evaluation progress must be an int >= 0, got "
-                             f"{evaluation.progress!r}"[:200])
+            raise ValueError(
+                f"evaluation progress must be an int >= 0, got {evaluation.progress!r}"[:200]
+            )
         if type(evaluation.minutes) not in (int, float) or type(evaluation.final) is not bool:
             raise TypeError("evaluation minutes/final of the wrong type")
         check_results(evaluation.results)
@@ -224,8 +270,15 @@ class Player:
     network: Callable[[dict], torch.nn.Module]
     batched: Callable | None = None
 
-    def play(self, net: torch.nn.Module, opponent: str, opponent_seed: int, games: list[int],
-             seed: int, max_moves: int) -> list:
+    def play(
+        self,
+        net: torch.nn.Module,
+        opponent: str,
+        opponent_seed: int,
+        games: list[int],
+        seed: int,
+        max_moves: int,
+    ) -> list:
         """Games `games` of the pairing (this player, `opponent`): [(index, record)]."""
         if self.batched is not None:
             return self.batched(net, opponent, games, seed, max_moves)
@@ -250,17 +303,23 @@ def play_in_worker(job: tuple) -> list:
 def rng_state(rng: np.random.Generator) -> dict:
     """A numpy generator state as plain data (the 128-bit integers as strings)."""
     state = rng.bit_generator.state
-    return {"bit_generator": state["bit_generator"],
-            "state": {k: str(v) for k, v in state["state"].items()},
-            "has_uint32": int(state["has_uint32"]), "uinteger": int(state["uinteger"])}
+    return {
+        "bit_generator": state["bit_generator"],
+        "state": {k: str(v) for k, v in state["state"].items()},
+        "has_uint32": int(state["has_uint32"]),
+        "uinteger": int(state["uinteger"]),
+    }
 
 
 def set_rng_state(rng: np.random.Generator, data: dict) -> None:
     if not (isinstance(data, dict) and isinstance(data.get("state"), dict)):
         raise TypeError("a random-stream state must be a mapping")
-    rng.bit_generator.state = {"bit_generator": data["bit_generator"],
-                               "state": {k: int(v) for k, v in data["state"].items()},
-                               "has_uint32": data["has_uint32"], "uinteger": data["uinteger"]}
+    rng.bit_generator.state = {
+        "bit_generator": data["bit_generator"],
+        "state": {k: int(v) for k, v in data["state"].items()},
+        "has_uint32": data["has_uint32"],
+        "uinteger": data["uinteger"],
+    }
 
 
 class _Interrupt:
@@ -283,8 +342,9 @@ class _Interrupt:
             if self.requested:
                 raise KeyboardInterrupt
             self.requested = True
-            self.console.print("Ctrl-C: finishing this iteration, then saving (Ctrl-C again "
-                               "to stop now)")
+            self.console.print(
+                "Ctrl-C: finishing this iteration, then saving (Ctrl-C again to stop now)"
+            )
 
         signal.signal(signal.SIGINT, handler)
         try:
@@ -312,8 +372,13 @@ class Trainer(abc.ABC):
     UNIT = "steps"
     ITERATION = "iteration"
 
-    def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
-                 console: Console | None = None):
+    def __init__(
+        self,
+        config: Config,
+        run_dir: str | Path,
+        resume: bool = False,
+        console: Console | None = None,
+    ):
         self.config = config
         self.run_dir = Path(run_dir)
         check_run_folder(self.run_dir)  # a folder that is not a run's: refused, nothing read
@@ -337,8 +402,10 @@ class Trainer(abc.ABC):
         self.resumed = False
         if self.checkpoint_path.exists() or resume:
             if not self.checkpoint_path.exists():
-                raise RunError(f"--resume: there is no run to continue in {self.run_dir} (no "
-                               f"{self.checkpoint_path.name}); leave out --resume to start one")
+                raise RunError(
+                    f"--resume: there is no run to continue in {self.run_dir} (no "
+                    f"{self.checkpoint_path.name}); leave out --resume to start one"
+                )
             self._open(load_checkpoint(self.checkpoint_path), resume)
             self.resumed = True
 
@@ -374,7 +441,7 @@ class Trainer(abc.ABC):
     def weights(self) -> Any:
         """What the generators play with (GeneratorPool.set_weights)."""
 
-    def flush(self) -> None:
+    def flush(self) -> None:  # noqa: B027 (an optional hook: no-op)
         """Work left when the run reaches its length (AlphaZero's overlapped last steps)."""
 
     def status(self, losses: dict[str, float]) -> str:
@@ -387,13 +454,17 @@ class Trainer(abc.ABC):
 
     def throughput(self) -> dict[str, float]:
         seconds = max(self.counters.seconds, 1e-9)
-        return {f"{self.UNIT.replace(' ', '_')}_per_s": self.progress / seconds,
-                "games_per_s": self.counters.games / seconds}
+        return {
+            f"{self.UNIT.replace(' ', '_')}_per_s": self.progress / seconds,
+            "games_per_s": self.counters.games / seconds,
+        }
 
     def describe_throughput(self) -> str:
         rates = self.throughput()
-        return (f"{rates[f'{self.UNIT.replace(chr(32), chr(95))}_per_s']:.0f} {self.UNIT}/s, "
-                f"{rates['games_per_s']:.2f} games/s")
+        return (
+            f"{rates[f'{self.UNIT.replace(chr(32), chr(95))}_per_s']:.0f} {self.UNIT}/s, "
+            f"{rates['games_per_s']:.2f} games/s"
+        )
 
     # ------------------------------------------------------------------ checkpoints
 
@@ -415,9 +486,12 @@ class Trainer(abc.ABC):
             "history": [asdict(e) for e in self.history],
         }
         if full:
-            payload.update(optimizer=self.optimizer.state_dict(),
-                           # one per generator, in worker order; None: not started (fresh)
-                           generators=self.generator_states(), **self.learner_payload())
+            payload.update(
+                optimizer=self.optimizer.state_dict(),
+                # one per generator, in worker order; None: not started (fresh)
+                generators=self.generator_states(),
+                **self.learner_payload(),
+            )
         return payload
 
     def save(self, path: Path | None = None) -> Path:
@@ -429,60 +503,77 @@ class Trainer(abc.ABC):
     def _open(self, payload: dict, resume: bool) -> None:
         path = self.checkpoint_path
         if payload.get("version") != VERSION:
-            raise RunError(f"{path} was written by an earlier version of satellites (checkpoint "
-                           f"format {payload.get('version')!r}): its network plays "
-                           f"(checkpoint:{path}), but the run cannot be resumed; train into "
-                           f"another --out folder")
+            raise RunError(
+                f"{path} was written by an earlier version of satellites (checkpoint "
+                f"format {payload.get('version')!r}): its network plays "
+                f"(checkpoint:{path}), but the run cannot be resumed; train into "
+                f"another --out folder"
+            )
         finished = payload.get("finished") is True
         if not resume and not finished:
             raise RunExistsError(
                 f"{self.run_dir} holds an unfinished run ({self._progress_of(payload)}): pass "
-                f"--resume to continue it, or choose another --out folder")
+                f"--resume to continue it, or choose another --out folder"
+            )
         saved = self._saved_config(payload, path)
         changes = differences(saved, self.config)
-        fixed = {key: change for key, change in changes.items()
-                 if key not in self.config.resumable}
+        fixed = {key: change for key, change in changes.items() if key not in self.config.resumable}
         # Where self-play runs is not what the run learns: opening a run on Ray (or off it)
         # needs no --resume; the change is still recorded when the run trains on.
         if not resume and all(key.startswith("distributed.") for key in changes):
             changes = {}
         if fixed or (changes and not resume):
-            listed = "; ".join(f"{key}: {old!r} -> {new!r}" for key, (old, new) in
-                               sorted((fixed or changes).items()))
+            listed = "; ".join(
+                f"{key}: {old!r} -> {new!r}"
+                for key, (old, new) in sorted((fixed or changes).items())
+            )
             if fixed:
-                advice = (f"only {', '.join(self.config.resumable)} may change when resuming; "
-                          f"restore the others or train into another --out folder")
+                advice = (
+                    f"only {', '.join(self.config.resumable)} may change when resuming; "
+                    f"restore the others or train into another --out folder"
+                )
             else:
                 advice = "pass --resume to apply these changes to the run"
-            raise RunError(f"the config differs from the run in {self.run_dir} ({listed}); "
-                           f"{advice}")
+            raise RunError(
+                f"the config differs from the run in {self.run_dir} ({listed}); {advice}"
+            )
         with restoring(path):
             self._restore(payload, path)
         if changes:
             self.new_changes = {key: list(change) for key, change in sorted(changes.items())}
-            self.config_changes.append({
-                "progress": self.progress, "iterations": self.counters.iterations,
-                "time": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-                "changes": self.new_changes})
+            self.config_changes.append(
+                {
+                    "progress": self.progress,
+                    "iterations": self.counters.iterations,
+                    "time": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                    "changes": self.new_changes,
+                }
+            )
         if self.finished and not self.trained_enough:
             self.finished = False  # lengthened by --resume: train on, then evaluate again
 
     def _saved_config(self, payload: dict, path: Path) -> Config:
         try:
-            saved = build(type(self.config), {**payload["config"],
-                                              "learner": self.config.learner})
-            missing = sorted(flatten(saved.to_dict()).keys()
-                             - flatten({**payload["config"], "learner": ""}).keys())
+            saved = build(type(self.config), {**payload["config"], "learner": self.config.learner})
+            missing = sorted(
+                flatten(saved.to_dict()).keys()
+                - flatten({**payload["config"], "learner": ""}).keys()
+            )
             if missing:  # a run's config is saved whole
                 raise ConfigError(f"it lacks {', '.join(missing[:5])}")
             return saved
         except (ConfigError, KeyError, TypeError) as error:
-            if isinstance(payload.get("config"), dict) and payload["config"].get(
-                    "learner", self.config.learner) != self.config.learner:
-                raise RunError(f"{self.run_dir} holds a {payload['config'].get('learner')!r} "
-                               f"run, not a {self.config.learner!r} one") from None
-            raise CheckpointError(f"checkpoint {str(path)!r} holds no valid run config: "
-                                  f"{error}") from None
+            if (
+                isinstance(payload.get("config"), dict)
+                and payload["config"].get("learner", self.config.learner) != self.config.learner
+            ):
+                raise RunError(
+                    f"{self.run_dir} holds a {payload['config'].get('learner')!r} "
+                    f"run, not a {self.config.learner!r} one"
+                ) from None
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} holds no valid run config: {error}"
+            ) from None
 
     def _restore(self, payload: dict, path: Path) -> None:
         counters = payload["counters"]
@@ -493,20 +584,30 @@ class Trainer(abc.ABC):
         check_counters(asdict(counters), floats=floats)
         history = [Evaluation.checked(e) for e in payload["history"]]
         changes = payload.get("config_changes", [])
-        if not (isinstance(changes, list) and all(
-                isinstance(c, dict) and isinstance(c.get("changes"), dict)
-                and all(isinstance(k, str) and isinstance(v, list) and len(v) == 2
-                        for k, v in c["changes"].items()) for c in changes)):
+        if not (
+            isinstance(changes, list)
+            and all(
+                isinstance(c, dict)
+                and isinstance(c.get("changes"), dict)
+                and all(
+                    isinstance(k, str) and isinstance(v, list) and len(v) == 2
+                    for k, v in c["changes"].items()
+                )
+                for c in changes
+            )
+        ):
             raise TypeError("config_changes must be a list of {changes: {key: [old, new]}}")
         if type(payload.get("finished", False)) is not bool:
             raise TypeError("finished must be true or false")
         load_weights(self.net, payload["model"], path)
         self.restore_learner(payload, path)
-        check_optimizer_state(payload["optimizer"], [
-            p for group in self.optimizer.param_groups for p in group["params"]])
+        check_optimizer_state(
+            payload["optimizer"],
+            [p for group in self.optimizer.param_groups for p in group["params"]],
+        )
         learning_rates = [group["lr"] for group in self.optimizer.param_groups]
         self.optimizer.load_state_dict(payload["optimizer"])
-        for group, lr in zip(self.optimizer.param_groups, learning_rates):
+        for group, lr in zip(self.optimizer.param_groups, learning_rates, strict=False):
             group["lr"] = lr  # the config's step size (or the learner's schedule), not the file's
         self.counters, self.history = counters, history
         self.config_changes = copy.deepcopy(changes)
@@ -526,9 +627,11 @@ class Trainer(abc.ABC):
                 if "torch" in state:
                     torch.Generator().set_state(state["torch"])
         except (TypeError, KeyError, ValueError, OverflowError, RuntimeError) as error:
-            raise CheckpointError(f"checkpoint {str(path)!r}: generators must be a list of "
-                                  f"random-stream states ({type(error).__name__}: "
-                                  f"{str(error)[:100]})") from None
+            raise CheckpointError(
+                f"checkpoint {str(path)!r}: generators must be a list of "
+                f"random-stream states ({type(error).__name__}: "
+                f"{str(error)[:100]})"
+            ) from None
         return states
 
     def _progress_of(self, payload: dict) -> str:
@@ -557,19 +660,34 @@ class Trainer(abc.ABC):
                     if not games:
                         continue
                     keep = j == 0 and k == len(opponents) - 1
-                    result = self._match(player, spec, self.config.seed + k, games,
-                                         EVAL_SEED * (j + 1) + self.config.seed, ev.max_moves,
-                                         self._keep_sample if keep else None)
-                    evaluation.results[f"{player.key}:{spec}" if player.key else spec] = \
+                    result = self._match(
+                        player,
+                        spec,
+                        self.config.seed + k,
+                        games,
+                        EVAL_SEED * (j + 1) + self.config.seed,
+                        ev.max_moves,
+                        self._keep_sample if keep else None,
+                    )
+                    evaluation.results[f"{player.key}:{spec}" if player.key else spec] = (
                         result.as_dict()
+                    )
         return evaluation
 
     def _keep_sample(self, i: int, record) -> None:
         if i == 0:
             self.sample_game = record
 
-    def _match(self, player: Player, opponent: str, opponent_seed: int, games: int, seed: int,
-               max_moves: int, on_record=None) -> PairResult:
+    def _match(
+        self,
+        player: Player,
+        opponent: str,
+        opponent_seed: int,
+        games: int,
+        seed: int,
+        max_moves: int,
+        on_record=None,
+    ) -> PairResult:
         """`arena.match` of the player against `opponent`: in this process; on Ray over the
         generators' actors; with more than one worker otherwise, in that many processes. Each
         game is a pure function of its index, so the results do not depend on where it ran."""
@@ -578,17 +696,33 @@ class Trainer(abc.ABC):
             pool = self.generators
             pool.set_weights(self.weights(), self.counters.iterations)
             shares = [list(range(k, games, pool.workers)) for k in range(pool.workers)]
-            played = pool.run(play_match_games, [(player, opponent, opponent_seed, share, seed,
-                                                  max_moves) for share in shares])
+            played = pool.run(
+                play_match_games,
+                [(player, opponent, opponent_seed, share, seed, max_moves) for share in shares],
+            )
         elif workers > 1 and games > 1:
             shares = [list(range(k, games, workers)) for k in range(min(workers, games))]
             weights = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
             played = self._evaluators(workers).run(
-                [(self.net.shape, weights, player, opponent, opponent_seed, share, seed,
-                  max_moves) for share in shares], play_in_worker)
+                [
+                    (
+                        self.net.shape,
+                        weights,
+                        player,
+                        opponent,
+                        opponent_seed,
+                        share,
+                        seed,
+                        max_moves,
+                    )
+                    for share in shares
+                ],
+                play_in_worker,
+            )
         else:
-            played = [player.play(self.net, opponent, opponent_seed, list(range(games)), seed,
-                                  max_moves)]
+            played = [
+                player.play(self.net, opponent, opponent_seed, list(range(games)), seed, max_moves)
+            ]
         result = PairResult(player.build(self.net).spec, opponent)
         for i, record in sorted((pair for part in played for pair in part), key=lambda p: p[0]):
             result.add(record, a_is_red=i % 2 == 0)
@@ -656,7 +790,8 @@ class Trainer(abc.ABC):
         """Whether the run has reached its length, or its time budget (`minutes`)."""
         config = self.config
         return self.progress >= config.total or (
-            config.minutes > 0 and self.counters.seconds >= config.minutes * 60)
+            config.minutes > 0 and self.counters.seconds >= config.minutes * 60
+        )
 
     def _bar(self) -> tuple[float, float]:
         """(done, total) for the progress bar: minutes of training when the run has a time
@@ -670,24 +805,35 @@ class Trainer(abc.ABC):
         config = self.config
         claim_run_folder(self.run_dir)
         if not (self.resumed and (self.run_dir / "config.json").exists()):
-            write_output(self.run_dir / "config.json", json.dumps(config.to_dict(), indent=1),
-                         "run file")
+            write_output(
+                self.run_dir / "config.json", json.dumps(config.to_dict(), indent=1), "run file"
+            )
         if self.config_changes:
-            write_output(self.run_dir / "config_changes.json",
-                         json.dumps(self.config_changes, indent=1), "run file")
+            write_output(
+                self.run_dir / "config_changes.json",
+                json.dumps(self.config_changes, indent=1),
+                "run file",
+            )
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=self.progress)
-        columns = (TextColumn(f"[bold]{config.learner}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("{task.fields[status]}"), TimeElapsedColumn(),
-                   TimeRemainingColumn())
+        columns = (
+            TextColumn(f"[bold]{config.learner}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        )
         session = (time.perf_counter(), self.progress)
         log_lines = not self.console.is_terminal  # a log file: plain lines, no progress bar
         last_line = time.monotonic()
         interrupt = _Interrupt(self.console)
         try:
-            with Progress(*columns, console=self.console, disable=log_lines) as progress, \
-                    interrupt.deferred():
+            with (
+                Progress(*columns, console=self.console, disable=log_lines) as progress,
+                interrupt.deferred(),
+            ):
                 done, total = self._bar()
                 task = progress.add_task("train", total=total, completed=done, status="")
                 while not self.trained_enough:
@@ -696,8 +842,9 @@ class Trainer(abc.ABC):
                     self.counters.seconds += time.perf_counter() - tick
                     self._log(writer, losses)
                     status = self.status(losses)
-                    evaluated = (self.counters.iterations % config.eval.every == 0
-                                 and config.eval.games > 0)
+                    evaluated = (
+                        self.counters.iterations % config.eval.every == 0 and config.eval.games > 0
+                    )
                     if evaluated:
                         evaluation = self.evaluate()
                         self.history.append(evaluation)
@@ -709,15 +856,20 @@ class Trainer(abc.ABC):
                         self._stop()
                     if self.counters.iterations % config.checkpoint_every == 0:
                         self.save()
-                    if log_lines and (evaluated or self.trained_enough
-                                      or time.monotonic() - last_line >= PROGRESS_SECONDS):
+                    if log_lines and (
+                        evaluated
+                        or self.trained_enough
+                        or time.monotonic() - last_line >= PROGRESS_SECONDS
+                    ):
                         self.console.print(self._progress_line(losses), highlight=False)
                         last_line = time.monotonic()
                 self.flush()
         except KeyboardInterrupt:
             if not interrupt.saved:  # stopped mid-iteration: the last checkpoint stands
-                self.console.print(f"interrupted: the last checkpoint in {self.checkpoint_path} "
-                                   f"is the run's state; continue with --resume")
+                self.console.print(
+                    f"interrupted: the last checkpoint in {self.checkpoint_path} "
+                    f"is the run's state; continue with --resume"
+                )
             raise
         finally:
             writer.close()
@@ -732,16 +884,19 @@ class Trainer(abc.ABC):
         # final.pt first: a checkpoint marked finished always has its final.pt beside it
         self.save(self.run_dir / "final.pt")
         self.save()
-        self._write_summary(final, self.progress - session[1],
-                            time.perf_counter() - session[0], eval_seconds)
+        self._write_summary(
+            final, self.progress - session[1], time.perf_counter() - session[0], eval_seconds
+        )
         self.plot()
         return final
 
     def _stop(self) -> None:
         self.save()
-        self.console.print(f"interrupted: saved the state after {self.ITERATION} "
-                           f"{self.counters.iterations} ({self.progress:,} {self.UNIT}) to "
-                           f"{self.checkpoint_path}; continue with --resume")
+        self.console.print(
+            f"interrupted: saved the state after {self.ITERATION} "
+            f"{self.counters.iterations} ({self.progress:,} {self.UNIT}) to "
+            f"{self.checkpoint_path}; continue with --resume"
+        )
         raise KeyboardInterrupt
 
     def final_evaluation(self) -> Evaluation:
@@ -757,20 +912,25 @@ class Trainer(abc.ABC):
         final = self.final_evaluation()
         if not (self.run_dir / "final.pt").is_file():
             self.save(self.run_dir / "final.pt")
-        self._write_summary(final, 0, 0.0, None,
-                            write=not (self.run_dir / "summary.json").is_file())
+        self._write_summary(
+            final, 0, 0.0, None, write=not (self.run_dir / "summary.json").is_file()
+        )
         if not (self.run_dir / "learning_curve.png").is_file():
             self.plot()
         return final
 
     def _progress_line(self, losses: dict[str, float]) -> str:
         c, total, budget = self.counters, self.config.total, self.config.minutes
-        done = (f"{self.progress:,} {self.UNIT}, {c.seconds / 60:.1f} of {budget:g} min "
-                f"({min(c.seconds / 60 / budget, 1):.0%})" if budget > 0 else
-                f"{self.progress:,}/{total:,} {self.UNIT} ({min(self.progress / total, 1):.0%})")
-        line = (f"{self.ITERATION} {c.iterations}: {done}, {c.games:,} games, "
-                f"{self.describe_throughput()}"
-                + ("" if budget > 0 else f", {c.seconds / 60:.1f} min"))
+        done = (
+            f"{self.progress:,} {self.UNIT}, {c.seconds / 60:.1f} of {budget:g} min "
+            f"({min(c.seconds / 60 / budget, 1):.0%})"
+            if budget > 0
+            else f"{self.progress:,}/{total:,} {self.UNIT} ({min(self.progress / total, 1):.0%})"
+        )
+        line = (
+            f"{self.ITERATION} {c.iterations}: {done}, {c.games:,} games, "
+            f"{self.describe_throughput()}" + ("" if budget > 0 else f", {c.seconds / 60:.1f} min")
+        )
         status = self.status(losses)
         if status:
             line += f", {status}"
@@ -792,56 +952,97 @@ class Trainer(abc.ABC):
 
     def _log_evaluation(self, writer, evaluation: Evaluation) -> None:
         for key in evaluation.results:
-            writer.add_scalar(f"eval/win_rate_vs_{key}", evaluation.win_rate(key),
-                              evaluation.progress)
+            writer.add_scalar(
+                f"eval/win_rate_vs_{key}", evaluation.win_rate(key), evaluation.progress
+            )
         rating = evaluation.elo()
         if rating is not None:
-            for name, value in zip(("elo", "elo_low", "elo_high"), rating):
+            for name, value in zip(("elo", "elo_low", "elo_high"), rating, strict=False):
                 writer.add_scalar(f"eval/{name}", value, evaluation.progress)
         if self.sample_game is not None:  # how the policy plays now, as an animation
-            log_game(writer, f"eval/game_vs_{self.config.eval.opponents[-1]}", self.sample_game,
-                     evaluation.progress)
+            log_game(
+                writer,
+                f"eval/game_vs_{self.config.eval.opponents[-1]}",
+                self.sample_game,
+                evaluation.progress,
+            )
             self.sample_game = None
 
-    def _write_summary(self, final: Evaluation, session_progress: int, session_seconds: float,
-                       eval_seconds: float | None, write: bool = True) -> None:
+    def _write_summary(
+        self,
+        final: Evaluation,
+        session_progress: int,
+        session_seconds: float,
+        eval_seconds: float | None,
+        write: bool = True,
+    ) -> None:
         c = self.counters
-        table = Table(title=f"Final evaluation after {self.progress:,} {self.UNIT} "
-                            f"({c.games:,} self-play games)")
-        for column in ("player", "opponent", "games", "wins", "draws", "losses",
-                       "win rate (95% CI)"):
-            table.add_column(column, justify="left" if column in ("player", "opponent")
-                             else "right")
+        table = Table(
+            title=f"Final evaluation after {self.progress:,} {self.UNIT} "
+            f"({c.games:,} self-play games)"
+        )
+        for column in (
+            "player",
+            "opponent",
+            "games",
+            "wins",
+            "draws",
+            "losses",
+            "win rate (95% CI)",
+        ):
+            table.add_column(
+                column, justify="left" if column in ("player", "opponent") else "right"
+            )
         keys = {p.key for p in self.players(True) if p.key}
         for key, r in final.results.items():
             player, _, opponent = key.partition(":")
             if player not in keys:  # the policy's results are keyed by the opponent alone
                 player, opponent = "", key
-            table.add_row(player or "policy", opponent, str(r["games"]), str(r["a_wins"]),
-                          str(r["draws"]), str(r["b_wins"]),
-                          rate_with_interval(r["a_wins"], r["games"]))
+            table.add_row(
+                player or "policy",
+                opponent,
+                str(r["games"]),
+                str(r["a_wins"]),
+                str(r["draws"]),
+                str(r["b_wins"]),
+                rate_with_interval(r["a_wins"], r["games"]),
+            )
         self.console.print(table)
         rating = final.elo()
-        elo = (f"policy Elo {rating[0]:+.0f} [{rating[1]:+.0f}, {rating[2]:+.0f}] "
-               f"({SCALE_ANCHOR[0]} = {SCALE_ANCHOR[1]:+.0f}); " if rating else "")
-        self.console.print(f"{elo}self-play: {self.describe_throughput()} "
-                           f"({c.seconds / 60:.1f} min training)"
-                           + (f"; final evaluation {eval_seconds:.0f} s"
-                              if eval_seconds is not None else ""))
+        elo = (
+            f"policy Elo {rating[0]:+.0f} [{rating[1]:+.0f}, {rating[2]:+.0f}] "
+            f"({SCALE_ANCHOR[0]} = {SCALE_ANCHOR[1]:+.0f}); "
+            if rating
+            else ""
+        )
+        self.console.print(
+            f"{elo}self-play: {self.describe_throughput()} "
+            f"({c.seconds / 60:.1f} min training)"
+            + (f"; final evaluation {eval_seconds:.0f} s" if eval_seconds is not None else "")
+        )
         if not write:
             return
-        summary = {"final": asdict(final), "counters": asdict(c), "throughput": self.throughput(),
-                   "session": {"progress": session_progress, "seconds": session_seconds,
-                               "final_eval_seconds": eval_seconds,
-                               # batches delivered, dropped with a dead actor, refused; actors
-                               # replaced
-                               "generators": vars(self._pool.stats) if self._pool else None},
-                   "config": self.config.to_dict(), "config_changes": self.config_changes}
+        summary = {
+            "final": asdict(final),
+            "counters": asdict(c),
+            "throughput": self.throughput(),
+            "session": {
+                "progress": session_progress,
+                "seconds": session_seconds,
+                "final_eval_seconds": eval_seconds,
+                # batches delivered, dropped with a dead actor, refused; actors
+                # replaced
+                "generators": vars(self._pool.stats) if self._pool else None,
+            },
+            "config": self.config.to_dict(),
+            "config_changes": self.config_changes,
+        }
         write_output(self.run_dir / "summary.json", json.dumps(summary, indent=1), "run file")
 
     def plot(self) -> Path | None:
-        return plot_learning_curve(self.history, self.config.eval.opponents,
-                                   self.run_dir / "learning_curve.png", self.UNIT)
+        return plot_learning_curve(
+            self.history, self.config.eval.opponents, self.run_dir / "learning_curve.png", self.UNIT
+        )
 
 
 @contextlib.contextmanager
@@ -859,8 +1060,9 @@ def _rates(evaluation: Evaluation) -> str:
     return "  ".join(f"{o} {evaluation.win_rate(o):.0%}" for o in evaluation.results)
 
 
-def plot_learning_curve(history: list[Evaluation], opponents: list[str], path: str | Path,
-                        unit: str = "steps") -> Path | None:
+def plot_learning_curve(
+    history: list[Evaluation], opponents: list[str], path: str | Path, unit: str = "steps"
+) -> Path | None:
     """learning_curve.png: the policy's Elo with its 95% band (left) and its win rate against
     each opponent with 95% Wilson bands (right), over the run's progress; None without
     evaluations."""
@@ -877,32 +1079,56 @@ def plot_learning_curve(history: list[Evaluation], opponents: list[str], path: s
     if rated:
         xs = [x for x, _ in rated]
         elo_axis.plot(xs, [r[0] for _, r in rated], marker="o", color="tab:purple")
-        elo_axis.fill_between(xs, [r[1] for _, r in rated], [r[2] for _, r in rated],
-                              color="tab:purple", alpha=0.2, label="95% interval")
+        elo_axis.fill_between(
+            xs,
+            [r[1] for _, r in rated],
+            [r[2] for _, r in rated],
+            color="tab:purple",
+            alpha=0.2,
+            label="95% interval",
+        )
         rated_opponents = {o for e in history for o in e.results if o in SCALE}
         for name, rating in SCALE.items():
             if name not in rated_opponents:
                 continue
             elo_axis.axhline(rating, color="grey", linewidth=0.8, linestyle="--")
-            elo_axis.annotate(name, (xs[0], rating), fontsize=8, color="grey",
-                              textcoords="offset points", xytext=(2, 2))
+            elo_axis.annotate(
+                name,
+                (xs[0], rating),
+                fontsize=8,
+                color="grey",
+                textcoords="offset points",
+                xytext=(2, 2),
+            )
         elo_axis.legend(loc="lower right")
-    elo_axis.set(xlabel=unit, ylabel=f"Elo ({SCALE_ANCHOR[0]} = {SCALE_ANCHOR[1]:+.0f})",
-                 title="policy (no search): Elo on the shipped scale")
+    elo_axis.set(
+        xlabel=unit,
+        ylabel=f"Elo ({SCALE_ANCHOR[0]} = {SCALE_ANCHOR[1]:+.0f})",
+        title="policy (no search): Elo on the shipped scale",
+    )
     for opponent in opponents:
-        points = [(e.progress, e.results[opponent]) for e in history
-                  if opponent in e.results and e.results[opponent]["games"]]
+        points = [
+            (e.progress, e.results[opponent])
+            for e in history
+            if opponent in e.results and e.results[opponent]["games"]
+        ]
         if not points:
             continue
         xs = [x for x, _ in points]
         bands = [wilson_interval(r["a_wins"], r["games"]) for _, r in points]
-        line, = rate_axis.plot(xs, [r["a_wins"] / r["games"] for _, r in points],
-                               marker="o", label=f"vs {opponent}")
-        rate_axis.fill_between(xs, [b[0] for b in bands], [b[1] for b in bands],
-                               color=line.get_color(), alpha=0.15)
+        (line,) = rate_axis.plot(
+            xs, [r["a_wins"] / r["games"] for _, r in points], marker="o", label=f"vs {opponent}"
+        )
+        rate_axis.fill_between(
+            xs, [b[0] for b in bands], [b[1] for b in bands], color=line.get_color(), alpha=0.15
+        )
     rate_axis.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
-    rate_axis.set(xlabel=unit, ylabel="win rate", ylim=(-0.02, 1.02),
-                  title="policy win rate (95% Wilson bands)")
+    rate_axis.set(
+        xlabel=unit,
+        ylabel="win rate",
+        ylim=(-0.02, 1.02),
+        title="policy win rate (95% Wilson bands)",
+    )
     rate_axis.legend(loc="lower right")
     thousands = FuncFormatter(lambda x, _: f"{x / 1e6:g} M" if x >= 1e6 else f"{x / 1e3:g} k")
     for axis in (elo_axis, rate_axis):

@@ -34,8 +34,12 @@ class RunLockedError(ValueError):
 
 
 _held: dict[str, list] = {}  # resolved lock path -> [file descriptor, depth]
-_FLAGS = (os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-          | getattr(os, "O_NONBLOCK", 0))
+_FLAGS = (
+    os.O_RDWR
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+)
 
 
 def open_lock_file(path: Path) -> int:
@@ -50,20 +54,27 @@ def open_lock_file(path: Path) -> int:
                 continue
             except OSError as error:
                 if error.errno == errno.ELOOP and os.path.islink(path):
-                    raise FileKindError(f"run lock {str(path)!r} is a symbolic link (to "
-                                        f"{os.readlink(path)!r}); the lock is never opened "
-                                        f"through a link: remove it") from None
+                    raise FileKindError(
+                        f"run lock {str(path)!r} is a symbolic link (to "
+                        f"{os.readlink(path)!r}); the lock is never opened "
+                        f"through a link: remove it"
+                    ) from None
                 if error.errno == errno.EISDIR:
-                    raise FileKindError(f"run lock {str(path)!r} is a directory, not a lock "
-                                        f"file: remove it") from None
+                    raise FileKindError(
+                        f"run lock {str(path)!r} is a directory, not a lock file: remove it"
+                    ) from None
                 raise
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
             os.close(descriptor)
-            what = kind_of(info.st_mode) if not stat.S_ISREG(info.st_mode) else \
-                f"a file with {info.st_nlink} names (hard links)"
-            raise FileKindError(f"run lock {str(path)!r} is {what}, not a lock file of its own: "
-                                f"remove it")
+            what = (
+                kind_of(info.st_mode)
+                if not stat.S_ISREG(info.st_mode)
+                else f"a file with {info.st_nlink} names (hard links)"
+            )
+            raise FileKindError(
+                f"run lock {str(path)!r} is {what}, not a lock file of its own: remove it"
+            )
         return descriptor
     raise FileKindError(f"run lock {str(path)!r} keeps appearing and disappearing")
 
@@ -91,7 +102,8 @@ class RunLock:
                 raise RunLockedError(
                     f"another `satellites train` is running in {self.run_dir} (it holds "
                     f"{self.path}{', pid ' + owner if owner else ''}); wait for it to end or "
-                    f"choose another --out folder") from None
+                    f"choose another --out folder"
+                ) from None
         os.ftruncate(descriptor, 0)
         os.pwrite(descriptor, str(os.getpid()).encode(), 0)
         _held[key] = [descriptor, 1]
@@ -109,7 +121,7 @@ class RunLock:
             del _held[key]
             os.close(entry[0])  # closing the descriptor drops the flock
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         self.acquire()
         return self
 

@@ -25,20 +25,30 @@ FPS = 6.0
 MAX_FRAMES = 150
 
 
-def game_frames(record: GameRecord, size: int = FRAME_SIZE,
-                max_frames: int = MAX_FRAMES) -> list[np.ndarray]:
+def game_frames(
+    record: GameRecord, size: int = FRAME_SIZE, max_frames: int = MAX_FRAMES
+) -> list[np.ndarray]:
     """RGB frames of a recorded game: the start, the positions after each move (evenly
     thinned to at most `max_frames`, the first and last always kept)."""
     if max_frames < 2:
         raise ValueError(f"max_frames must be at least 2, got {max_frames}")
     positions = record.replay()  # each with its history: its last move is highlighted
-    keep = np.unique(np.linspace(0, len(positions) - 1, min(len(positions), max_frames))
-                     .round().astype(int))
+    keep = np.unique(
+        np.linspace(0, len(positions) - 1, min(len(positions), max_frames)).round().astype(int)
+    )
     return [render_rgb(positions[i], size=size) for i in keep]
 
 
-def log_game(writer, tag: str, record: GameRecord, step: int, *, size: int = FRAME_SIZE,
-             fps: float = FPS, max_frames: int = MAX_FRAMES) -> int:
+def log_game(
+    writer,
+    tag: str,
+    record: GameRecord,
+    step: int,
+    *,
+    size: int = FRAME_SIZE,
+    fps: float = FPS,
+    max_frames: int = MAX_FRAMES,
+) -> int:
     """Log `record` (a [`GameRecord`][satellites_env.record.GameRecord]) as an animation under
     `tag` at `step` to `writer` (a ``torch.utils.tensorboard.SummaryWriter``); return the
     number of frames.
@@ -56,8 +66,9 @@ def log_game(writer, tag: str, record: GameRecord, step: int, *, size: int = FRA
     from tensorboard.compat.proto.summary_pb2 import Summary
 
     frames = game_frames(record, size, max_frames)
-    image = Summary.Image(height=size, width=size, colorspace=3,
-                          encoded_image_string=gif_bytes(frames, fps))
+    image = Summary.Image(
+        height=size, width=size, colorspace=3, encoded_image_string=gif_bytes(frames, fps)
+    )
     summary = Summary(value=[Summary.Value(tag=tag, image=image)])
     # SummaryWriter has no public call for an encoded image; add_video does exactly this.
     writer._get_file_writer().add_summary(summary, step)

@@ -35,8 +35,9 @@ Rules every generator keeps, so the pool can promise "delivered once or dropped"
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 

@@ -32,9 +32,8 @@ from typing import Any
 
 from satellites_env.core.batch import configure_threads
 
-from .generator import Generator, GeneratorFactory, SampleBatch, split, worker_seed
-
 from ..common.config import BACKENDS
+from .generator import Generator, GeneratorFactory, SampleBatch, split, worker_seed
 
 
 class PoolError(ValueError):
@@ -53,8 +52,14 @@ class PoolStats:
 class Worker:
     """One generator and its batch numbering; the Ray actor class is this class."""
 
-    def __init__(self, factory: GeneratorFactory, worker: int, incarnation: int, seed: int,
-                 threads: int | None = None):
+    def __init__(
+        self,
+        factory: GeneratorFactory,
+        worker: int,
+        incarnation: int,
+        seed: int,
+        threads: int | None = None,
+    ):
         if threads:  # an actor's own process: its CPUs are its threads (the workers are the
             import torch  # parallelism); in the learner's process the learner decides
 
@@ -69,8 +74,11 @@ class Worker:
 
     def generate(self, n: int) -> SampleBatch:
         batch = self.generator.generate(n)
-        batch.worker, batch.incarnation, batch.sequence = (self.worker, self.incarnation,
-                                                           self.sequence)
+        batch.worker, batch.incarnation, batch.sequence = (
+            self.worker,
+            self.incarnation,
+            self.sequence,
+        )
         self.sequence += 1
         return batch
 
@@ -116,13 +124,20 @@ def _check_numba_threadsafe() -> None:
     statuses(np.zeros((1, STATE_LEN), dtype=np.int32), 1, np.zeros(1, dtype=np.int8))
     layer = numba.threading_layer()
     if layer == "workqueue":
-        raise PoolError("distributed.backend: thread needs numba's omp or tbb threading layer "
-                        "(its workqueue layer aborts when two threads run parallel kernels): "
-                        "install tbb, or use backend: local")
+        raise PoolError(
+            "distributed.backend: thread needs numba's omp or tbb threading layer "
+            "(its workqueue layer aborts when two threads run parallel kernels): "
+            "install tbb, or use backend: local"
+        )
 
 
-def open_pool(factory: GeneratorFactory, distributed: Any, seed: int,
-              states: list[dict] | None = None, progress: int = 0) -> "GeneratorPool":
+def open_pool(
+    factory: GeneratorFactory,
+    distributed: Any,
+    seed: int,
+    states: list[dict] | None = None,
+    progress: int = 0,
+) -> GeneratorPool:
     """A learner's pool as its config's `distributed:` section (a DistributedConfig) asks.
 
     `states` (a checkpoint's, in worker order) are given back to the workers, whose games in
@@ -132,21 +147,34 @@ def open_pool(factory: GeneratorFactory, distributed: Any, seed: int,
     d = distributed
     if states is not None and len(states) != d.workers:
         seed, states = worker_seed(seed, d.workers, 1 + progress), None
-    pool = GeneratorPool(factory, d.workers, seed, backend=d.backend, address=d.address or None,
-                         cpus_per_worker=d.cpus_per_worker, gpus_per_worker=d.gpus_per_worker,
-                         timeout=d.timeout, max_replacements=d.max_replacements)
+    pool = GeneratorPool(
+        factory,
+        d.workers,
+        seed,
+        backend=d.backend,
+        address=d.address or None,
+        cpus_per_worker=d.cpus_per_worker,
+        gpus_per_worker=d.gpus_per_worker,
+        timeout=d.timeout,
+        max_replacements=d.max_replacements,
+    )
     if states is not None:
         pool.restore(states)
         pool.restart_games()
     return pool
 
 
-def log_pool(writer, pool: "GeneratorPool | None", step: int) -> None:
+def log_pool(writer, pool: GeneratorPool | None, step: int) -> None:
     """The pool's batch and actor counts on TensorBoard (`distributed/...`), for Ray pools."""
     if pool is not None and pool.backend == "ray":
         for key, value in vars(pool.stats).items():
-            writer.add_scalar(f"distributed/{key}_batches" if key != "replaced"
-                              else "distributed/replaced_actors", value, step)
+            writer.add_scalar(
+                f"distributed/{key}_batches"
+                if key != "replaced"
+                else "distributed/replaced_actors",
+                value,
+                step,
+            )
 
 
 class GeneratorPool:
@@ -161,10 +189,18 @@ class GeneratorPool:
     the pool's life before `generate` gives up with a PoolError.
     """
 
-    def __init__(self, factory: GeneratorFactory, workers: int, seed: int,
-                 backend: str = "local", address: str | None = None,
-                 cpus_per_worker: float = 1.0, gpus_per_worker: float = 0.0,
-                 timeout: float = 600.0, max_replacements: int = 16):
+    def __init__(
+        self,
+        factory: GeneratorFactory,
+        workers: int,
+        seed: int,
+        backend: str = "local",
+        address: str | None = None,
+        cpus_per_worker: float = 1.0,
+        gpus_per_worker: float = 0.0,
+        timeout: float = 600.0,
+        max_replacements: int = 16,
+    ):
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         if workers < 1:
@@ -180,8 +216,9 @@ class GeneratorPool:
         self._threads: ThreadPoolExecutor | None = None
         if backend == "thread":
             _check_numba_threadsafe()
-            self._threads = ThreadPoolExecutor(workers, thread_name_prefix="generator",
-                                               initializer=one_thread_each)
+            self._threads = ThreadPoolExecutor(
+                workers, thread_name_prefix="generator", initializer=one_thread_each
+            )
         if backend == "ray":
             from satellites_env.distributed import connect, import_ray
 
@@ -204,17 +241,22 @@ class GeneratorPool:
             return member
         threads = max(1, int(self.cpus_per_worker))
         member = self._actor_class.options(
-            num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker, max_restarts=0,
-            max_task_retries=0).remote(self.factory, worker, incarnation, seed, threads)
+            num_cpus=self.cpus_per_worker,
+            num_gpus=self.gpus_per_worker,
+            max_restarts=0,
+            max_task_retries=0,
+        ).remote(self.factory, worker, incarnation, seed, threads)
         if self._weights is not None:
             member.set_weights.remote(*self._weights)
         return member
 
     def _replace(self, worker: int, why: str) -> None:
         if self.stats.replaced >= self.max_replacements:
-            raise PoolError(f"generator worker {worker} failed ({why}) and "
-                            f"{self.stats.replaced} actors were replaced already "
-                            f"(max_replacements={self.max_replacements}); giving up")
+            raise PoolError(
+                f"generator worker {worker} failed ({why}) and "
+                f"{self.stats.replaced} actors were replaced already "
+                f"(max_replacements={self.max_replacements}); giving up"
+            )
         if self.backend == "ray":
             self._ray.kill(self.members[worker], no_restart=True)
         self.incarnations[worker] += 1
@@ -223,15 +265,19 @@ class GeneratorPool:
 
     def _check_resources(self) -> None:
         available = self._ray.cluster_resources()
-        needs = {"CPU": self.workers * self.cpus_per_worker,
-                 "GPU": self.workers * self.gpus_per_worker}
+        needs = {
+            "CPU": self.workers * self.cpus_per_worker,
+            "GPU": self.workers * self.gpus_per_worker,
+        }
         for resource, needed in needs.items():
             if needed > available.get(resource, 0.0) + 1e-9:
-                raise PoolError(f"the Ray cluster has {available.get(resource, 0.0):g} "
-                                f"{resource}s; {self.workers} workers x "
-                                f"{needed / self.workers:g} {resource}s per worker need "
-                                f"{needed:g}: lower distributed.workers or the per-worker "
-                                f"share, or add nodes")
+                raise PoolError(
+                    f"the Ray cluster has {available.get(resource, 0.0):g} "
+                    f"{resource}s; {self.workers} workers x "
+                    f"{needed / self.workers:g} {resource}s per worker need "
+                    f"{needed:g}: lower distributed.workers or the per-worker "
+                    f"share, or add nodes"
+                )
 
     # ------------------------------------------------------------------ the learner's calls
 
@@ -254,10 +300,14 @@ class GeneratorPool:
         if self._threads is not None:
             batches = list(self._threads.map(Worker.generate, self.members, shares))
         else:
-            batches = [member.generate(share) for member, share in zip(self.members, shares)]
+            batches = [
+                member.generate(share) for member, share in zip(self.members, shares, strict=False)
+            ]
         if not all(self._accept(batch) for batch in batches):
-            raise PoolError(f"a local generator numbered its batches out of turn: "
-                            f"{[batch.tag for batch in batches]}")
+            raise PoolError(
+                f"a local generator numbered its batches out of turn: "
+                f"{[batch.tag for batch in batches]}"
+            )
         return batches
 
     def _generate_ray(self, shares: list[int]) -> list[SampleBatch]:
@@ -280,8 +330,12 @@ class GeneratorPool:
                 if why is not None:
                     raise TimeoutError(why)
                 batch = ray.get(ref)
-            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError,
-                    ray.exceptions.ObjectLostError, TimeoutError) as error:
+            except (
+                ray.exceptions.RayActorError,
+                ray.exceptions.ActorUnavailableError,
+                ray.exceptions.ObjectLostError,
+                TimeoutError,
+            ) as error:
                 self.stats.dropped += 1
                 self._replace(k, why or type(error).__name__)
             else:
@@ -298,8 +352,11 @@ class GeneratorPool:
         """Take `batch` if it is the next one of its slot's live actor; else count it refused
         (a repeat of a delivered batch, or one from a replaced actor) and leave it out."""
         k = batch.worker
-        if not (0 <= k < self.workers and batch.incarnation == self.incarnations[k]
-                and batch.sequence == self._expected[k]):
+        if not (
+            0 <= k < self.workers
+            and batch.incarnation == self.incarnations[k]
+            and batch.sequence == self._expected[k]
+        ):
             self.stats.refused += 1
             return False
         self._expected[k] += 1
@@ -313,8 +370,10 @@ class GeneratorPool:
         in worker order. For work that depends only on its arguments and the broadcast weights
         (evaluation games): an actor that dies is replaced and the call made again."""
         if self.backend != "ray":
-            return [member.run(function, *args) for member, args in zip(self.members,
-                                                                         arguments)]
+            return [
+                member.run(function, *args)
+                for member, args in zip(self.members, arguments, strict=False)
+            ]
         return self._call_all("run", [(function, *args) for args in arguments])
 
     def states(self) -> list[dict]:
@@ -328,7 +387,7 @@ class GeneratorPool:
         if len(states) != self.workers:
             raise ValueError(f"{len(states)} generator states for {self.workers} workers")
         if self.backend != "ray":
-            for member, state in zip(self.members, states):
+            for member, state in zip(self.members, states, strict=False):
                 member.restore(state)
         else:
             self._call_all("restore", [(state,) for state in states])
@@ -346,16 +405,21 @@ class GeneratorPool:
         replaced and called again (up to max_replacements over the pool's life)."""
         ray = self._ray
         arguments = arguments or [()] * self.workers
-        refs = [getattr(member, method).remote(*args)
-                for member, args in zip(self.members, arguments)]
+        refs = [
+            getattr(member, method).remote(*args)
+            for member, args in zip(self.members, arguments, strict=False)
+        ]
         results = []
         for k in range(self.workers):
             while True:
                 try:
                     results.append(ray.get(refs[k], timeout=self.timeout))
                     break
-                except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError,
-                        ray.exceptions.GetTimeoutError) as error:
+                except (
+                    ray.exceptions.RayActorError,
+                    ray.exceptions.ActorUnavailableError,
+                    ray.exceptions.GetTimeoutError,
+                ) as error:
                     self._replace(k, type(error).__name__)
                     refs[k] = getattr(self.members[k], method).remote(*arguments[k])
         return results
@@ -370,16 +434,15 @@ class GeneratorPool:
         for member in self.members:
             try:
                 self._ray.kill(member, no_restart=True)
-            except Exception:  # noqa: BLE001 - already gone
+            except Exception:
                 pass
         self.members = []
         if self._started_ray:
             self._ray.shutdown()
             self._started_ray = False
 
-    def __enter__(self) -> "GeneratorPool":
+    def __enter__(self) -> GeneratorPool:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
-

@@ -34,9 +34,16 @@ class LookaheadFeatures:
         """out[a] = lookahead value of legal action a (mask[a] != 0), 0 for illegal ones."""
         out[:] = 0.0
         legal = np.flatnonzero(mask)
-        values = self._values[:len(legal)]
-        action_values(game.state, legal, 1 - 2 * game.to_move, game.max_moves, self._scratch,
-                      self._child, values)
+        values = self._values[: len(legal)]
+        action_values(
+            game.state,
+            legal,
+            1 - 2 * game.to_move,
+            game.max_moves,
+            self._scratch,
+            self._child,
+            values,
+        )
         out[legal] = values
 
     def of(self, game: Game, mask: np.ndarray) -> np.ndarray:
@@ -52,8 +59,14 @@ class PriorNet(PolicyValueNet):
 
     uses_lookahead = True
 
-    def __init__(self, channels: int = 64, blocks: int = 4, lookahead: float = 10.0,
-                 landing_values: bool = False, norm: str = "group"):
+    def __init__(
+        self,
+        channels: int = 64,
+        blocks: int = 4,
+        lookahead: float = 10.0,
+        landing_values: bool = False,
+        norm: str = "group",
+    ):
         super().__init__(channels, blocks, landing_values, norm)
         self.lookahead = float(lookahead)
         self.lookahead_weight = nn.Parameter(torch.tensor(self.lookahead))
@@ -68,18 +81,21 @@ class PriorNet(PolicyValueNet):
     def shape(self) -> dict:
         return {**super().shape, "lookahead": self.lookahead}
 
-    def forward(self, observation: torch.Tensor, lookahead: torch.Tensor | None = None
-                ) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, observation: torch.Tensor, lookahead: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Raw logits with the prior added, and values; `lookahead` (B, 3217) is required."""
         if lookahead is None:
-            raise ValueError("this network adds one-ply lookahead values to its logits: pass "
-                             "lookahead (B, 3217), see training.ppo.prior")
+            raise ValueError(
+                "this network adds one-ply lookahead values to its logits: pass "
+                "lookahead (B, 3217), see training.ppo.prior"
+            )
         logits, values = super().forward(observation)
         return logits + self.lookahead_weight * lookahead, values
 
-    def masked_forward(self, observation: torch.Tensor, mask: torch.Tensor,
-                       lookahead: torch.Tensor | None = None
-                       ) -> tuple[torch.Tensor, torch.Tensor]:
+    def masked_forward(
+        self, observation: torch.Tensor, mask: torch.Tensor, lookahead: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         logits, value = self(observation, lookahead)
         return mask_logits(logits, mask), value
 
@@ -106,8 +122,12 @@ def network_from_shape(shape: dict) -> PolicyValueNet:
     return PriorNet(lookahead=lookahead, **shape) if lookahead else PolicyValueNet(**shape)
 
 
-def masked_logits(net: PolicyValueNet, observation: torch.Tensor, mask: torch.Tensor,
-                  lookahead: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+def masked_logits(
+    net: PolicyValueNet,
+    observation: torch.Tensor,
+    mask: torch.Tensor,
+    lookahead: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """`net.masked_forward` with the lookahead values where the network has the prior."""
     if net.uses_lookahead:
         return net.masked_forward(observation, mask, lookahead)

@@ -26,11 +26,22 @@ import numpy as np
 import torch
 
 from satellites_env.agents import Agent, make_agent
-from satellites_env.core.engine import (N_ACTIONS, N_CELLS, initial_state, legal_masks,
-                                        new_batch_scratch, new_work)
+from satellites_env.core.engine import (
+    N_ACTIONS,
+    N_CELLS,
+    initial_state,
+    legal_masks,
+    new_batch_scratch,
+    new_work,
+)
 from satellites_env.core.game import Game
-from satellites_env.observation import (N_PLANES, OBSERVATION_SHAPE, fill_observation, observe,
-                                        observe_states)
+from satellites_env.observation import (
+    N_PLANES,
+    OBSERVATION_SHAPE,
+    fill_observation,
+    observe,
+    observe_states,
+)
 
 from ..alphazero.network import PolicyValueNet, sample_masked
 from ..distributed.generator import SampleBatch, split
@@ -117,8 +128,9 @@ class GenerationStats:
     truncated: int = 0
 
 
-def make_generator(config: SelfPlayConfig, shape: dict, workers: int, worker: int,
-                   seed: int) -> "SelfPlayGenerator":
+def make_generator(
+    config: SelfPlayConfig, shape: dict, workers: int, worker: int, seed: int
+) -> SelfPlayGenerator:
     """Generator `worker` of `workers` (the pool's factory, with functools.partial): it plays
     its share of `config.envs` games with a network of `shape` (weights come by set_weights)."""
     with torch.random.fork_rng(devices=[]):  # building a net draws from torch's global RNG
@@ -132,8 +144,9 @@ class SelfPlayGenerator:
     ended, else cut at the current position with what is needed to bootstrap (so every update
     trains on fresh data). `net` is the learner's network it plays (and `set_weights` loads)."""
 
-    def __init__(self, config: SelfPlayConfig, net: PolicyValueNet, seed: int,
-                 envs: int | None = None):
+    def __init__(
+        self, config: SelfPlayConfig, net: PolicyValueNet, seed: int, envs: int | None = None
+    ):
         self.config = config
         self.envs = config.envs if envs is None else envs
         self.net = net
@@ -161,13 +174,12 @@ class SelfPlayGenerator:
         """`weights`: {"model": the learner's state dict, "pool": the opponent snapshots'
         state dicts (oldest first), "pool_version": snapshots ever added}."""
         self.net.load_state_dict(weights["model"])
-        if weights["pool_version"] != self.pool_version or len(self.pool) != len(
-                weights["pool"]):
+        if weights["pool_version"] != self.pool_version or len(self.pool) != len(weights["pool"]):
             while len(self.pool) < len(weights["pool"]):
                 with torch.random.fork_rng(devices=[]):
                     self.pool.append(network_from_shape(self.net.shape).eval())
-            del self.pool[len(weights["pool"]):]
-            for net, snapshot in zip(self.pool, weights["pool"]):
+            del self.pool[len(weights["pool"]) :]
+            for net, snapshot in zip(self.pool, weights["pool"], strict=False):
                 net.load_state_dict(snapshot)
             self.pool_version = weights["pool_version"]
         self.version = version
@@ -175,15 +187,21 @@ class SelfPlayGenerator:
     def generate(self, n: int) -> SampleBatch:
         """`collect(n)` as a batch: its segments, the learner decisions in them, and the
         counters of the games played meanwhile (env_steps, games, truncated, game_moves)."""
-        before = (self.stats.steps, self.stats.games, self.stats.truncated,
-                  len(self.stats.game_lengths))
+        before = (
+            self.stats.steps,
+            self.stats.games,
+            self.stats.truncated,
+            len(self.stats.game_lengths),
+        )
         segments = self.collect(n) if n > 0 else []
-        lengths = self.stats.game_lengths[before[3]:]
+        lengths = self.stats.game_lengths[before[3] :]
         del self.stats.game_lengths[:-200]  # a long-lived actor keeps the recent ones only
-        counters = {"env_steps": self.stats.steps - before[0],
-                    "games": self.stats.games - before[1],
-                    "truncated": self.stats.truncated - before[2],
-                    "game_moves": int(sum(lengths))}
+        counters = {
+            "env_steps": self.stats.steps - before[0],
+            "games": self.stats.games - before[1],
+            "truncated": self.stats.truncated - before[2],
+            "game_moves": int(sum(lengths)),
+        }
         return SampleBatch(segments, sum(len(s) for s in segments), counters, self.version)
 
     def state(self) -> dict:
@@ -207,8 +225,9 @@ class SelfPlayGenerator:
         learner_color = int(self.rng.integers(2))
         if draw < self.config.baseline_fraction:
             if self._baseline is None:
-                self._baseline = make_agent(self.config.baseline_opponent,
-                                            seed=int(self.rng.integers(2**31)))
+                self._baseline = make_agent(
+                    self.config.baseline_opponent, seed=int(self.rng.integers(2**31))
+                )
             opponent = self._baseline
         elif self.pool and draw < self.config.baseline_fraction + self.config.pool_fraction:
             opponent = int(self.rng.integers(len(self.pool)))
@@ -234,10 +253,12 @@ class SelfPlayGenerator:
             for color, trajectory in enumerate(trajectories):
                 if trajectory is None or not len(trajectory):
                     continue
-                trajectory.bootstrap_observation = observe(game.state, color, game.max_moves,
-                                                           self.scratch)
-                trajectory.bootstrap_potential = float(potential(
-                    game.state[:N_CELLS], 1 - 2 * color, self.scratch))
+                trajectory.bootstrap_observation = observe(
+                    game.state, color, game.max_moves, self.scratch
+                )
+                trajectory.bootstrap_potential = float(
+                    potential(game.state[:N_CELLS], 1 - 2 * color, self.scratch)
+                )
                 segments.append(trajectory)
                 trajectories[color] = self._trajectory()
             slot.trajectories = tuple(trajectories)
@@ -266,8 +287,11 @@ class SelfPlayGenerator:
         for controller, indices in groups.items():
             if controller == "agent":
                 for i in indices:
-                    actions[i] = self.slots[i].controllers[self.slots[i].game.to_move].act(
-                        self.slots[i].game)
+                    actions[i] = (
+                        self.slots[i]
+                        .controllers[self.slots[i].game.to_move]
+                        .act(self.slots[i].game)
+                    )
                 continue
             net = self.net if controller == LEARNER else self.pool[controller]
             chosen, chosen_log_probs = self._sample(net, indices)
@@ -287,8 +311,9 @@ class SelfPlayGenerator:
         chosen = sample_masked(logits, self.torch_generator)
         return chosen.numpy(), log_probs.gather(1, chosen[:, None]).squeeze(1).numpy()
 
-    def _apply(self, actions: np.ndarray, log_probs: np.ndarray,
-               learner_indices: list[int]) -> list[Trajectory]:
+    def _apply(
+        self, actions: np.ndarray, log_probs: np.ndarray, learner_indices: list[int]
+    ) -> list[Trajectory]:
         learner_set = set(learner_indices)
         ended: list[Trajectory] = []
         for i, slot in enumerate(self.slots):
@@ -303,8 +328,9 @@ class SelfPlayGenerator:
                     trajectory.lookaheads.append(self._lookaheads[i].copy())
                 trajectory.actions.append(int(actions[i]))
                 trajectory.log_probs.append(float(log_probs[i]))
-                trajectory.potentials.append(float(potential(
-                    game.state[:N_CELLS], 1 - 2 * player, self.scratch)))
+                trajectory.potentials.append(
+                    float(potential(game.state[:N_CELLS], 1 - 2 * player, self.scratch))
+                )
                 self.stats.learner_steps += 1
             game.play(int(actions[i]))
             self.stats.steps += 1

@@ -70,22 +70,31 @@ class PPOTrainer(Trainer):
         return self.counters.steps
 
     def _open_pool(self) -> GeneratorPool:
-        factory = functools.partial(make_generator, self.config.selfplay, self.net.shape,
-                                    self.config.distributed.workers)
-        return open_pool(factory, self.config.distributed, self.config.seed,
-                         self._generator_states, self.counters.iterations)
+        factory = functools.partial(
+            make_generator, self.config.selfplay, self.net.shape, self.config.distributed.workers
+        )
+        return open_pool(
+            factory,
+            self.config.distributed,
+            self.config.seed,
+            self._generator_states,
+            self.counters.iterations,
+        )
 
     def add_snapshot(self) -> None:
         """A frozen copy of the learner joins the opponent pool (the oldest beyond
         selfplay.pool_size leave it)."""
         self.snapshots.append({k: v.detach().clone() for k, v in self.net.state_dict().items()})
-        del self.snapshots[:-self.config.selfplay.pool_size]
+        del self.snapshots[: -self.config.selfplay.pool_size]
         self.snapshots_added += 1
 
     def weights(self) -> dict:
         """What the generators play with (see SelfPlayGenerator.set_weights)."""
-        return {"model": self.net.state_dict(), "pool": self.snapshots,
-                "pool_version": self.snapshots_added}
+        return {
+            "model": self.net.state_dict(),
+            "pool": self.snapshots,
+            "pool_version": self.snapshots_added,
+        }
 
     def players(self, final: bool) -> list[Player]:
         return [Player("", policy_player, network_from_shape)]
@@ -93,10 +102,15 @@ class PPOTrainer(Trainer):
     # ------------------------------------------------------------------ checkpoints
 
     def learner_payload(self) -> dict:
-        return {"pool": [copy.copy(s) for s in self.snapshots],
-                "snapshots_added": self.snapshots_added,
-                "rng": {"update_torch": self.update_generator.get_state(),
-                        "torch": torch.get_rng_state(), "python": random.getstate()}}
+        return {
+            "pool": [copy.copy(s) for s in self.snapshots],
+            "snapshots_added": self.snapshots_added,
+            "rng": {
+                "update_torch": self.update_generator.get_state(),
+                "torch": torch.get_rng_state(),
+                "python": random.getstate(),
+            },
+        }
 
     def restore_learner(self, payload: dict, path: Path) -> None:
         snapshots = []
@@ -104,11 +118,13 @@ class PPOTrainer(Trainer):
             check_weights(weights, path, "pool")
             net = load_weights(network_from_shape(self.net.shape), weights, path, "pool")
             snapshots.append(net.state_dict())
-        self.snapshots = snapshots[-self.config.selfplay.pool_size:]
+        self.snapshots = snapshots[-self.config.selfplay.pool_size :]
         self.snapshots_added = payload.get("snapshots_added", len(self.snapshots))
         if type(self.snapshots_added) is not int or self.snapshots_added < len(self.snapshots):
-            raise CheckpointError(f"checkpoint {str(path)!r}: snapshots_added must be an int "
-                                  f">= the pool size, got {self.snapshots_added!r}"[:300])
+            raise CheckpointError(
+                f"checkpoint {str(path)!r}: snapshots_added must be an int "
+                f">= the pool size, got {self.snapshots_added!r}"[:300]
+            )
         rng = payload["rng"]
         self.update_generator.set_state(rng["update_torch"])
         torch.set_rng_state(rng["torch"])
@@ -126,8 +142,10 @@ class PPOTrainer(Trainer):
         batches = generators.generate(self.config.ppo.steps_per_update)
         torch.set_num_threads(self.config.threads)
         trajectories = [segment for batch in batches for segment in batch.samples]
-        played = {key: sum(batch.counters[key] for batch in batches)
-                  for key in ("env_steps", "games", "game_moves")}
+        played = {
+            key: sum(batch.counters[key] for batch in batches)
+            for key in ("env_steps", "games", "game_moves")
+        }
         if played["games"]:
             self._mean_game_length = played["game_moves"] / played["games"]
         batch = build_batch(self.net, trajectories, self.config.ppo, self.config.selfplay.shaping)
@@ -135,8 +153,7 @@ class PPOTrainer(Trainer):
             remaining = max(0.0, 1.0 - self.counters.steps / self.config.total_steps)
             for group in self.optimizer.param_groups:
                 group["lr"] = self.config.ppo.learning_rate * max(remaining, 0.02)
-        losses = ppo_update(self.net, self.optimizer, batch, self.config.ppo,
-                            self.update_generator)
+        losses = ppo_update(self.net, self.optimizer, batch, self.config.ppo, self.update_generator)
         self.counters.iterations += 1
         self.counters.steps += len(batch)
         self.counters.env_steps += played["env_steps"]
@@ -152,9 +169,11 @@ class PPOTrainer(Trainer):
 
     def throughput(self) -> dict[str, float]:
         seconds = max(self.counters.seconds, 1e-9)
-        return {"env_steps_per_s": self.counters.env_steps / seconds,
-                "learner_steps_per_s": self.counters.steps / seconds,
-                "games_per_s": self.counters.games / seconds}
+        return {
+            "env_steps_per_s": self.counters.env_steps / seconds,
+            "learner_steps_per_s": self.counters.steps / seconds,
+            "games_per_s": self.counters.games / seconds,
+        }
 
     def describe_throughput(self) -> str:
         rates = self.throughput()

@@ -48,8 +48,9 @@ def shaped_rewards(trajectory: Trajectory, gamma: float, shaping: float) -> np.n
     return rewards
 
 
-def gae(rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float,
-        next_value: float = 0.0) -> np.ndarray:
+def gae(
+    rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float, next_value: float = 0.0
+) -> np.ndarray:
     """Generalised advantage estimates of one segment; `next_value` follows its last step
     (0 after the end of a game, the bootstrap value for a cut segment)."""
     advantages = np.zeros_like(rewards)
@@ -63,24 +64,33 @@ def gae(rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float,
 
 
 @torch.no_grad()
-def build_batch(net: PolicyValueNet, trajectories: list[Trajectory], config: PPOUpdateConfig,
-                shaping: float) -> Batch:
+def build_batch(
+    net: PolicyValueNet, trajectories: list[Trajectory], config: PPOUpdateConfig, shaping: float
+) -> Batch:
     """Stack trajectories; values from the current network, advantages by GAE."""
     observations = torch.from_numpy(np.stack([o for t in trajectories for o in t.observations]))
     masks = torch.from_numpy(np.stack([m for t in trajectories for m in t.masks]))
     cut = [t for t in trajectories if not t.done]
     net.eval()
     values = _values(net, observations)
-    bootstrap = (_values(net, torch.from_numpy(np.stack([t.bootstrap_observation for t in cut])))
-                 if cut else np.zeros(0))
-    bootstrap_of = {id(t): float(v) for t, v in zip(cut, bootstrap)}
+    bootstrap = (
+        _values(net, torch.from_numpy(np.stack([t.bootstrap_observation for t in cut])))
+        if cut
+        else np.zeros(0)
+    )
+    bootstrap_of = {id(t): float(v) for t, v in zip(cut, bootstrap, strict=False)}
     advantages, returns = [], []
     start = 0
     for trajectory in trajectories:
         end = start + len(trajectory)
         rewards = shaped_rewards(trajectory, config.gamma, shaping)
-        adv = gae(rewards, values[start:end], config.gamma, config.gae_lambda,
-                  bootstrap_of.get(id(trajectory), 0.0))
+        adv = gae(
+            rewards,
+            values[start:end],
+            config.gamma,
+            config.gae_lambda,
+            bootstrap_of.get(id(trajectory), 0.0),
+        )
         advantages.append(adv)
         returns.append(adv + values[start:end])
         start = end
@@ -89,30 +99,45 @@ def build_batch(net: PolicyValueNet, trajectories: list[Trajectory], config: PPO
     # Normalised over the whole batch: a per-minibatch std is undefined for a last chunk of one.
     normalised = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
     return Batch(
-        observations, masks,
+        observations,
+        masks,
         torch.tensor([a for t in trajectories for a in t.actions], dtype=torch.int64),
         torch.tensor([p for t in trajectories for p in t.log_probs], dtype=torch.float32),
-        torch.from_numpy(normalised), torch.from_numpy(returns),
+        torch.from_numpy(normalised),
+        torch.from_numpy(returns),
         torch.from_numpy(np.stack([v for t in trajectories for v in t.lookaheads]))
-        if net.uses_lookahead else None)
+        if net.uses_lookahead
+        else None,
+    )
 
 
 def _values(net: PolicyValueNet, observations: torch.Tensor) -> np.ndarray:
     return torch.cat([net.value(chunk) for chunk in observations.split(2048)]).numpy()
 
 
-def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Batch,
-               config: PPOUpdateConfig, generator: torch.Generator) -> dict[str, float]:
+def ppo_update(
+    net: PolicyValueNet,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    config: PPOUpdateConfig,
+    generator: torch.Generator,
+) -> dict[str, float]:
     """Clipped PPO epochs over the batch; returns mean losses and diagnostics (`approx_kl`:
     the approximate KL to the collecting policy; `minibatches`: the steps taken)."""
     net.train()
-    totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
-              "clip_fraction": 0.0}
+    totals = {
+        "policy_loss": 0.0,
+        "value_loss": 0.0,
+        "entropy": 0.0,
+        "approx_kl": 0.0,
+        "clip_fraction": 0.0,
+    }
     updates = 0
     for chunk in _minibatches(len(batch), config, generator):
         lookahead = batch.lookaheads[chunk] if batch.lookaheads is not None else None
-        logits, values = masked_logits(net, batch.observations[chunk], batch.masks[chunk],
-                                       lookahead)
+        logits, values = masked_logits(
+            net, batch.observations[chunk], batch.masks[chunk], lookahead
+        )
         log_probs_all = torch.log_softmax(logits, dim=-1)
         log_probs = log_probs_all.gather(1, batch.actions[chunk, None]).squeeze(1)
         advantages = batch.advantages[chunk]
@@ -121,14 +146,16 @@ def ppo_update(net: PolicyValueNet, optimizer: torch.optim.Optimizer, batch: Bat
         with torch.no_grad():
             approx_kl = ((ratio - 1) - log_ratio).mean().item()
         policy_loss = -torch.min(
-            ratio * advantages,
-            ratio.clamp(1 - config.clip, 1 + config.clip) * advantages).mean()
+            ratio * advantages, ratio.clamp(1 - config.clip, 1 + config.clip) * advantages
+        ).mean()
         value_loss = F.mse_loss(values, batch.returns[chunk])
         entropy = masked_entropy(logits).mean()
         loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"PPO loss is {loss.item()} (policy {policy_loss.item()}, "
-                                     f"value {value_loss.item()}, entropy {entropy.item()})")
+            raise FloatingPointError(
+                f"PPO loss is {loss.item()} (policy {policy_loss.item()}, "
+                f"value {value_loss.item()}, entropy {entropy.item()})"
+            )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)

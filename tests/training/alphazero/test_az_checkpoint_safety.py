@@ -10,24 +10,32 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from checkpoint_fuzz import mutated, values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_az_training import TINY, quiet
 
 from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.engine import fill_legal_mask, new_work
-from satellites_env.core.state import (GRACE, MOVES, PASSES, PENDING_FROM, PENDING_PIECE,
-                                       PENDING_PUSHES, PENDING_TARGET, STATE_LEN, TO_MOVE,
-                                       check_state_rows)
+from satellites_env.core.state import (
+    GRACE,
+    MOVES,
+    PASSES,
+    PENDING_FROM,
+    PENDING_PIECE,
+    PENDING_PUSHES,
+    PENDING_TARGET,
+    STATE_LEN,
+    TO_MOVE,
+    check_state_rows,
+)
 from satellites_env.observation import N_PLANES, fill_observation
 from training.alphazero.config import AZConfig
 from training.alphazero.replay import make_batch
 from training.alphazero.trainer import AZTrainer
-from training.common.run import RunError
 from training.common.checkpoint import CheckpointError
-
-from checkpoint_fuzz import mutated, values
-from test_az_training import TINY, quiet
+from training.common.run import RunError
 
 CONFIG = {**TINY, "total_positions": 400}
 _RUN: dict = {}
@@ -42,8 +50,9 @@ def pending_state() -> np.ndarray:
         while not engine.is_terminal(state):
             if state[PENDING_TARGET] >= 0:
                 return state
-            state = engine.step(state, int(rng.choice(np.flatnonzero(
-                engine.legal_action_mask(state)))))
+            state = engine.step(
+                state, int(rng.choice(np.flatnonzero(engine.legal_action_mask(state))))
+            )
     raise AssertionError("no displacement in 100 random games")
 
 
@@ -98,36 +107,44 @@ def _off_board_target(states):
 
 def _every_push_bit(states):
     states[0, PENDING_PUSHES] = (1 << 16) - 1  # all 16 pushes: some land off the board or on
-                                               # a satellite
+    # a satellite
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda s: _set_cell(s, 9), "cell codes outside -4..4"),
-    (lambda s: _set_cell(s, 4), "not 3 red satellites of value 4"),
-    (lambda s: s.__setitem__((1, TO_MOVE), 2), "to_move not 0 or 1"),
-    (lambda s: s.__setitem__((1, GRACE), 7), "grace outside -1..3"),
-    (lambda s: s.__setitem__((1, PASSES), -1), "passes outside 0..2"),
-    (lambda s: s.__setitem__((1, MOVES), -5), "moves < 0"),
-    (lambda s: s.__setitem__((1, PENDING_PIECE), 3), "pending fields set with no displacement"),
-    (_off_board_target, "a pending displacement off the board"),
-    (lambda s: s.__setitem__((0, PENDING_PIECE), 0),
-     "a pending satellite that is not the opponent's"),
-    (_every_push_bit, "push bit landing off the board or on a satellite"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda s: _set_cell(s, 9), "cell codes outside -4..4"),
+        (lambda s: _set_cell(s, 4), "not 3 red satellites of value 4"),
+        (lambda s: s.__setitem__((1, TO_MOVE), 2), "to_move not 0 or 1"),
+        (lambda s: s.__setitem__((1, GRACE), 7), "grace outside -1..3"),
+        (lambda s: s.__setitem__((1, PASSES), -1), "passes outside 0..2"),
+        (lambda s: s.__setitem__((1, MOVES), -5), "moves < 0"),
+        (lambda s: s.__setitem__((1, PENDING_PIECE), 3), "pending fields set with no displacement"),
+        (_off_board_target, "a pending displacement off the board"),
+        (
+            lambda s: s.__setitem__((0, PENDING_PIECE), 0),
+            "a pending satellite that is not the opponent's",
+        ),
+        (_every_push_bit, "push bit landing off the board or on a satellite"),
+    ],
+)
 def test_stored_positions_the_kernels_cannot_read_are_refused(change, message):
     with pytest.raises(CheckpointError, match=rf"damaged run state.*state row \d+: .*{message}"):
         resume(with_states(change))
 
 
-@pytest.mark.parametrize("path, value, message", [
-    (("replay", "size"), 10**9, "do not fit a ring buffer"),
-    (("replay", "cursor"), -1, r"replay\.cursor must be an int >= 0"),
-    (("replay", "actions"), None, r"replay\.actions must be a int16 tensor"),
-    (("counters", "positions"), -3, r"counters\.positions must be a number in \[0, "),
-    (("counters", "credit"), float("nan"), r"counters\.credit must be a number in \[0, "),
-    (("history",), [{"progress": 5, "results": {"random": {"games": 0}}}], "bad counts"),
-    (("config",), {"search": {"games": "many"}}, "no valid run config"),
-])
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        (("replay", "size"), 10**9, "do not fit a ring buffer"),
+        (("replay", "cursor"), -1, r"replay\.cursor must be an int >= 0"),
+        (("replay", "actions"), None, r"replay\.actions must be a int16 tensor"),
+        (("counters", "positions"), -3, r"counters\.positions must be a number in \[0, "),
+        (("counters", "credit"), float("nan"), r"counters\.credit must be a number in \[0, "),
+        (("history",), [{"progress": 5, "results": {"random": {"games": 0}}}], "bad counts"),
+        (("config",), {"search": {"games": "many"}}, "no valid run config"),
+    ],
+)
 def test_damaged_run_fields_are_checkpoint_errors_naming_the_field(path, value, message):
     with pytest.raises(CheckpointError, match=message):
         resume(mutated(run_checkpoint(), path, value, False))
@@ -143,24 +160,46 @@ def test_optimizer_moments_of_the_wrong_shape_are_refused_at_resume():
 
 def test_damaged_replay_targets_are_refused():
     payload = run_checkpoint()
-    for key, bad, message in (("actions", N_ACTIONS, "action ids in -1..3216"),
-                              ("value", 2.0, r"numbers in -1\.\.1"),
-                              ("policy", float("inf"), r"numbers in 0\.\.1"),
-                              ("policy_weight", -1.0, "numbers >= 0")):
+    for key, bad, message in (
+        ("actions", N_ACTIONS, "action ids in -1..3216"),
+        ("value", 2.0, r"numbers in -1\.\.1"),
+        ("policy", float("inf"), r"numbers in 0\.\.1"),
+        ("policy_weight", -1.0, "numbers >= 0"),
+    ):
         array = payload["replay"][key].clone()
         array.view(-1)[0] = bad
         with pytest.raises(CheckpointError, match=rf"replay\.{key} must hold {message}"):
             resume(mutated(payload, ("replay", key), array, False))
 
 
-RUN_PATHS = [("counters",), ("counters", "positions"), ("counters", "seconds"),
-             ("counters", "credit"), ("history",), ("optimizer",), ("optimizer", "state"),
-             ("optimizer", "param_groups"), ("replay",), ("replay", "size"),
-             ("replay", "cursor"), ("replay", "added"), ("replay", "capacity"),
-             ("replay", "states"), ("replay", "actions"), ("replay", "policy"),
-             ("replay", "value"), ("replay", "policy_weight"),
-             ("rng",), ("rng", "train"), ("rng", "torch"), ("generators",), ("config",),
-             ("config", "seed"), ("model",), ("model_shape", "channels")]
+RUN_PATHS = [
+    ("counters",),
+    ("counters", "positions"),
+    ("counters", "seconds"),
+    ("counters", "credit"),
+    ("history",),
+    ("optimizer",),
+    ("optimizer", "state"),
+    ("optimizer", "param_groups"),
+    ("replay",),
+    ("replay", "size"),
+    ("replay", "cursor"),
+    ("replay", "added"),
+    ("replay", "capacity"),
+    ("replay", "states"),
+    ("replay", "actions"),
+    ("replay", "policy"),
+    ("replay", "value"),
+    ("replay", "policy_weight"),
+    ("rng",),
+    ("rng", "train"),
+    ("rng", "torch"),
+    ("generators",),
+    ("config",),
+    ("config", "seed"),
+    ("model",),
+    ("model_shape", "channels"),
+]
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -183,7 +222,7 @@ FIELDS = list(range(STATE_LEN))
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, 3), st.sampled_from(FIELDS), st.integers(-2**31, 2**31 - 1))
+@given(st.integers(0, 3), st.sampled_from(FIELDS), st.integers(-(2**31), 2**31 - 1))
 def test_fuzz_any_state_the_check_accepts_is_read_by_the_kernels_in_range(row, field, code):
     """One field of a real stored position (row 0: a pending displacement) set to any int32:
     the check refuses it with a ValueError, or the legal mask and the observation come out in

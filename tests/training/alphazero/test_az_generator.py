@@ -17,25 +17,23 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_az_training import TINY, quiet
 
 from training.alphazero.config import AZConfig
-from training.common.config import ConfigError
-from training.alphazero.generator import (AZGenerator, Collector, build_selfplay,
-                                          make_generator)
+from training.alphazero.generator import AZGenerator, Collector, build_selfplay, make_generator
 from training.alphazero.network import Evaluator, build_network
 from training.alphazero.replay import FIELDS, ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer
-from training.common.config import DistributedConfig
+from training.common.config import ConfigError, DistributedConfig
 from training.distributed.generator import Generator
 from training.distributed.pool import BACKENDS
-
-from test_az_training import TINY, quiet
 
 #: wraps the ring buffer (capacity 100) and trains from the second iteration: every target
 #: field and counter of the learner takes part
 FINGERPRINT = {
-    **TINY, "positions_per_iteration": 50,
+    **TINY,
+    "positions_per_iteration": 50,
     "model": {"channels": 8, "blocks": 1},
     "search": {"games": 5, "full_simulations": 4, "cheap_simulations": 2, "max_moves": 30},
     "replay": {"capacity": 100, "min_positions": 10, "batch_size": 16, "replay_ratio": 2.0},
@@ -72,8 +70,9 @@ def test_one_local_worker_is_exactly_the_run_of_one_selfplay(tmp_path):
     for _ in range(7):
         before = (selfplay.stats.positions, selfplay.stats.games, selfplay.search.evaluations)
         torch.set_num_threads(1)
-        added = selfplay.play(config.positions_per_iteration, Evaluator(straight.net),
-                              straight.buffer)
+        added = selfplay.play(
+            config.positions_per_iteration, Evaluator(straight.net), straight.buffer
+        )
         torch.set_num_threads(config.threads)
         c.positions += selfplay.stats.positions - before[0]
         c.games += selfplay.stats.games - before[1]
@@ -85,7 +84,10 @@ def test_one_local_worker_is_exactly_the_run_of_one_selfplay(tmp_path):
     assert_same_run(pooled, straight)
     stats = pooled.selfplay_stats  # the learner's totals of its generator's stats
     assert (stats.positions, stats.games, list(stats.lengths)) == (
-        selfplay.stats.positions, selfplay.stats.games, list(selfplay.stats.lengths))
+        selfplay.stats.positions,
+        selfplay.stats.games,
+        list(selfplay.stats.lengths),
+    )
 
 
 def test_the_collector_keeps_every_argument_of_add_by_name():
@@ -124,8 +126,9 @@ def test_the_generator_delivers_each_finished_game_once_with_its_counters():
         assert batch.version == 4 and batch.counters["positions"] >= 25
         assert batch.count == (len(batch.samples["states"]) if batch.count else 0)
         assert len(batch.counters["lengths"]) == batch.counters["games"]
-        assert batch.counters["games"] == (batch.counters["red_wins"] + batch.counters["blue_wins"]
-                                           + batch.counters["draws"])
+        assert batch.counters["games"] == (
+            batch.counters["red_wins"] + batch.counters["blue_wins"] + batch.counters["draws"]
+        )
         if batch.count:
             buffer.add(**batch.samples)
         total += batch.count
@@ -141,8 +144,9 @@ def test_the_generator_delivers_each_finished_game_once_with_its_counters():
 def test_two_workers_split_the_games_and_repeat_exactly_in_turn_or_in_threads(tmp_path):
     runs = []
     for name, backend in (("a", "local"), ("b", "local"), ("c", "thread")):
-        config = AZConfig.from_dict({**FINGERPRINT,
-                                      "distributed": {"workers": 2, "backend": backend}})
+        config = AZConfig.from_dict(
+            {**FINGERPRINT, "distributed": {"workers": 2, "backend": backend}}
+        )
         trainer = AZTrainer(config, tmp_path / name, console=quiet())
         pool = trainer.generators
         assert (pool._threads is not None) == (backend == "thread")
@@ -168,13 +172,13 @@ def test_generator_threads_run_torch_on_one_thread_without_an_openmp_team(tmp_pa
     """Each generator thread computes on one torch thread and starts no OpenMP helper: beside
     an idle helper in each, the learner's two-thread gradient steps ran about 1.5 times slower
     (training.distributed.pool.one_thread_each)."""
-    config = AZConfig.from_dict({**FINGERPRINT,
-                                  "distributed": {"workers": 2, "backend": "thread"}})
+    config = AZConfig.from_dict({**FINGERPRINT, "distributed": {"workers": 2, "backend": "thread"}})
     trainer = AZTrainer(config, tmp_path / "run", console=quiet())
     trainer.iterate()
     pool = trainer.generators
     counts = list(pool._threads.map(lambda _: torch.get_num_threads(), range(8)))
     generators = {thread.native_id for thread in pool._threads._threads}
+
     def tasks() -> set[int]:
         return {int(t) for t in os.listdir("/proc/self/task")}
 
@@ -205,17 +209,27 @@ def test_distributed_keys_may_change_on_resume(tmp_path):
 
 
 DISTRIBUTED_KEYS = sorted(asdict(DistributedConfig()))
-values = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6),
-                   st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=10),
-                   st.sampled_from(["local", "thread", "ray", "auto", "127.0.0.1:6379", " auto",
-                                    ""]),
-                   st.lists(st.integers(), max_size=2))
+values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**6),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=10),
+    st.sampled_from(["local", "thread", "ray", "auto", "127.0.0.1:6379", " auto", ""]),
+    st.lists(st.integers(), max_size=2),
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.dictionaries(st.sampled_from(DISTRIBUTED_KEYS) | st.text(max_size=8),
-                                 values, max_size=5), values),
-       st.integers(1, 8))
+@given(
+    st.one_of(
+        st.dictionaries(
+            st.sampled_from(DISTRIBUTED_KEYS) | st.text(max_size=8), values, max_size=5
+        ),
+        values,
+    ),
+    st.integers(1, 8),
+)
 def test_fuzz_the_distributed_section_raises_only_config_errors(section, games):
     try:
         config = AZConfig.from_dict({"search": {"games": games}, "distributed": section})

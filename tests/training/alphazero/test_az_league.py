@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 from rich.console import Console
+from test_az_training import TINY
 
 from satellites_env.core.engine import TO_MOVE
 from training.alphazero.config import AZConfig
@@ -16,10 +17,12 @@ from training.alphazero.trainer import AZTrainer
 from training.common.checkpoint import CheckpointError
 from training.common.config import ConfigError, config_from_dict
 
-from test_az_training import TINY
-
-LEAGUE = {**TINY, "total_positions": 200, "search": {**TINY["search"], "max_moves": 12},
-          "league": {"share": 0.5, "snapshot_every": 2, "size": 8}}
+LEAGUE = {
+    **TINY,
+    "total_positions": 200,
+    "search": {**TINY["search"], "max_moves": 12},
+    "league": {"share": 0.5, "snapshot_every": 2, "size": 8},
+}
 
 
 def quiet() -> Console:
@@ -108,7 +111,7 @@ def test_a_member_that_leaves_finishes_its_games_and_no_league_is_self_play():
     zero.set_league([("a", a)], [1.0])
     zero.play(200, learner, shared)
     assert len(plain) == len(shared) > 0
-    assert np.array_equal(plain.states[:len(plain)], shared.states[:len(shared)])
+    assert np.array_equal(plain.states[: len(plain)], shared.states[: len(shared)])
 
 
 def test_a_league_run_snapshots_checkpoints_and_resumes_exactly(tmp_path):
@@ -123,12 +126,13 @@ def test_a_league_run_snapshots_checkpoints_and_resumes_exactly(tmp_path):
     assert [m["name"] for m in payload["league"]["members"]] == ["iteration-2", "iteration-4"]
     longer = AZConfig.from_dict({**LEAGUE, "total_positions": 280})
     resumed = AZTrainer(longer, tmp_path, resume=True, console=quiet())
+
     def results(league):
         return [(m.name, m.games, m.wins, m.draws, m.score) for m in league.members]
 
     assert results(resumed.league) == results(league)
     assert resumed.league.version == league.version
-    for a, b in zip(resumed.league.members, league.members):
+    for a, b in zip(resumed.league.members, league.members, strict=False):
         assert all(torch.equal(a.weights[k], b.weights[k]) for k in b.weights)
     resumed.iterate()
     assert resumed.counters.iterations == 6
@@ -141,8 +145,9 @@ def test_a_league_run_snapshots_checkpoints_and_resumes_exactly(tmp_path):
 
 
 def test_a_fixed_member_plays_the_whole_run_and_the_config_is_checked(tmp_path):
-    config = AZConfig.from_dict({**LEAGUE, "league": {"share": 1.0, "opponents": ["pretrained"],
-                                                     "snapshot_every": 100}})
+    config = AZConfig.from_dict(
+        {**LEAGUE, "league": {"share": 1.0, "opponents": ["pretrained"], "snapshot_every": 100}}
+    )
     trainer = AZTrainer(config, tmp_path, console=quiet())
     for _ in range(3):
         trainer.iterate()
@@ -152,12 +157,17 @@ def test_a_fixed_member_plays_the_whole_run_and_the_config_is_checked(tmp_path):
         AZConfig.from_dict({**LEAGUE, "search": {**LEAGUE["search"], "opponent": "greedy"}})
     with pytest.raises(ConfigError, match="twice"):
         AZConfig.from_dict({**LEAGUE, "league": {"opponents": ["a.pt", "a.pt"]}})
-    with pytest.raises(ConfigError, match="league.weighting"):
+    with pytest.raises(ConfigError, match=r"league.weighting"):
         AZConfig.from_dict({**LEAGUE, "league": {"weighting": "soft"}})
     not_a_checkpoint = tmp_path / "notes.txt"
     not_a_checkpoint.write_text("hello")
     with pytest.raises(ConfigError, match=r"^league\.opponents\[0\]: .*notes\.txt"):
-        config_from_dict({**LEAGUE, "learner": "alphazero",
-                          "league": {"share": 0.5, "opponents": [str(not_a_checkpoint)]}})
+        config_from_dict(
+            {
+                **LEAGUE,
+                "learner": "alphazero",
+                "league": {"share": 0.5, "opponents": [str(not_a_checkpoint)]},
+            }
+        )
     # the learner plays the colour the league member does not
-    assert set(np.unique(trainer.buffer.states[:len(trainer.buffer), TO_MOVE])) <= {0, 1}
+    assert set(np.unique(trainer.buffer.states[: len(trainer.buffer), TO_MOVE])) <= {0, 1}

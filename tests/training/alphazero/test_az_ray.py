@@ -12,6 +12,12 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from ray_helpers import (
+    assert_each_batch_once,
+    kill_worker_0_mid_generation,
+    local_ray,  # noqa: F401 - this module's Ray (an autouse fixture)
+)
+from test_az_training import TINY, quiet
 
 from satellites_env.agents import make_agent
 from satellites_env.cli import main
@@ -19,19 +25,18 @@ from satellites_env.core import Game
 from training.alphazero.config import AZConfig
 from training.alphazero.trainer import AZTrainer
 
-from ray_helpers import assert_each_batch_once, kill_worker_0_mid_generation
-from ray_helpers import local_ray  # noqa: F401 - this module's Ray (an autouse fixture)
-from test_az_training import TINY, quiet
-
 ray = pytest.importorskip("ray", reason="needs the 'ray' extra")
 pytestmark = pytest.mark.ray
 
 
 def settings(backend: str = "local", **overrides) -> dict:
     # a hung actor is replaced after 120 s (not the default 600 s): a hang shows in the time
-    return {**TINY, "learner": "alphazero",
-            "distributed": {"backend": backend, "workers": 2, "timeout": 120.0},
-            **overrides}
+    return {
+        **TINY,
+        "learner": "alphazero",
+        "distributed": {"backend": backend, "workers": 2, "timeout": 120.0},
+        **overrides,
+    }
 
 
 def counters_of(counters: dict) -> dict:
@@ -61,9 +66,12 @@ def test_a_ray_run_is_the_local_run_and_its_final_network_plays(tmp_path):
     assert_same_weights(saved["model"], local.net.state_dict())
     summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
     iterations = local.counters.iterations
-    assert summary["session"]["generators"] == {"delivered": 2 * iterations, "dropped": 0,
-                                                "refused": 0,
-                                     "replaced": 0}
+    assert summary["session"]["generators"] == {
+        "delivered": 2 * iterations,
+        "dropped": 0,
+        "refused": 0,
+        "replaced": 0,
+    }
     final = tmp_path / "ray" / "final.pt"
     for spec in (f"az:{final}:2", f"checkpoint:{final}"):
         agent, game = make_agent(spec, seed=0), Game.new(seed=1, max_moves=30)
@@ -84,22 +92,24 @@ def test_a_killed_actor_is_replaced_and_no_position_arrives_twice(tmp_path):
         assert getattr(c, key) == sum(batch.counters[key] for batch in delivered), key
     # the buffer holds exactly the delivered positions, each once, in the order delivered
     states = np.concatenate([b.samples["states"] for b in delivered if b.count])
-    assert np.array_equal(trainer.buffer.states[:trainer.buffer.size], states)
+    assert np.array_equal(trainer.buffer.states[: trainer.buffer.size], states)
     assert (tmp_path / "final.pt").is_file()
     # the final evaluation's first game against the last opponent came back from an actor
     assert trainer.sample_game is not None and trainer.sample_game.players["red"] == "az-policy"
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["session"]["generators"] == {"delivered": len(delivered), "dropped": 1,
-                                                "refused": 0,
-                                     "replaced": 1}
+    assert summary["session"]["generators"] == {
+        "delivered": len(delivered),
+        "dropped": 1,
+        "refused": 0,
+        "replaced": 1,
+    }
 
 
 def test_a_resumed_ray_run_continues_like_the_local_one(tmp_path):
     weights, counters = {}, {}
     short = {**TINY["search"], "max_moves": 12}  # games end within the resumed iteration
     for backend in ("local", "ray"):
-        config = AZConfig.from_dict(settings(backend, search=short,
-                                              positions_per_iteration=60))
+        config = AZConfig.from_dict(settings(backend, search=short, positions_per_iteration=60))
         first = AZTrainer(config, tmp_path / backend, console=quiet())
         first.iterate()
         first.iterate()

@@ -20,8 +20,8 @@ def positions(n, seed=0):
         probs /= probs.sum()
         row_a = np.full(SLOTS, -1, np.int16)
         row_p = np.zeros(SLOTS, np.float16)
-        row_a[:len(legal)] = legal
-        row_p[:len(legal)] = probs
+        row_a[: len(legal)] = legal
+        row_p[: len(legal)] = probs
         states.append(state.copy())
         actions.append(row_a)
         policy.append(row_p)
@@ -62,8 +62,9 @@ def test_sampling_is_uniform_over_the_filled_part():
 def test_state_dict_round_trip():
     states, actions, policy = positions(6)
     buffer = ReplayBuffer(4)
-    buffer.add(states, actions, policy, np.linspace(-1, 1, 6, dtype=np.float32),
-               np.ones(6, np.float32))
+    buffer.add(
+        states, actions, policy, np.linspace(-1, 1, 6, dtype=np.float32), np.ones(6, np.float32)
+    )
     other = ReplayBuffer(4)
     other.load_state_dict(buffer.state_dict())
     for name in ("states", "actions", "policy", "value", "policy_weight"):
@@ -88,4 +89,3 @@ def test_batches_map_targets_with_the_symmetry(sym):
         assert np.array_equal(np.flatnonzero(plain["mask"][i].numpy()), legal)
         assert np.allclose(target[i, ACTION_MAP[sym]], plain["policy"][i].numpy())
     assert target.shape == (12, N_ACTIONS)
-

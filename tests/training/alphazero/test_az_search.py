@@ -40,8 +40,10 @@ def winning_positions(limit: int, max_legal: int, seed: int = 0):
                 wins = []
                 for a in legal:
                     after = engine.step(state, int(a), work)
-                    if engine.status(after) != engine.ONGOING and \
-                            engine.winner(after[:N_CELLS]) == mover:
+                    if (
+                        engine.status(after) != engine.ONGOING
+                        and engine.winner(after[:N_CELLS]) == mover
+                    ):
                         wins.append(int(a))
                 if len(wins) == 1:
                     found.append((state.copy(), wins[0]))
@@ -104,15 +106,16 @@ def test_improved_policy_is_a_distribution_over_the_legal_actions_only():
         for _ in range(int(rng.integers(0, 40))):
             if engine.status(state) != engine.ONGOING:
                 break
-            state = engine.step(state, int(rng.choice(np.flatnonzero(
-                engine.legal_action_mask(state)))))
+            state = engine.step(
+                state, int(rng.choice(np.flatnonzero(engine.legal_action_mask(state))))
+            )
         if engine.status(state) == engine.ONGOING:
             states.append(state)
     torch.manual_seed(0)
     evaluate = Evaluator(build_network(16, 1, seed=0))
     gumbel = rng.gumbel(size=(len(states), 256)).astype(np.float32)
     _, policies = run_search(states, 8, evaluate, gumbel)
-    for state, (actions, probs) in zip(states, policies):
+    for state, (actions, probs) in zip(states, policies, strict=False):
         legal = np.flatnonzero(engine.legal_action_mask(state))
         assert sorted(actions.tolist()) == legal.tolist()
         dense = np.zeros(N_ACTIONS)
@@ -141,8 +144,11 @@ class RowWise:
             policy_rows = np.arange(len(obs))
         self.rows += len(obs)
         self.policy_rows += len(policy_rows)
-        logits = np.stack([flat[i] @ self.w_logits for i in policy_rows]) if len(policy_rows) \
+        logits = (
+            np.stack([flat[i] @ self.w_logits for i in policy_rows])
+            if len(policy_rows)
             else np.zeros((0, N_ACTIONS), np.float32)
+        )
         values = np.array([np.tanh(flat[i] @ self.w_value) for i in range(len(obs))], np.float32)
         return logits.astype(np.float32), values
 
@@ -158,13 +164,20 @@ def searched_moves(search: BatchedSearch, evaluate, states, kinds, moves: int):
     while min(len(r) for r in record) < moves:
         for b in search.needs_root():  # the noise of game b's k-th search, whenever it starts
             tree.gumbel[b] = np.random.default_rng((b, len(record[b]))).gumbel(
-                size=tree.gumbel.shape[1])
+                size=tree.gumbel.shape[1]
+            )
         search.step(evaluate)
         for b in np.flatnonzero(out.ready):
             n = int(out.count[b])
-            record[b].append((out.state[b].tolist(), int(out.action[b]),
-                              out.actions[b, :n].tolist(), out.policy[b, :n].tolist(),
-                              float(out.value[b])))
+            record[b].append(
+                (
+                    out.state[b].tolist(),
+                    int(out.action[b]),
+                    out.actions[b, :n].tolist(),
+                    out.policy[b, :n].tolist(),
+                    float(out.value[b]),
+                )
+            )
             if out.done[b]:
                 tree.game_state[b] = states[b]
     return [r[:moves] for r in record]
@@ -215,7 +228,8 @@ def test_landing_values_head_reads_the_map_of_the_moving_value():
         value = abs(int(state[action // 32]))
         values.add(value)
         assert logits[0, action].item() == pytest.approx(
-            maps[value - 1, int(LANDING[action])].item(), abs=1e-5)
+            maps[value - 1, int(LANDING[action])].item(), abs=1e-5
+        )
     assert values == {1, 2, 3, 4}
 
 
@@ -236,17 +250,16 @@ def test_a_norm_free_trunk_starts_as_the_identity_learns_its_gains_and_round_tri
     obs = torch.as_tensor(observe(state, 0, 400, engine.new_work()))[None]
     logits, value = net(obs)
     (logits.logsumexp(1).sum() + value.sum()).backward()
-    assert all(block.gain.grad is not None and block.gain.grad.abs().item() > 0
-               for block in net.trunk)
+    assert all(
+        block.gain.grad is not None and block.gain.grad.abs().item() > 0 for block in net.trunk
+    )
     copy = load_network({"model": net.state_dict(), "model_shape": net.shape})
     assert copy.norm == "none"
     with torch.no_grad():
-        for a, b in zip(copy(obs), net(obs)):
+        for a, b in zip(copy(obs), net(obs), strict=False):
             assert torch.allclose(a, b)
     with pytest.raises(ValueError, match="norm must be one of"):
         build_network(16, 2, norm="batch")
-
-
 
 
 def test_the_network_plugs_into_the_uct_search_as_its_evaluator():
@@ -263,8 +276,9 @@ def test_the_network_plugs_into_the_uct_search_as_its_evaluator():
     game.play(int(game.legal_actions()[5]))
     legal = np.flatnonzero(game.legal_mask())
     evaluation = evaluator.evaluate(game.state, legal, game.max_moves)
-    logits, value = Evaluator(net)(observe(game.state, game.to_move, game.max_moves,
-                                           engine.new_work())[None])
+    logits, value = Evaluator(net)(
+        observe(game.state, game.to_move, game.max_moves, engine.new_work())[None]
+    )
     expected = np.exp(logits[0, legal] - logits[0, legal].max())
     np.testing.assert_allclose(evaluation.policy, expected / expected.sum(), rtol=1e-5)
     assert evaluation.value == pytest.approx(float(value[0]), abs=1e-6)

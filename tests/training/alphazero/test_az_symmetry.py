@@ -7,8 +7,15 @@ from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS, N_CELLS, PUSH_BASE, RAY
 from satellites_env.core.state import NO_PENDING, PENDING_TARGET
 from satellites_env.observation import observe
-from training.alphazero.symmetry import (ACTION_MAP, CELL_MAP, COMPOSE, INVERSE,
-                                         transform_mask, transform_planes, transform_state)
+from training.alphazero.symmetry import (
+    ACTION_MAP,
+    CELL_MAP,
+    COMPOSE,
+    INVERSE,
+    transform_mask,
+    transform_planes,
+    transform_state,
+)
 
 IDENTITY = np.arange(N_ACTIONS)
 
@@ -24,8 +31,9 @@ def random_positions(count: int, seed: int = 0) -> list[np.ndarray]:
         while engine.game_status(state, 400) == engine.ONGOING and len(positions) < count:
             engine.fill_legal_mask(state, mask, work)
             legal = np.flatnonzero(mask)
-            displacements = [a for a in legal if a < PUSH_BASE and
-                             state[RAY[a // 32, (a // 4) % 8, a % 4]] != 0]
+            displacements = [
+                a for a in legal if a < PUSH_BASE and state[RAY[a // 32, (a // 4) % 8, a % 4]] != 0
+            ]
             if displacements and rng.random() < 0.7:
                 action = int(rng.choice(displacements))
             else:
@@ -65,8 +73,10 @@ def test_legal_mask_observation_and_result_commute_with_symmetries():
         for t in range(8):
             image = transform_state(state, t)
             assert np.array_equal(engine.legal_action_mask(image), transform_mask(mask, t))
-            assert np.array_equal(observe(image, int(image[N_CELLS]), 400, engine.new_work()),
-                                  transform_planes(planes, t))
+            assert np.array_equal(
+                observe(image, int(image[N_CELLS]), 400, engine.new_work()),
+                transform_planes(planes, t),
+            )
             assert engine.status(image) == engine.status(state)
             assert engine.winner(image[:N_CELLS]) == engine.winner(state[:N_CELLS])
             back = transform_state(image, INVERSE[t])

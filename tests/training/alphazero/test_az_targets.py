@@ -44,16 +44,23 @@ def noisy_logits(obs, policy_rows=None):
 def played():
     """Self-play with a 60-move cap so that games finish; (selfplay, buffer, finished games
     as (final state, winner, length, first buffer row))."""
-    config = AZSearchConfig(games=6, max_moves=60, full_simulations=8, cheap_simulations=4,
-                            full_fraction=0.5)
+    config = AZSearchConfig(
+        games=6, max_moves=60, full_simulations=8, cheap_simulations=4, full_fraction=0.5
+    )
     selfplay = SelfPlay(config, seed=1)
     buffer = ReplayBuffer(5_000)
     finals = []
     game_over = selfplay._game_over
 
     def capture(b, winner, buf):
-        finals.append((selfplay.search.tree.game_state[b].copy(), winner,
-                       len(selfplay.trajectories[b]), buf.size))
+        finals.append(
+            (
+                selfplay.search.tree.game_state[b].copy(),
+                winner,
+                len(selfplay.trajectories[b]),
+                buf.size,
+            )
+        )
         return game_over(b, winner, buf)
 
     selfplay._game_over = capture
@@ -85,12 +92,12 @@ def test_value_targets_are_the_final_result_for_the_player_to_move(played):
 
 def test_policy_targets_map_with_the_planes_and_point_at_legal_actions(played):
     _, buffer, _ = played
-    rows = np.flatnonzero(buffer.policy_weight[:buffer.size] > 0)
+    rows = np.flatnonzero(buffer.policy_weight[: buffer.size] > 0)
     assert len(rows) > 20
     syms = np.random.default_rng(0).integers(0, 8, len(rows))
     batch = make_batch(buffer, rows, syms, 60)
     work = engine.new_work()
-    for k, (row, t) in enumerate(zip(rows, syms)):
+    for k, (row, t) in enumerate(zip(rows, syms, strict=False)):
         state = buffer.states[row]
         legal = engine.legal_action_mask(state, work)
         target = batch["policy"][k].numpy()
@@ -144,8 +151,9 @@ class _NoisyRootAgent(AZAgent):
 
 
 def test_search_with_a_knowledgeable_value_beats_random():
-    agent = _NoisyRootAgent(build_network(8, 0, seed=0), simulations=16, seed=3,
-                            evaluate=_heuristic_evaluator())
+    agent = _NoisyRootAgent(
+        build_network(8, 0, seed=0), simulations=16, seed=3, evaluate=_heuristic_evaluator()
+    )
     result = match(agent, make_agent("random", seed=1), 6, seed=5, max_moves=200)
     assert result.a_wins >= 4 and result.b_wins == 0, result.as_dict()  # draws: capped games
 
@@ -209,8 +217,13 @@ def test_training_loop_fits_greedy_targets_under_symmetries():
         policy = np.zeros((1, SLOTS), np.float16)
         policy[0, 0] = 1.0
         if len(game.legal_actions()) > 1:
-            buffer.add(game.state[None].copy(), actions, policy, np.zeros(1, np.float32),
-                       np.ones(1, np.float32))
+            buffer.add(
+                game.state[None].copy(),
+                actions,
+                policy,
+                np.zeros(1, np.float32),
+                np.ones(1, np.float32),
+            )
         game.play(int(rng.choice(game.legal_actions())) if rng.random() < 0.5 else action)
     torch.manual_seed(0)
     net = build_network(32, 1, seed=0)
@@ -248,12 +261,17 @@ def test_the_loss_runs_the_policy_heads_on_policy_targets_only_and_stays_the_ful
         legal = game.legal_actions()
         actions = np.full((1, SLOTS), -1, np.int16)
         picks = rng.choice(legal, size=min(3, len(legal)), replace=False)
-        actions[0, :len(picks)] = picks
+        actions[0, : len(picks)] = picks
         policy = np.zeros((1, SLOTS), np.float16)
-        policy[0, :len(picks)] = 1.0 / len(picks)
+        policy[0, : len(picks)] = 1.0 / len(picks)
         weight = [0.0, 1.0, 0.0, 0.5][buffer.size % 4]
-        buffer.add(game.state[None].copy(), actions, policy,
-                   np.array([rng.choice([-1.0, 1.0])], np.float32), np.array([weight], np.float32))
+        buffer.add(
+            game.state[None].copy(),
+            actions,
+            policy,
+            np.array([rng.choice([-1.0, 1.0])], np.float32),
+            np.array([weight], np.float32),
+        )
         game.play(int(rng.choice(legal)))
     net = build_network(8, 1, seed=0, landing_values=True)
     batch = make_batch(buffer, np.arange(buffer.size), rng.integers(0, 8, buffer.size), 200)
@@ -266,8 +284,9 @@ def test_the_loss_runs_the_policy_heads_on_policy_targets_only_and_stays_the_ful
     log_probs = torch.log_softmax(logits.masked_fill(illegal, float("-inf")), -1)
     per_sample = -(batch["policy"] * log_probs.masked_fill(illegal, 0.0)).sum(-1)
     weight = batch["policy_weight"]
-    expected = ((per_sample * weight).sum() / weight.sum()
-                + 0.7 * torch.mean((value - batch["value"]) ** 2))
+    expected = (per_sample * weight).sum() / weight.sum() + 0.7 * torch.mean(
+        (value - batch["value"]) ** 2
+    )
     expected.backward()
     torch.testing.assert_close(loss, expected)
     for name, p in net.named_parameters():
@@ -287,8 +306,11 @@ def _record_selfplay(selfplay, evaluate, n_games):
     game_over, step = selfplay._game_over, selfplay.search.step
 
     def recorded_game_over(b, winner, buffer):
-        side, trajectory, before = (int(selfplay.dagger_side[b]), list(selfplay.trajectories[b]),
-                                    buffer.size)
+        side, trajectory, before = (
+            int(selfplay.dagger_side[b]),
+            list(selfplay.trajectories[b]),
+            buffer.size,
+        )
         added = game_over(b, winner, buffer)  # (which may start the next game in slot b)
         assert added == len(trajectory) == buffer.size - before
         games.append((side, winner, trajectory, slice(before, buffer.size)))
@@ -297,8 +319,14 @@ def _record_selfplay(selfplay, evaluate, n_games):
     def recorded_step(*args):
         step(*args)
         for b in np.flatnonzero(out.ready):
-            moves.append((out.state[b].copy(), int(out.action[b]), int(out.kind[b]),
-                          int(selfplay.dagger_side[b])))
+            moves.append(
+                (
+                    out.state[b].copy(),
+                    int(out.action[b]),
+                    int(out.kind[b]),
+                    int(selfplay.dagger_side[b]),
+                )
+            )
 
     selfplay._game_over, selfplay.search.step = recorded_game_over, recorded_step
     buffer = ReplayBuffer(10_000)
@@ -312,8 +340,15 @@ def test_dagger_colour_plays_the_raw_policys_move_and_its_positions_stay_targets
     legal action of the network's prior (the raw-policy agent's move), whatever its search
     prefers; the other colour plays its search's choice; every position is stored as before,
     full searches of both colours as policy targets."""
-    config = AZSearchConfig(games=8, max_moves=40, full_simulations=8, cheap_simulations=4,
-                            full_fraction=0.5, max_considered=16, dagger=1.0)
+    config = AZSearchConfig(
+        games=8,
+        max_moves=40,
+        full_simulations=8,
+        cheap_simulations=4,
+        full_fraction=0.5,
+        max_considered=16,
+        dagger=1.0,
+    )
     prior = np.random.default_rng(0).normal(size=N_ACTIONS).astype(np.float32)
 
     def fixed_prior(obs, policy_rows=None):
@@ -337,4 +372,3 @@ def test_dagger_colour_plays_the_raw_policys_move_and_its_positions_stay_targets
     assert selfplay.stats.dagger_wins == sum(g[0] == g[1] for g in games)
     off = SelfPlay(dataclasses.replace(config, dagger=0.0), seed=5)
     assert (off.dagger_side == -1).all() and not off.search.tree.raw_move.any()
-

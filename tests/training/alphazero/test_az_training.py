@@ -7,22 +7,31 @@ import torch
 from rich.console import Console
 
 from satellites_env.core.game import Game
-from training.alphazero.config import AZConfig
-from training.common.config import ConfigError
 from training.alphazero.agent import AZAgent, PolicyAgent, load_network
+from training.alphazero.config import AZConfig
 from training.alphazero.network import Evaluator, build_network
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer
+from training.common.config import ConfigError
 
 TINY = {
-    "seed": 3, "total_positions": 120, "positions_per_iteration": 40, "threads": 1,
+    "seed": 3,
+    "total_positions": 120,
+    "positions_per_iteration": 40,
+    "threads": 1,
     "checkpoint_every": 1,
     "model": {"channels": 8, "blocks": 1},
     "search": {"games": 4, "full_simulations": 4, "cheap_simulations": 2, "max_moves": 30},
     "replay": {"capacity": 500, "min_positions": 10, "batch_size": 16, "replay_ratio": 2.0},
-    "eval": {"every": 2, "games": 2, "opponents": ["random"], "final": {"random": 2},
-             "search_simulations": 2, "max_moves": 30},
+    "eval": {
+        "every": 2,
+        "games": 2,
+        "opponents": ["random"],
+        "final": {"random": 2},
+        "search_simulations": 2,
+        "max_moves": 30,
+    },
 }
 
 
@@ -61,8 +70,10 @@ def test_tiny_run_checkpoints_load_and_play_and_resume_exactly(tmp_path):
     payload = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
     assert payload["learner"] == "alphazero"
     game = Game.new(seed=1, max_moves=30)
-    for agent in (AZAgent(tmp_path / "final.pt", simulations=3),
-                  PolicyAgent(load_network(tmp_path / "final.pt"))):
+    for agent in (
+        AZAgent(tmp_path / "final.pt", simulations=3),
+        PolicyAgent(load_network(tmp_path / "final.pt")),
+    ):
         game_copy = game.clone()
         for _ in range(6):
             if game_copy.is_over:
@@ -104,8 +115,8 @@ def test_same_seed_same_self_play():
 
 
 def test_policy_agent_acts_from_the_observation_alone():
-    from satellites_env.observation import observe
     from satellites_env.core.engine import new_work
+    from satellites_env.observation import observe
 
     agent = PolicyAgent(build_network(8, 1, seed=0))
     game = Game.new(seed=2)
@@ -127,12 +138,17 @@ def test_device_auto_is_the_cpu_without_a_gpu_and_cuda_is_refused_then():
 
 
 def test_overlap_plays_with_the_weights_before_the_steps_and_trains_every_batch(tmp_path):
-    with pytest.raises(ConfigError, match="overlap: true.*threads: 1"):
+    with pytest.raises(ConfigError, match=r"overlap: true.*threads: 1"):
         AZConfig.from_dict({"overlap": True, "threads": 2})
-    config = AZConfig.from_dict({**TINY, "overlap": True, "total_positions": 240,
-                                  "positions_per_iteration": 120,
-                                  "eval": {**TINY["eval"], "every": 100,
-                                           "search_simulations": 0}})
+    config = AZConfig.from_dict(
+        {
+            **TINY,
+            "overlap": True,
+            "total_positions": 240,
+            "positions_per_iteration": 120,
+            "eval": {**TINY["eval"], "every": 100, "search_simulations": 0},
+        }
+    )
     trainer = AZTrainer(config, tmp_path / "a", console=quiet())
     try:
         trainer.iterate()  # the first batch is played; its steps come with the next iteration
@@ -164,4 +180,3 @@ def test_overlap_plays_with_the_weights_before_the_steps_and_trains_every_batch(
     assert np.array_equal(runs[0].buffer.states, runs[1].buffer.states)
     for key, value in runs[0].net.state_dict().items():
         assert torch.equal(runs[1].net.state_dict()[key], value)
-
