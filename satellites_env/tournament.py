@@ -414,7 +414,11 @@ def resume(
 # --------------------------------------------------------------------------- saving
 
 
-def write_records(result: TournamentResult, folder: Path, progress=None) -> None:
+def write_records(
+    result: TournamentResult,
+    folder: Path,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
     """Write a records folder whole.
 
     Every game record and its HTML replay, `tournament.json` (the results, and which record

@@ -11,8 +11,8 @@ a `__reduce__` payload is a CheckpointError, and its payload does not run). Ever
 loader uses is checked for type and range: a damaged or hand-edited file is a
 CheckpointError naming the file and the field, never a traceback from deep inside torch.
 
-Every file goes through :func:`load_checkpoint`, and every network is filled through
-:func:`load_weights`. What they accept:
+Every file goes through `load_checkpoint`, and every network is filled through
+`load_weights`. What they accept:
 
 * tensors anywhere in the file: plain dense tensors in CPU memory (`torch.strided` layout,
   any strides); a sparse (COO, CSR, ...), quantized, nested or meta tensor, or a tensor
