@@ -18,6 +18,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from browser import browser, page  # noqa: F401 - one Chromium per session, every folder
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = [ROOT / "satellites_env", ROOT / "training"]

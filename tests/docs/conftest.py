@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from web.conftest import browser, page  # noqa: F401 - the web tests' fixtures, shared
 
 ROOT = Path(__file__).resolve().parents[2]
 
