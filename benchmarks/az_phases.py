@@ -35,11 +35,11 @@ from torch.utils.flop_counter import FlopCounterMode
 from satellites_env.core import engine
 from satellites_env.core.batch import configure_threads
 from training.alphazero import trainer as az_trainer
-from training.alphazero.network import Evaluator, network_for
 from training.alphazero.replay import ReplayBuffer, make_batch
 from training.alphazero.search import SLOTS
 from training.alphazero.selfplay import SelfPlay
 from training.common.config import load_config
+from training.common.network import Evaluator, network_for
 
 OPTIMIZER_FLOPS_PER_PARAMETER = 15
 

@@ -33,9 +33,9 @@ from satellites_env.core.batch import configure_threads
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.observation import N_PLANES, fill_observation
 from training.alphazero.config import AZModelConfig, AZSearchConfig
-from training.alphazero.network import Evaluator, network_for
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
+from training.common.network import Evaluator, network_for
 
 
 @njit(cache=True)

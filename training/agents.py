@@ -16,15 +16,9 @@ from pathlib import Path
 from satellites_env.agents.base import Agent, AgentSpecError, parse_int_argument
 from satellites_env.core.checks import quoted
 
-from .alphazero.agent import (
-    PRETRAINED,
-    AZAgent,
-    PolicyAgent,
-    check_temperature,
-    load_payload,
-    resolve,
-)
+from .alphazero.agent import PRETRAINED, AZAgent, load_payload, resolve
 from .common.checkpoint import CheckpointError, check_shape, load_weights
+from .common.policy_agent import PolicyAgent, check_temperature
 from .ppo.prior import network_from_shape
 
 #: the most simulations an `az:` spec may ask for (its tree is allocated up front)

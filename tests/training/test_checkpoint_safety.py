@@ -20,10 +20,10 @@ from test_training import tiny_config as _tiny_config
 from satellites_env.agents import make_agent
 from satellites_env.core import Game
 from training.agents import network_from_checkpoint
-from training.alphazero.agent import THREADS_VARIABLE, PolicyAgent
-from training.alphazero.network import PolicyValueNet
 from training.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from training.common.config import ConfigError, config_from_dict
+from training.common.network import PolicyValueNet
+from training.common.policy_agent import THREADS_VARIABLE, PolicyAgent
 from training.ppo.trainer import PPOTrainer
 
 

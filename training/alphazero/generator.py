@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..common.network import Evaluator, PolicyValueNet, device_of, resolve_device
 from ..distributed.generator import SampleBatch, split
 from .config import AZConfig
-from .network import Evaluator, PolicyValueNet, device_of, resolve_device
 from .replay import ReplayBuffer
 from .selfplay import SelfPlay, SelfPlayStats
 

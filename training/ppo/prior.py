@@ -19,7 +19,7 @@ from satellites_env.agents.lookahead import action_values, new_child_buffer
 from satellites_env.core.engine import N_ACTIONS, new_work
 from satellites_env.core.game import Game
 
-from ..alphazero.network import PolicyValueNet, mask_logits
+from ..common.network import PolicyValueNet, mask_logits
 
 
 class LookaheadFeatures:

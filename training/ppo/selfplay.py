@@ -43,7 +43,7 @@ from satellites_env.observation import (
     observe_states,
 )
 
-from ..alphazero.network import PolicyValueNet, sample_masked
+from ..common.network import PolicyValueNet, sample_masked
 from ..distributed.generator import SampleBatch, split
 from .config import SelfPlayConfig
 from .prior import LookaheadFeatures, masked_logits, network_from_shape

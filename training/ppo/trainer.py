@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
-from ..alphazero.agent import PolicyAgent
 from ..common.checkpoint import CheckpointError, check_weights, load_weights
+from ..common.policy_agent import PolicyAgent
 from ..common.run import Counters, Player, Trainer
 from ..distributed.pool import GeneratorPool, open_pool
 from .config import PPOConfig

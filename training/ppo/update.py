@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ..alphazero.network import PolicyValueNet, masked_entropy
+from ..common.network import PolicyValueNet, masked_entropy
 from .config import PPOUpdateConfig
 from .prior import masked_logits
 from .selfplay import Trajectory

@@ -21,11 +21,11 @@ from test_az_training import TINY, quiet
 
 from training.alphazero.config import AZConfig
 from training.alphazero.generator import AZGenerator, Collector, build_selfplay, make_generator
-from training.alphazero.network import Evaluator, build_network
 from training.alphazero.replay import FIELDS, ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer
 from training.common.config import ConfigError, DistributedConfig
+from training.common.network import Evaluator, build_network
 from training.distributed.generator import Generator
 from training.distributed.pool import BACKENDS
 

@@ -10,12 +10,12 @@ from test_az_training import TINY
 from satellites_env.core.engine import TO_MOVE
 from training.alphazero.config import AZConfig
 from training.alphazero.league import League, Member, pfsp_weights
-from training.alphazero.network import Evaluator, build_network
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer
 from training.common.checkpoint import CheckpointError
 from training.common.config import ConfigError, config_from_dict
+from training.common.network import Evaluator, build_network
 
 LEAGUE = {
     **TINY,

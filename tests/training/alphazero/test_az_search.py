@@ -8,8 +8,8 @@ from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.game import Game
 from training.alphazero.agent import AZAgent
-from training.alphazero.network import Evaluator, build_network
 from training.alphazero.search import BatchedSearch, considered_visits, search_options
+from training.common.network import Evaluator, build_network
 
 
 def uniform(obs, policy_rows=None):
@@ -212,7 +212,7 @@ def test_landing_values_head_reads_the_map_of_the_moving_value():
     """With landing_values, a move's logit is the landing map of the value on its from-cell,
     at its landing cell (plus the move head, zeroed here)."""
     from satellites_env.observation import observe
-    from training.alphazero.network import LANDING
+    from training.common.network import LANDING
 
     net = build_network(16, 1, seed=0, landing_values=True)
     torch.nn.init.zeros_(net.move_head.weight)
