@@ -19,15 +19,14 @@ import numpy as np
 import torch
 
 from satellites_env.agents.base import Agent
-from satellites_env.agents.mcts import Evaluation
-from satellites_env.agents.mcts import Evaluator as SearchEvaluator
+from satellites_env.agents.mcts import Evaluation, Evaluator
 from satellites_env.core.checks import quoted_path
 from satellites_env.core.engine import N_ACTIONS, TO_MOVE, new_work
 from satellites_env.core.game import Game
 from satellites_env.observation import observe
 
 from ..common.checkpoint import CheckpointError, check_shape, load_checkpoint, load_weights
-from ..common.network import Evaluator, PolicyValueNet
+from ..common.network import BatchedInference, PolicyValueNet
 from ..common.policy_agent import PolicyAgent
 from .config import AZSearchConfig
 from .search import IDLE, NEED_ROOT, BatchedSearch, search_options
@@ -167,7 +166,7 @@ class BatchedPlayer:
         self.search = BatchedSearch(games, options)
         self.search.tree.phase[:] = IDLE
         self.raw_move = int(raw_move)
-        self._evaluate = Evaluator(net)
+        self._evaluate = BatchedInference(net)
         self.state = self.search.tree.game_state
         self.action = self.search.finished.action
         self.done = self.search.finished.done
@@ -269,12 +268,12 @@ def play_search_games(
     ]
 
 
-class NetworkEvaluator(SearchEvaluator):
+class NetworkEvaluator(Evaluator):
     """The network as the prior and value of `MCTSAgent`'s UCT search: the policy over the
     legal actions (a PUCT prior) and the value, from the player to move's side."""
 
     def __init__(self, net: PolicyValueNet):
-        self._evaluate = Evaluator(net)
+        self._evaluate = BatchedInference(net)
         self._work = new_work()
 
     def evaluate(self, state: np.ndarray, actions: np.ndarray, max_moves: int) -> Evaluation:

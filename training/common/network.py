@@ -265,9 +265,11 @@ def reuse_freed_memory() -> bool:
     )
 
 
-class Evaluator:
-    """`evaluator(obs, policy_rows=None)` -> (logits, values) as float32 numpy arrays, one
-    forward pass in inference mode on the network's device (the search's network call). With
+class BatchedInference:
+    """The Gumbel search's network call (not an MCTS
+    [`Evaluator`][satellites_env.agents.mcts.Evaluator]): `infer(obs, policy_rows=None)` ->
+    (logits, values) as float32 numpy arrays, one batched forward pass in inference mode on
+    the network's device. With
     `policy_rows` (indices into obs) the logits are those rows' only: the policy heads (a
     quarter of az_quick's forward pass) skip the positions whose value alone the search needs.
 

@@ -13,7 +13,7 @@ from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer
 from training.common.config import ConfigError
-from training.common.network import Evaluator, build_network
+from training.common.network import BatchedInference, build_network
 from training.common.policy_agent import PolicyAgent
 
 TINY = {
@@ -106,7 +106,7 @@ def test_same_seed_same_self_play():
         net = build_network(8, 1, seed=0)
         buffer = ReplayBuffer(1000)
         selfplay = SelfPlay(config, seed=5)
-        selfplay.play(150, Evaluator(net), buffer)
+        selfplay.play(150, BatchedInference(net), buffer)
         return buffer
 
     a, b = run(), run()
