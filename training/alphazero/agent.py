@@ -12,6 +12,7 @@ value), as OpenSpiel's MCTS is. A network plugs into it through `NetworkEvaluato
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,21 +52,39 @@ def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]
 
 
 def load_network(
-    path_or_payload: str | Path | dict[str, Any], where: str | Path | None = None
+    path_or_payload: str | Path | dict[str, Any],
+    where: str | Path | None = None,
+    build: Callable[[dict], PolicyValueNet] | None = None,
 ) -> PolicyValueNet:
-    """The network of a checkpoint without PPO's prior (a path, `pretrained`, or a payload
-    already loaded from the file `where`, which errors name)."""
+    """The checked network of a checkpoint of either learner.
+
+    Args:
+        path_or_payload: A checkpoint's path, `pretrained`, or a payload already loaded.
+        where: The file a payload was loaded from, which errors name.
+        build: The blank network of the checkpoint's checked `model_shape` (PPO's
+            `network_from_shape` gives PPO's networks their prior). Without it, the network
+            alone: a PPO network with the lookahead prior is refused.
+
+    Raises:
+        CheckpointError: A file, shape or weights that are not a network's.
+    """
     if where is None:
         where = "<payload>" if isinstance(path_or_payload, dict) else resolve(path_or_payload)
     payload = load_payload(path_or_payload)
     shape = check_shape(payload.get("model_shape"), where)
-    if shape.pop("lookahead", 0.0):
-        raise CheckpointError(
-            f"checkpoint {quoted_path(where)} holds a PPO network with the "
-            f"lookahead prior, which needs the game as well as the planes: "
-            f"play it as checkpoint:PATH"
-        )
-    return load_weights(PolicyValueNet(**shape), payload.get("model"), where)
+    if build is None:
+        if shape.pop("lookahead", 0.0):
+            raise CheckpointError(
+                f"checkpoint {quoted_path(where)} holds a PPO network with the "
+                f"lookahead prior, which needs the game as well as the planes: "
+                f"play it as checkpoint:PATH"
+            )
+        build = _network_of_shape
+    return load_weights(build(shape), payload.get("model"), where)
+
+
+def _network_of_shape(shape: dict) -> PolicyValueNet:
+    return PolicyValueNet(**shape)
 
 
 def search_settings(payload: dict[str, Any]) -> AZSearchConfig:

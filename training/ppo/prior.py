@@ -106,14 +106,6 @@ class PriorNet(PolicyValueNet):
         return torch.from_numpy(self._features.of(game, mask))[None]
 
 
-def network_for(model) -> PolicyValueNet:
-    """A fresh network of a PPO config's `model:` section: with the prior when
-    `model.lookahead > 0`, else the network alone."""
-    if model.lookahead:
-        return PriorNet(model.channels, model.blocks, model.lookahead)
-    return PolicyValueNet(model.channels, model.blocks)
-
-
 def network_from_shape(shape: dict) -> PolicyValueNet:
     """A blank network of a checkpoint's (checked) `model_shape`: PPO's with a prior
     (`lookahead` > 0) or AlphaZero's."""

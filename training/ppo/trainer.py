@@ -26,7 +26,7 @@ from ..common.policy_agent import PolicyAgent
 from ..common.run import Counters, Player, Trainer
 from ..distributed.pool import GeneratorPool, open_pool
 from .config import PPOConfig
-from .prior import network_for, network_from_shape
+from .prior import network_from_shape
 from .selfplay import make_generator
 from .update import build_batch, ppo_update
 
@@ -58,7 +58,10 @@ class PPOTrainer(Trainer):
         # weights included: the same config gives the same run.
         random.seed(config.seed)
         torch.manual_seed(config.seed)
-        self.net = network_for(config.model)
+        model = config.model
+        self.net = network_from_shape(
+            {"channels": model.channels, "blocks": model.blocks, "lookahead": model.lookahead}
+        )
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.ppo.learning_rate)
         self.update_generator = torch.Generator().manual_seed(config.seed + 1)
         self.snapshots: list[dict] = []  # the opponent pool: past learners' state dicts
