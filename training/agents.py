@@ -19,7 +19,7 @@ from satellites_env.core.checks import quoted
 from .alphazero.agent import PRETRAINED, AZAgent, load_network, resolve
 from .common.checkpoint import CheckpointError
 from .common.policy_agent import PolicyAgent, check_temperature
-from .ppo.prior import network_from_shape
+from .ppo.prior import network_from_shape, policy_agent
 
 #: the most simulations an `az:` spec may ask for (its tree is allocated up front)
 MAX_SIMULATIONS = 4096
@@ -57,7 +57,7 @@ def checkpoint_agent(
             f"'checkpoint:PATH[:sample|:sample=T]'"
         )
     where = resolve(path)
-    agent = PolicyAgent(
+    agent = policy_agent(
         load_network(where, build=network_from_shape),
         sample=sample,
         seed=seed,

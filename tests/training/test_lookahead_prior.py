@@ -136,7 +136,7 @@ def test_a_lookahead_run_trains_saves_and_plays(tmp_path):
     loaded = load_network(payload, build=network_from_shape)
     assert torch.equal(loaded.lookahead_weight, trainer.net.lookahead_weight)
     resumed = PPOTrainer(config, tmp_path / "run", resume=True)
-    assert resumed.net.uses_lookahead and len(resumed.snapshots) == len(trainer.snapshots)
+    assert isinstance(resumed.net, PriorNet) and len(resumed.snapshots) == len(trainer.snapshots)
     agent = make_agent(f"checkpoint:{tmp_path / 'run' / 'final.pt'}", seed=0)
     game = Game.new(seed=4)
     for _ in range(30):

@@ -194,10 +194,10 @@ class BatchedPlayer:
     @classmethod
     def of(cls, agent: Agent, games: int, max_moves: int) -> BatchedPlayer | None:
         """`agent`'s batched form for `games` games of `max_moves` moves at most, or None for an
-        agent without one (not a network, a sampled policy, PPO's lookahead prior)."""
+        agent without one (not a network, a sampled policy, a policy that needs the game)."""
         if isinstance(agent, AZAgent):
             return cls(agent.net, agent.options(max_moves), False, games)
-        if isinstance(agent, PolicyAgent) and not agent.sample and not agent.net.uses_lookahead:
+        if isinstance(agent, PolicyAgent) and not agent.sample and agent.planes_only:
             return cls(agent.net, search_options([0], max_moves=max_moves), True, games)
         return None
 

@@ -71,9 +71,6 @@ class ResidualBlock(nn.Module):
 class PolicyValueNet(nn.Module):
     """Residual CNN: (B, 10, 10, 22) observations -> (B, 3217) logits, (B,) values in [-1, 1]."""
 
-    #: True for a network whose logits need the one-ply lookahead values (PPO's prior)
-    uses_lookahead = False
-
     def __init__(
         self, channels: int = 64, blocks: int = 4, landing_values: bool = False, norm: str = "group"
     ):

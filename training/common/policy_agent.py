@@ -74,6 +74,9 @@ class PolicyAgent(Agent):
     setting is restored after the move.
     """
 
+    #: whether the moves depend on the observation planes alone (a batched search can make them)
+    planes_only = True
+
     def __init__(
         self,
         net: PolicyValueNet,
@@ -107,26 +110,28 @@ class PolicyAgent(Agent):
     @torch.inference_mode()
     def act(self, game: Game) -> int:
         obs = observe(game.state, game.to_move, game.max_moves, self._work)
-        legal = game.legal_mask()
-        extra = (game, legal) if self.net.uses_lookahead else None
-        return self._choose(obs, legal, extra)
+        return self._choose(obs, game.legal_mask(), game)
 
     def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """The action from an observation alone, planes (10, 10, 22) and mask (3217,), for a
-        network without PPO's prior."""
+        """The action from an observation alone, planes (10, 10, 22) and mask (3217,), for an
+        agent whose moves need nothing else (`planes_only`)."""
         return self._choose(np.asarray(observation, np.float32), np.asarray(action_mask), None)
 
+    def _logits(
+        self, x: torch.Tensor, mask: torch.Tensor, game: Game | None, legal: np.ndarray
+    ) -> torch.Tensor:
+        """The masked logits (1, 3217) of a position: planes `x`, legal actions `mask` (and
+        `legal`), and its game where known (None for `policy`)."""
+        logits, _ = self.net.masked_forward(x, mask)
+        return logits
+
     @torch.inference_mode()
-    def _choose(self, obs: np.ndarray, legal: np.ndarray, extra) -> int:
+    def _choose(self, obs: np.ndarray, legal: np.ndarray, game: Game | None) -> int:
         device = device_of(self.net)
         x = torch.as_tensor(obs, device=device)[None]
         mask = torch.as_tensor(legal.copy(), device=device)[None]
         with torch_threads(self.threads):
-            if extra is None:
-                logits, _ = self.net.masked_forward(x, mask)
-            else:
-                lookahead = self.net.lookahead_values(*extra).to(device)
-                logits, _ = self.net.masked_forward(x, mask, lookahead)
+            logits = self._logits(x, mask, game, legal)
         if self.sample:
             # in float64 (a temperature of 1e-300 or 1e300 is 0 or inf in float32) and shifted
             # so that the best legal logit is 0: no temperature makes it -inf or NaN

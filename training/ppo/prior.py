@@ -20,6 +20,7 @@ from satellites_env.core.engine import N_ACTIONS, new_work
 from satellites_env.core.game import Game
 
 from ..common.network import PolicyValueNet, mask_logits
+from ..common.policy_agent import PolicyAgent
 
 
 class LookaheadFeatures:
@@ -56,8 +57,6 @@ class LookaheadFeatures:
 class PriorNet(PolicyValueNet):
     """The network with the lookahead prior: logits + `lookahead_weight` x the lookahead values
     (B, 3217) of the positions, a learned scalar that starts at `lookahead`."""
-
-    uses_lookahead = True
 
     def __init__(
         self,
@@ -106,6 +105,27 @@ class PriorNet(PolicyValueNet):
         return torch.from_numpy(self._features.of(game, mask))[None]
 
 
+class PriorAgent(PolicyAgent):
+    """The raw policy of a network with the prior (`checkpoint:PATH` of such a run): each move
+    adds the game's lookahead values to the logits, so it needs the game, not only the planes
+    (`policy` is a ValueError)."""
+
+    planes_only = False
+
+    def _logits(
+        self, x: torch.Tensor, mask: torch.Tensor, game: Game | None, legal: np.ndarray
+    ) -> torch.Tensor:
+        lookahead = None if game is None else self.net.lookahead_values(game, legal).to(x.device)
+        logits, _ = self.net.masked_forward(x, mask, lookahead)
+        return logits
+
+
+def policy_agent(net: PolicyValueNet, **options) -> PolicyAgent:
+    """The raw-policy agent of a network (`PolicyAgent`'s options): a `PriorAgent` for one
+    with the prior."""
+    return (PriorAgent if isinstance(net, PriorNet) else PolicyAgent)(net, **options)
+
+
 def network_from_shape(shape: dict) -> PolicyValueNet:
     """A blank network of a checkpoint's (checked) `model_shape`: PPO's with a prior
     (`lookahead` > 0) or AlphaZero's."""
@@ -121,6 +141,6 @@ def masked_logits(
     lookahead: torch.Tensor | None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """`net.masked_forward` with the lookahead values where the network has the prior."""
-    if net.uses_lookahead:
+    if isinstance(net, PriorNet):
         return net.masked_forward(observation, mask, lookahead)
     return net.masked_forward(observation, mask)

@@ -26,7 +26,7 @@ from ..common.policy_agent import PolicyAgent
 from ..common.run import Counters, Player, Trainer
 from ..distributed.pool import GeneratorPool, open_pool
 from .config import PPOConfig
-from .prior import network_from_shape
+from .prior import network_from_shape, policy_agent
 from .selfplay import make_generator
 from .update import build_batch, ppo_update
 
@@ -41,7 +41,7 @@ class PPOCounters(Counters):
 
 def policy_player(net: torch.nn.Module) -> PolicyAgent:
     """The learner's policy as an evaluation agent (its most likely legal action)."""
-    return PolicyAgent(net, spec=LEARNER)
+    return policy_agent(net, spec=LEARNER)
 
 
 class PPOTrainer(Trainer):

@@ -162,8 +162,6 @@ def test_search_with_a_knowledgeable_value_beats_random():
 class _Recorder(torch.nn.Module):
     """A fake network: records its input, puts the largest logit on `favourite`."""
 
-    uses_lookahead = False
-
     def __init__(self, favourite):
         super().__init__()
         self.favourite = favourite
