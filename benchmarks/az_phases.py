@@ -35,11 +35,11 @@ from torch.utils.flop_counter import FlopCounterMode
 from satellites_env.core import engine
 from satellites_env.core.batch import configure_threads
 from training.alphazero import trainer as az_trainer
-from training.alphazero.network import Evaluator, network_for
 from training.alphazero.replay import ReplayBuffer, make_batch
 from training.alphazero.search import SLOTS
 from training.alphazero.selfplay import SelfPlay
 from training.common.config import load_config
+from training.common.network import BatchedInference, network_for
 
 OPTIMIZER_FLOPS_PER_PARAMETER = 15
 
@@ -109,7 +109,7 @@ def measure(config_name: str, args) -> tuple[str, list[tuple], dict]:
     torch.set_num_threads(1)
     numba.set_num_threads(1)  # as the trainer: spinning kernel threads slow torch down
     net = network_for(run.model, seed=0).eval()
-    evaluator = Evaluator(net)
+    evaluator = BatchedInference(net)
     per_row = _flops(
         lambda: net.forward_all(torch.zeros(1, 10, 10, 22), torch.zeros(0, dtype=torch.int64))
     )

@@ -33,9 +33,9 @@ from satellites_env.core.batch import configure_threads
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.observation import N_PLANES, fill_observation
 from training.alphazero.config import AZModelConfig, AZSearchConfig
-from training.alphazero.network import Evaluator, network_for
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
+from training.common.network import BatchedInference, network_for
 
 
 @njit(cache=True)
@@ -109,7 +109,7 @@ def main() -> None:
             full_fraction=args.fraction,
         )
     net = network_for(model, seed=0).eval()
-    evaluate = Evaluator(net)
+    evaluate = BatchedInference(net)
 
     # 1. the network alone, at the batch size of the search
     obs = np.random.default_rng(0).random((config.games, 10, 10, N_PLANES), dtype=np.float32)

@@ -29,9 +29,9 @@ from satellites_env.core import engine
 from satellites_env.core.batch import configure_threads
 from satellites_env.core.board import N_ACTIONS
 from satellites_env.observation import observe
-from training.alphazero.network import network_for
 from training.alphazero.trainer import policy_value_loss
 from training.common.config import load_config
+from training.common.network import network_for
 
 
 def random_positions(n: int, max_moves: int, seed: int = 0) -> dict:

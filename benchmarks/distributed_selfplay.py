@@ -37,8 +37,8 @@ from rich.console import Console
 from rich.table import Table
 
 from satellites_env.core.batch import configure_threads
-from training.alphazero.network import PolicyValueNet
 from training.common.config import load_config
+from training.common.network import PolicyValueNet
 from training.distributed.pool import GeneratorPool
 from training.ppo.selfplay import make_generator
 
@@ -80,7 +80,7 @@ def ppo_learner(config) -> Learner:
 
 def alphazero_learner(config) -> Learner:
     from training.alphazero.generator import make_generator as az_generator
-    from training.alphazero.network import network_for
+    from training.common.network import network_for
 
     steps = config.positions_per_iteration * config.replay.replay_ratio / config.replay.batch_size
     net = network_for(config.model, seed=0)

@@ -119,3 +119,16 @@ def test_the_imports_form_no_circle():
     for node in sorted(edges):
         if node not in state:
             visit(node, [])
+
+
+def test_the_learners_import_nothing_from_each_other():
+    learners = ("training.alphazero", "training.ppo")
+    for name, path in modules().items():
+        for own in learners:
+            if name == own or name.startswith(own + "."):
+                other = next(learner for learner in learners if learner != own)
+                for module, imported in imports(name, path):
+                    target = f"{module}.{imported}" if imported else module
+                    assert not (module + ".").startswith(other + ".") and not (
+                        target + "."
+                    ).startswith(other + "."), (name, target)

@@ -16,16 +16,10 @@ from pathlib import Path
 from satellites_env.agents.base import Agent, AgentSpecError, parse_int_argument
 from satellites_env.core.checks import quoted
 
-from .alphazero.agent import (
-    PRETRAINED,
-    AZAgent,
-    PolicyAgent,
-    check_temperature,
-    load_payload,
-    resolve,
-)
-from .common.checkpoint import CheckpointError, check_shape, load_weights
-from .ppo.prior import network_from_shape
+from .alphazero.agent import PRETRAINED, AZAgent, load_network, resolve
+from .common.checkpoint import CheckpointError
+from .common.policy_agent import PolicyAgent, check_temperature
+from .ppo.prior import network_from_shape, policy_agent
 
 #: the most simulations an `az:` spec may ask for (its tree is allocated up front)
 MAX_SIMULATIONS = 4096
@@ -51,13 +45,6 @@ def split_spec_argument(argument: str) -> tuple[str, bool, float]:
     return argument, False, 1.0
 
 
-def network_from_checkpoint(payload: dict, path: str | Path = "?"):
-    """The checked network of a loaded checkpoint of either learner (PPO's with its prior
-    where it has one)."""
-    shape = check_shape(payload.get("model_shape"), path)
-    return load_weights(network_from_shape(shape), payload.get("model"), path)
-
-
 def checkpoint_agent(
     argument: str, seed: int | None = None, threads: int | None = None
 ) -> PolicyAgent:
@@ -70,8 +57,8 @@ def checkpoint_agent(
             f"'checkpoint:PATH[:sample|:sample=T]'"
         )
     where = resolve(path)
-    agent = PolicyAgent(
-        network_from_checkpoint(load_payload(where), where),
+    agent = policy_agent(
+        load_network(where, build=network_from_shape),
         sample=sample,
         seed=seed,
         spec=f"checkpoint:{argument}",
@@ -119,7 +106,6 @@ __all__ = [
     "PRETRAINED",
     "az_agent",
     "checkpoint_agent",
-    "network_from_checkpoint",
     "rllib_agent",
     "split_spec_argument",
 ]

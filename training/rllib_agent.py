@@ -31,7 +31,7 @@ class RLlibAgent(Agent):
         super().__init__(seed)
         import torch
 
-        from training.alphazero.agent import default_threads
+        from training.common.policy_agent import default_threads
 
         path = Path(path)
         spec = quoted(f"rllib:{path}")
@@ -82,7 +82,7 @@ class RLlibAgent(Agent):
     def act(self, game: Game) -> int:
         from ray.rllib.core.columns import Columns
 
-        from training.alphazero.agent import torch_threads
+        from training.common.policy_agent import torch_threads
 
         torch = self._torch
         observer = self._observers.setdefault(game.max_moves, Observer(game.max_moves))

@@ -19,11 +19,12 @@ from test_training import tiny_config as _tiny_config
 
 from satellites_env.agents import make_agent
 from satellites_env.core import Game
-from training.agents import network_from_checkpoint
-from training.alphazero.agent import THREADS_VARIABLE, PolicyAgent
-from training.alphazero.network import PolicyValueNet
+from training.alphazero.agent import load_network
 from training.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from training.common.config import ConfigError, config_from_dict
+from training.common.network import PolicyValueNet
+from training.common.policy_agent import THREADS_VARIABLE, PolicyAgent
+from training.ppo.prior import network_from_shape
 from training.ppo.trainer import PPOTrainer
 
 
@@ -171,7 +172,7 @@ def test_metadata_of_the_wrong_type_or_range_is_a_checkpoint_error(tmp_path, key
     path = tmp_path / "edited.pt"
     torch.save(payload, path)
     with pytest.raises(CheckpointError, match=message):
-        network_from_checkpoint(load_checkpoint(path), path)
+        load_network(path, build=network_from_shape)
     with pytest.raises(CheckpointError):
         make_agent(f"checkpoint:{path}")
 
@@ -299,7 +300,7 @@ def _checked_load(data: bytes) -> None:
         path = Path(folder) / "fuzz.pt"
         path.write_bytes(data)
         try:
-            network_from_checkpoint(load_checkpoint(path), path)
+            load_network(path, build=network_from_shape)
         except CheckpointError:
             pass
 
@@ -448,7 +449,7 @@ def test_weights_of_another_dtype_are_refused(tmp_path, dtype):
     payload["model"][name] = payload["model"][name].to(dtype)
     path = save_checkpoint(tmp_path / "odd.pt", payload)
     with pytest.raises(CheckpointError, match=rf"{dtype!s} tensor; the networks hold float32"):
-        network_from_checkpoint(load_checkpoint(path), path)
+        load_network(path, build=network_from_shape)
 
 
 @pytest.mark.parametrize(
@@ -529,9 +530,7 @@ def _tensor_of(base: torch.Tensor, layout: str, dtype: torch.dtype) -> torch.Ten
 def _loaders(path: Path):
     """Every way a checkpoint file becomes a network: the file loader with each learner's
     network, and the agent specs (CLI, configs, serve and demo all use them)."""
-    from training.alphazero.agent import load_network
-
-    yield lambda: network_from_checkpoint(load_checkpoint(path), path)
+    yield lambda: load_network(path, build=network_from_shape)
     yield lambda: load_network(path)
     yield lambda: make_agent(f"checkpoint:{path}")
     yield lambda: make_agent(f"az:{path}:2")

@@ -11,10 +11,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from training.alphazero.network import PolicyValueNet
 from training.common.checkpoint import save_checkpoint
 from training.common.config import SHIPPED as CONFIGS
 from training.common.config import ConfigError, config_from_dict, load_config, parse_yaml
+from training.common.network import PolicyValueNet
 from training.ppo.config import PPOConfig
 
 

@@ -23,7 +23,7 @@ def ppo_pool(
     config = tiny_config(selfplay={**TINY["selfplay"], "envs": envs})
     trainer_like = PPOTrainer.__new__(PPOTrainer)  # only for its weights payload
     trainer_like.config = config
-    from training.alphazero.network import PolicyValueNet
+    from training.common.network import PolicyValueNet
 
     trainer_like.net = PolicyValueNet(8, 1)
     trainer_like.snapshots, trainer_like.snapshots_added = [], 0

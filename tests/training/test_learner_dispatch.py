@@ -26,7 +26,7 @@ def test_unknown_learner_is_refused(tmp_path):
 
 
 def test_az_spec_plays_legal_moves_with_its_search(tmp_path):
-    from training.alphazero.network import build_network
+    from training.common.network import build_network
 
     net = build_network(8, 1, seed=0)
     path = save_checkpoint(

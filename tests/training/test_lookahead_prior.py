@@ -13,10 +13,10 @@ from satellites_env.agents.heuristic import final_result, heuristic_value
 from satellites_env.core import Game
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.engine import new_work
-from training.agents import network_from_checkpoint
+from training.alphazero.agent import load_network
 from training.common.checkpoint import load_checkpoint
 from training.common.config import ConfigError, config_from_dict
-from training.ppo.prior import LookaheadFeatures, PriorNet
+from training.ppo.prior import LookaheadFeatures, PriorNet, network_from_shape
 from training.ppo.trainer import PPOTrainer
 
 SCRATCH = new_work()
@@ -133,10 +133,10 @@ def test_a_lookahead_run_trains_saves_and_plays(tmp_path):
     trainer.run()
     payload = load_checkpoint(tmp_path / "run" / "final.pt")
     assert payload["model_shape"]["lookahead"] == 4.0
-    loaded = network_from_checkpoint(payload)
+    loaded = load_network(payload, build=network_from_shape)
     assert torch.equal(loaded.lookahead_weight, trainer.net.lookahead_weight)
     resumed = PPOTrainer(config, tmp_path / "run", resume=True)
-    assert resumed.net.uses_lookahead and len(resumed.snapshots) == len(trainer.snapshots)
+    assert isinstance(resumed.net, PriorNet) and len(resumed.snapshots) == len(trainer.snapshots)
     agent = make_agent(f"checkpoint:{tmp_path / 'run' / 'final.pt'}", seed=0)
     game = Game.new(seed=4)
     for _ in range(30):

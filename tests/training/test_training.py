@@ -14,10 +14,10 @@ from satellites_env.agents import AgentSpecError, make_agent
 from satellites_env.core import Game
 from satellites_env.core.board import N_ACTIONS
 from satellites_env.observation import observe
-from training.alphazero.network import PolicyValueNet, mask_logits, sample_masked
 from training.common.checkpoint import CheckpointError, load_checkpoint
 from training.common.config import SHIPPED as CONFIGS
 from training.common.config import ConfigError, config_from_dict, load_config
+from training.common.network import PolicyValueNet, mask_logits, sample_masked
 from training.ppo.trainer import PPOTrainer
 from training.ppo.update import gae
 

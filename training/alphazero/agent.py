@@ -1,5 +1,4 @@
-"""Agents of a trained network: the raw policy
-([`PolicyAgent`][training.alphazero.agent.PolicyAgent], `checkpoint:PATH`), the Gumbel search
+"""Agents of a trained network: the Gumbel search
 ([`AZAgent`][training.alphazero.agent.AZAgent], `az:PATH[:SIMS]`), and the network as an
 [`Evaluator`][satellites_env.agents.mcts.Evaluator]
 ([`NetworkEvaluator`][training.alphazero.agent.NetworkEvaluator]), so that the UCT search of
@@ -13,10 +12,7 @@ value), as OpenSpiel's MCTS is. A network plugs into it through `NetworkEvaluato
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,23 +20,21 @@ import numpy as np
 import torch
 
 from satellites_env.agents.base import Agent
-from satellites_env.agents.mcts import Evaluation
-from satellites_env.agents.mcts import Evaluator as SearchEvaluator
+from satellites_env.agents.mcts import Evaluation, Evaluator
 from satellites_env.core.checks import quoted_path
 from satellites_env.core.engine import N_ACTIONS, TO_MOVE, new_work
 from satellites_env.core.game import Game
 from satellites_env.observation import observe
 
 from ..common.checkpoint import CheckpointError, check_shape, load_checkpoint, load_weights
+from ..common.network import BatchedInference, PolicyValueNet
+from ..common.policy_agent import PolicyAgent
 from .config import AZSearchConfig
-from .network import Evaluator, PolicyValueNet, device_of, sample_masked
 from .search import IDLE, NEED_ROOT, BatchedSearch, search_options
 
 #: The shipped network (`az:pretrained[:SIMS]`, `checkpoint:pretrained`): the final network of
 #: the `az_standard` config; docs/pretrained.md is its model card.
 PRETRAINED = Path(__file__).with_name("pretrained.pt")
-#: environment variable: torch threads of a policy agent's moves (default 1)
-THREADS_VARIABLE = "SATELLITES_TORCH_THREADS"
 
 
 def resolve(path: str | Path) -> Path:
@@ -58,21 +52,39 @@ def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]
 
 
 def load_network(
-    path_or_payload: str | Path | dict[str, Any], where: str | Path | None = None
+    path_or_payload: str | Path | dict[str, Any],
+    where: str | Path | None = None,
+    build: Callable[[dict], PolicyValueNet] | None = None,
 ) -> PolicyValueNet:
-    """The network of a checkpoint without PPO's prior (a path, `pretrained`, or a payload
-    already loaded from the file `where`, which errors name)."""
+    """The checked network of a checkpoint of either learner.
+
+    Args:
+        path_or_payload: A checkpoint's path, `pretrained`, or a payload already loaded.
+        where: The file a payload was loaded from, which errors name.
+        build: The blank network of the checkpoint's checked `model_shape` (PPO's
+            `network_from_shape` gives PPO's networks their prior). Without it, the network
+            alone: a PPO network with the lookahead prior is refused.
+
+    Raises:
+        CheckpointError: A file, shape or weights that are not a network's.
+    """
     if where is None:
         where = "<payload>" if isinstance(path_or_payload, dict) else resolve(path_or_payload)
     payload = load_payload(path_or_payload)
     shape = check_shape(payload.get("model_shape"), where)
-    if shape.pop("lookahead", 0.0):
-        raise CheckpointError(
-            f"checkpoint {quoted_path(where)} holds a PPO network with the "
-            f"lookahead prior, which needs the game as well as the planes: "
-            f"play it as checkpoint:PATH"
-        )
-    return load_weights(PolicyValueNet(**shape), payload.get("model"), where)
+    if build is None:
+        if shape.pop("lookahead", 0.0):
+            raise CheckpointError(
+                f"checkpoint {quoted_path(where)} holds a PPO network with the "
+                f"lookahead prior, which needs the game as well as the planes: "
+                f"play it as checkpoint:PATH"
+            )
+        build = _network_of_shape
+    return load_weights(build(shape), payload.get("model"), where)
+
+
+def _network_of_shape(shape: dict) -> PolicyValueNet:
+    return PolicyValueNet(**shape)
 
 
 def search_settings(payload: dict[str, Any]) -> AZSearchConfig:
@@ -92,117 +104,6 @@ def search_settings(payload: dict[str, Any]) -> AZSearchConfig:
         )
     except ConfigError as error:
         raise CheckpointError(f"the checkpoint's search settings are not valid: {error}") from None
-
-
-def default_threads() -> int:
-    """Torch threads for playing: $SATELLITES_TORCH_THREADS, else 1."""
-    text = os.environ.get(THREADS_VARIABLE, "").strip()
-    if not text:
-        return 1
-    try:
-        threads = int(text)
-    except ValueError:
-        threads = 0
-    if threads < 1:
-        raise ValueError(f"{THREADS_VARIABLE} must be a positive integer, got {text[:40]!r}")
-    return threads
-
-
-@contextmanager
-def torch_threads(threads: int) -> Iterator[None]:
-    """Run the block with `threads` torch intra-op threads, then restore the previous count."""
-    previous = torch.get_num_threads()
-    if previous == threads:
-        yield
-        return
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-def check_temperature(temperature) -> float:
-    """A sampling temperature: a finite number above 0 (ValueError otherwise)."""
-    if (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, (int, float))
-        or not math.isfinite(temperature)
-        or temperature <= 0
-    ):
-        raise ValueError(f"temperature must be a finite number above 0, got {temperature!r}")
-    return float(temperature)
-
-
-class PolicyAgent(Agent):
-    """The raw policy, no search: the network's most likely legal action, or, with `sample`,
-    a sample from softmax(logits / `temperature`) over the legal actions.
-
-    One forward pass of batch 1 gains nothing from more torch threads, and extra threads that
-    spin-wait on a busy machine make every move many times slower, so each move runs with
-    `threads` torch threads (default: $SATELLITES_TORCH_THREADS, else 1); the process's own
-    setting is restored after the move.
-    """
-
-    def __init__(
-        self,
-        net: PolicyValueNet,
-        sample: bool = False,
-        seed: int | None = None,
-        spec: str = "policy",
-        threads: int | None = None,
-        temperature: float = 1.0,
-    ):
-        super().__init__(seed)
-        self.net = net.eval()
-        self.sample = sample
-        self.temperature = check_temperature(temperature)
-        self.spec = spec
-        self.threads = default_threads() if threads is None else int(threads)
-        if self.threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
-        self._work = new_work()
-        self._generator = torch.Generator().manual_seed(int(self.rng.integers(2**31)))
-
-    def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        if seed is not None:
-            self._generator.manual_seed(int(self.rng.integers(2**31)))
-
-    def settings_suffix(self) -> str:
-        if not self.sample:
-            return ""
-        return ":sample" if self.temperature == 1.0 else f":sample={self.temperature!r}"
-
-    @torch.inference_mode()
-    def act(self, game: Game) -> int:
-        obs = observe(game.state, game.to_move, game.max_moves, self._work)
-        legal = game.legal_mask()
-        extra = (game, legal) if self.net.uses_lookahead else None
-        return self._choose(obs, legal, extra)
-
-    def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """The action from an observation alone, planes (10, 10, 22) and mask (3217,), for a
-        network without PPO's prior."""
-        return self._choose(np.asarray(observation, np.float32), np.asarray(action_mask), None)
-
-    @torch.inference_mode()
-    def _choose(self, obs: np.ndarray, legal: np.ndarray, extra) -> int:
-        device = device_of(self.net)
-        x = torch.as_tensor(obs, device=device)[None]
-        mask = torch.as_tensor(legal.copy(), device=device)[None]
-        with torch_threads(self.threads):
-            if extra is None:
-                logits, _ = self.net.masked_forward(x, mask)
-            else:
-                lookahead = self.net.lookahead_values(*extra).to(device)
-                logits, _ = self.net.masked_forward(x, mask, lookahead)
-        if self.sample:
-            # in float64 (a temperature of 1e-300 or 1e300 is 0 or inf in float32) and shifted
-            # so that the best legal logit is 0: no temperature makes it -inf or NaN
-            shifted = (logits - logits.max(-1, keepdim=True).values).double().cpu()
-            return int(sample_masked(shifted / self.temperature, self._generator).item())
-        return int(logits.argmax(-1).item())
 
 
 class AZAgent(Agent):
@@ -284,7 +185,7 @@ class BatchedPlayer:
         self.search = BatchedSearch(games, options)
         self.search.tree.phase[:] = IDLE
         self.raw_move = int(raw_move)
-        self._evaluate = Evaluator(net)
+        self._evaluate = BatchedInference(net)
         self.state = self.search.tree.game_state
         self.action = self.search.finished.action
         self.done = self.search.finished.done
@@ -293,10 +194,10 @@ class BatchedPlayer:
     @classmethod
     def of(cls, agent: Agent, games: int, max_moves: int) -> BatchedPlayer | None:
         """`agent`'s batched form for `games` games of `max_moves` moves at most, or None for an
-        agent without one (not a network, a sampled policy, PPO's lookahead prior)."""
+        agent without one (not a network, a sampled policy, a policy that needs the game)."""
         if isinstance(agent, AZAgent):
             return cls(agent.net, agent.options(max_moves), False, games)
-        if isinstance(agent, PolicyAgent) and not agent.sample and not agent.net.uses_lookahead:
+        if isinstance(agent, PolicyAgent) and not agent.sample and agent.planes_only:
             return cls(agent.net, search_options([0], max_moves=max_moves), True, games)
         return None
 
@@ -386,12 +287,12 @@ def play_search_games(
     ]
 
 
-class NetworkEvaluator(SearchEvaluator):
+class NetworkEvaluator(Evaluator):
     """The network as the prior and value of `MCTSAgent`'s UCT search: the policy over the
     legal actions (a PUCT prior) and the value, from the player to move's side."""
 
     def __init__(self, net: PolicyValueNet):
-        self._evaluate = Evaluator(net)
+        self._evaluate = BatchedInference(net)
         self._work = new_work()
 
     def evaluate(self, state: np.ndarray, actions: np.ndarray, max_moves: int) -> Evaluation:

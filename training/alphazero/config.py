@@ -28,7 +28,7 @@ MAX_TREE_NODES = 1_000_000
 
 @dataclass
 class AZModelConfig:
-    """`model:` the residual CNN (training/alphazero/network.py)."""
+    """`model:` the residual CNN (training/common/network.py)."""
 
     channels: int = setting(32, 8, 1024, doc="width of the residual CNN (a multiple of 8)")
     blocks: int = setting(2, 1, 64, doc="residual blocks in the trunk")
@@ -215,7 +215,7 @@ class AZConfig(Config, learner="alphazero"):
         if self.init:
             from satellites_env.agents import make_agent
 
-            from .network import network_for
+            from ..common.network import network_for
 
             try:  # the network an az: agent loads (through the agent registry)
                 shape = make_agent(f"az:{self.init}:1", seed=0).net.shape

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..common.network import BatchedInference, PolicyValueNet, device_of, resolve_device
 from ..distributed.generator import SampleBatch, split
 from .config import AZConfig
-from .network import Evaluator, PolicyValueNet, device_of, resolve_device
 from .replay import ReplayBuffer
 from .selfplay import SelfPlay, SelfPlayStats
 
@@ -121,7 +121,7 @@ class AZGenerator:
         self.net = net.eval()
         self.version = -1  # of the weights given by set_weights: the learner's iteration
         self.league_version = -1
-        self.league_nets: dict[str, Evaluator] = {}
+        self.league_nets: dict[str, BatchedInference] = {}
 
     def set_weights(self, weights: dict, version: int) -> None:
         """`weights`: {"model": the learner network's state dict, "league": the league's
@@ -138,7 +138,7 @@ class AZGenerator:
                     with torch.random.fork_rng(devices=[]):
                         net = PolicyValueNet(**shape).to(device_of(self.net))
                     net.load_state_dict(state)
-                    self.league_nets[name] = Evaluator(net.eval())
+                    self.league_nets[name] = BatchedInference(net.eval())
                 nets[name] = self.league_nets[name]
             self.league_nets, self.league_version = nets, league["version"]
         self.selfplay.set_league(
@@ -150,7 +150,7 @@ class AZGenerator:
         """Search `n` more positions; the positions of the games that ended, with counters."""
         before = _numbers(self.selfplay)
         collector = Collector()
-        added = self.selfplay.play(n, Evaluator(self.net), collector) if n > 0 else 0
+        added = self.selfplay.play(n, BatchedInference(self.net), collector) if n > 0 else 0
         counters = {key: value - before[key] for key, value in _numbers(self.selfplay).items()}
         lengths = self.selfplay.stats.lengths
         counters["lengths"] = list(lengths)[len(lengths) - min(counters["games"], len(lengths)) :]

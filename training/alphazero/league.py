@@ -30,7 +30,7 @@ import numpy as np
 from satellites_env.core.checks import quoted
 
 from ..common.checkpoint import CheckpointError, check_shape, load_weights
-from .network import PolicyValueNet
+from ..common.network import PolicyValueNet
 
 #: the PFSP weightings `league.weighting` names
 WEIGHTINGS = ("hard", "variance", "uniform")

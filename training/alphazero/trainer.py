@@ -40,13 +40,20 @@ import numba
 import numpy as np
 import torch
 
+from ..common.network import (
+    PolicyValueNet,
+    masked_entropy,
+    network_for,
+    resolve_device,
+    reuse_freed_memory,
+)
+from ..common.policy_agent import PolicyAgent
 from ..common.run import Counters, Player, Trainer, rng_state, set_rng_state
 from ..distributed.pool import GeneratorPool, one_thread_each, open_pool
-from .agent import AZAgent, PolicyAgent, load_network, play_search_games
+from .agent import AZAgent, load_network, play_search_games
 from .config import AZConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
 from .league import League, Member
-from .network import PolicyValueNet, masked_entropy, network_for, resolve_device, reuse_freed_memory
 from .replay import ReplayBuffer, make_batch
 from .selfplay import SelfPlayStats
 

@@ -37,7 +37,7 @@ from satellites_env.core.checks import quoted
 #: where self-play runs (training/distributed/pool.py): in this process in turn, in threads,
 #: or in Ray actors
 BACKENDS = ("local", "thread", "ray")
-#: the trunk's normalisations (training/alphazero/network.py)
+#: the trunk's normalisations (training/common/network.py)
 NORMS = ("group", "none")
 #: a config file larger than this is not a config (and YAML aliases cannot blow it up)
 MAX_CONFIG_BYTES = 1 << 20

@@ -14,7 +14,7 @@ from training.common.config import MAX_MOVES, Config, ConfigError, EvalConfig, s
 
 @dataclass
 class PPOModelConfig:
-    """`model:` the residual CNN (training/alphazero/network.py) and PPO's prior."""
+    """`model:` the residual CNN (training/common/network.py) and PPO's prior."""
 
     channels: int = setting(64, 8, 1024, doc="width of the residual CNN (a multiple of 8)")
     blocks: int = setting(4, 1, 64, doc="residual blocks in the trunk")

@@ -19,7 +19,8 @@ from satellites_env.agents.lookahead import action_values, new_child_buffer
 from satellites_env.core.engine import N_ACTIONS, new_work
 from satellites_env.core.game import Game
 
-from ..alphazero.network import PolicyValueNet, mask_logits
+from ..common.network import PolicyValueNet, mask_logits
+from ..common.policy_agent import PolicyAgent
 
 
 class LookaheadFeatures:
@@ -56,8 +57,6 @@ class LookaheadFeatures:
 class PriorNet(PolicyValueNet):
     """The network with the lookahead prior: logits + `lookahead_weight` x the lookahead values
     (B, 3217) of the positions, a learned scalar that starts at `lookahead`."""
-
-    uses_lookahead = True
 
     def __init__(
         self,
@@ -106,12 +105,25 @@ class PriorNet(PolicyValueNet):
         return torch.from_numpy(self._features.of(game, mask))[None]
 
 
-def network_for(model) -> PolicyValueNet:
-    """A fresh network of a PPO config's `model:` section: with the prior when
-    `model.lookahead > 0`, else the network alone."""
-    if model.lookahead:
-        return PriorNet(model.channels, model.blocks, model.lookahead)
-    return PolicyValueNet(model.channels, model.blocks)
+class PriorAgent(PolicyAgent):
+    """The raw policy of a network with the prior (`checkpoint:PATH` of such a run): each move
+    adds the game's lookahead values to the logits, so it needs the game, not only the planes
+    (`policy` is a ValueError)."""
+
+    planes_only = False
+
+    def _logits(
+        self, x: torch.Tensor, mask: torch.Tensor, game: Game | None, legal: np.ndarray
+    ) -> torch.Tensor:
+        lookahead = None if game is None else self.net.lookahead_values(game, legal).to(x.device)
+        logits, _ = self.net.masked_forward(x, mask, lookahead)
+        return logits
+
+
+def policy_agent(net: PolicyValueNet, **options) -> PolicyAgent:
+    """The raw-policy agent of a network (`PolicyAgent`'s options): a `PriorAgent` for one
+    with the prior."""
+    return (PriorAgent if isinstance(net, PriorNet) else PolicyAgent)(net, **options)
 
 
 def network_from_shape(shape: dict) -> PolicyValueNet:
@@ -129,6 +141,6 @@ def masked_logits(
     lookahead: torch.Tensor | None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """`net.masked_forward` with the lookahead values where the network has the prior."""
-    if net.uses_lookahead:
+    if isinstance(net, PriorNet):
         return net.masked_forward(observation, mask, lookahead)
     return net.masked_forward(observation, mask)

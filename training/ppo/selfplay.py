@@ -43,10 +43,10 @@ from satellites_env.observation import (
     observe_states,
 )
 
-from ..alphazero.network import PolicyValueNet, sample_masked
+from ..common.network import PolicyValueNet, sample_masked
 from ..distributed.generator import SampleBatch, split
 from .config import SelfPlayConfig
-from .prior import LookaheadFeatures, masked_logits, network_from_shape
+from .prior import LookaheadFeatures, PriorNet, masked_logits, network_from_shape
 from .shaping import potential
 
 LEARNER = "learner"
@@ -279,7 +279,7 @@ class SelfPlayGenerator:
                 continue
             fill_observation(game.state, player, game.max_moves, self._obs[i], self.scratch)
             self._masks[i] = game.legal_mask()
-            if self.net.uses_lookahead:  # pool snapshots share the learner's shape
+            if isinstance(self.net, PriorNet):  # pool snapshots share the learner's shape
                 self._features.fill(game, self._masks[i], self._lookaheads[i])
             groups.setdefault(controller, []).append(i)
         actions = np.zeros(len(self.slots), dtype=np.int64)
@@ -302,7 +302,9 @@ class SelfPlayGenerator:
     def _sample(self, net: PolicyValueNet, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
         obs = torch.from_numpy(self._obs[indices].reshape(-1, *OBSERVATION_SHAPE))
         mask = torch.from_numpy(self._masks[indices])
-        lookahead = torch.from_numpy(self._lookaheads[indices]) if net.uses_lookahead else None
+        lookahead = (
+            torch.from_numpy(self._lookaheads[indices]) if isinstance(net, PriorNet) else None
+        )
         was_training = net.training
         net.eval()
         logits, _ = masked_logits(net, obs, mask, lookahead)
@@ -324,7 +326,7 @@ class SelfPlayGenerator:
                 trajectory.states.append(game.state.copy())
                 trajectory.observations.append(self._obs[i].reshape(OBSERVATION_SHAPE).copy())
                 trajectory.masks.append(self._masks[i].copy())
-                if self.net.uses_lookahead:
+                if isinstance(self.net, PriorNet):
                     trajectory.lookaheads.append(self._lookaheads[i].copy())
                 trajectory.actions.append(int(actions[i]))
                 trajectory.log_probs.append(float(log_probs[i]))

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import torch
 
-from ..alphazero.agent import PolicyAgent
 from ..common.checkpoint import CheckpointError, check_weights, load_weights
+from ..common.policy_agent import PolicyAgent
 from ..common.run import Counters, Player, Trainer
 from ..distributed.pool import GeneratorPool, open_pool
 from .config import PPOConfig
-from .prior import network_for, network_from_shape
+from .prior import network_from_shape, policy_agent
 from .selfplay import make_generator
 from .update import build_batch, ppo_update
 
@@ -41,7 +41,7 @@ class PPOCounters(Counters):
 
 def policy_player(net: torch.nn.Module) -> PolicyAgent:
     """The learner's policy as an evaluation agent (its most likely legal action)."""
-    return PolicyAgent(net, spec=LEARNER)
+    return policy_agent(net, spec=LEARNER)
 
 
 class PPOTrainer(Trainer):
@@ -58,7 +58,10 @@ class PPOTrainer(Trainer):
         # weights included: the same config gives the same run.
         random.seed(config.seed)
         torch.manual_seed(config.seed)
-        self.net = network_for(config.model)
+        model = config.model
+        self.net = network_from_shape(
+            {"channels": model.channels, "blocks": model.blocks, "lookahead": model.lookahead}
+        )
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.ppo.learning_rate)
         self.update_generator = torch.Generator().manual_seed(config.seed + 1)
         self.snapshots: list[dict] = []  # the opponent pool: past learners' state dicts

@@ -15,9 +15,9 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ..alphazero.network import PolicyValueNet, masked_entropy
+from ..common.network import PolicyValueNet, masked_entropy
 from .config import PPOUpdateConfig
-from .prior import masked_logits
+from .prior import PriorNet, masked_logits
 from .selfplay import Trajectory
 
 
@@ -106,7 +106,7 @@ def build_batch(
         torch.from_numpy(normalised),
         torch.from_numpy(returns),
         torch.from_numpy(np.stack([v for t in trajectories for v in t.lookaheads]))
-        if net.uses_lookahead
+        if isinstance(net, PriorNet)
         else None,
     )
 

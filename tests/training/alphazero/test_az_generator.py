@@ -21,11 +21,11 @@ from test_az_training import TINY, quiet
 
 from training.alphazero.config import AZConfig
 from training.alphazero.generator import AZGenerator, Collector, build_selfplay, make_generator
-from training.alphazero.network import Evaluator, build_network
 from training.alphazero.replay import FIELDS, ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer
 from training.common.config import ConfigError, DistributedConfig
+from training.common.network import BatchedInference, build_network
 from training.distributed.generator import Generator
 from training.distributed.pool import BACKENDS
 
@@ -59,7 +59,7 @@ def assert_same_run(a: AZTrainer, b: AZTrainer) -> None:
 
 def test_one_local_worker_is_exactly_the_run_of_one_selfplay(tmp_path):
     """The fingerprint of the learner before the generator pool: the same tiny run played by
-    a straight `SelfPlay.play(n, Evaluator(net), buffer)` loop, as the trainer did."""
+    a straight `SelfPlay.play(n, BatchedInference(net), buffer)` loop, as the trainer did."""
     config = AZConfig.from_dict(FINGERPRINT)
     pooled = AZTrainer(config, tmp_path / "pool", console=quiet())
     for _ in range(7):
@@ -71,7 +71,7 @@ def test_one_local_worker_is_exactly_the_run_of_one_selfplay(tmp_path):
         before = (selfplay.stats.positions, selfplay.stats.games, selfplay.search.evaluations)
         torch.set_num_threads(1)
         added = selfplay.play(
-            config.positions_per_iteration, Evaluator(straight.net), straight.buffer
+            config.positions_per_iteration, BatchedInference(straight.net), straight.buffer
         )
         torch.set_num_threads(config.threads)
         c.positions += selfplay.stats.positions - before[0]
@@ -136,7 +136,7 @@ def test_the_generator_delivers_each_finished_game_once_with_its_counters():
     # the same positions, in the same order, as one SelfPlay playing into a buffer directly
     reference = ReplayBuffer(1000)
     for _ in range(4):
-        direct.play(25, Evaluator(generator.net), reference)
+        direct.play(25, BatchedInference(generator.net), reference)
     for name in FIELDS:
         assert np.array_equal(getattr(buffer, name), getattr(reference, name)), name
 

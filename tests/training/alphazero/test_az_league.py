@@ -10,12 +10,12 @@ from test_az_training import TINY
 from satellites_env.core.engine import TO_MOVE
 from training.alphazero.config import AZConfig
 from training.alphazero.league import League, Member, pfsp_weights
-from training.alphazero.network import Evaluator, build_network
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer
 from training.common.checkpoint import CheckpointError
 from training.common.config import ConfigError, config_from_dict
+from training.common.network import BatchedInference, build_network
 
 LEAGUE = {
     **TINY,
@@ -38,7 +38,7 @@ class Counting:
     """An evaluator that counts the positions it is asked for."""
 
     def __init__(self, net):
-        self.evaluate, self.rows = Evaluator(net), 0
+        self.evaluate, self.rows = BatchedInference(net), 0
 
     def __call__(self, obs, policy_rows=None):
         self.rows += len(obs)
@@ -89,7 +89,7 @@ def test_league_games_search_with_the_members_network_and_store_the_learners_mov
 
 def test_a_member_that_leaves_finishes_its_games_and_no_league_is_self_play():
     config = AZConfig.from_dict(LEAGUE).search
-    learner = Evaluator(build_network(8, 1, seed=0))
+    learner = BatchedInference(build_network(8, 1, seed=0))
     selfplay = SelfPlay(config, seed=3, league_share=1.0)
     a = Counting(build_network(8, 1, seed=1))
     selfplay.set_league([("a", a)], [1.0])

@@ -8,8 +8,8 @@ from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.game import Game
 from training.alphazero.agent import AZAgent
-from training.alphazero.network import Evaluator, build_network
 from training.alphazero.search import BatchedSearch, considered_visits, search_options
+from training.common.network import BatchedInference, build_network
 
 
 def uniform(obs, policy_rows=None):
@@ -112,7 +112,7 @@ def test_improved_policy_is_a_distribution_over_the_legal_actions_only():
         if engine.status(state) == engine.ONGOING:
             states.append(state)
     torch.manual_seed(0)
-    evaluate = Evaluator(build_network(16, 1, seed=0))
+    evaluate = BatchedInference(build_network(16, 1, seed=0))
     gumbel = rng.gumbel(size=(len(states), 256)).astype(np.float32)
     _, policies = run_search(states, 8, evaluate, gumbel)
     for state, (actions, probs) in zip(states, policies, strict=False):
@@ -212,7 +212,7 @@ def test_landing_values_head_reads_the_map_of_the_moving_value():
     """With landing_values, a move's logit is the landing map of the value on its from-cell,
     at its landing cell (plus the move head, zeroed here)."""
     from satellites_env.observation import observe
-    from training.alphazero.network import LANDING
+    from training.common.network import LANDING
 
     net = build_network(16, 1, seed=0, landing_values=True)
     torch.nn.init.zeros_(net.move_head.weight)
@@ -276,7 +276,7 @@ def test_the_network_plugs_into_the_uct_search_as_its_evaluator():
     game.play(int(game.legal_actions()[5]))
     legal = np.flatnonzero(game.legal_mask())
     evaluation = evaluator.evaluate(game.state, legal, game.max_moves)
-    logits, value = Evaluator(net)(
+    logits, value = BatchedInference(net)(
         observe(game.state, game.to_move, game.max_moves, engine.new_work())[None]
     )
     expected = np.exp(logits[0, legal] - logits[0, legal].max())

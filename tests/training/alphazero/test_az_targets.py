@@ -24,13 +24,14 @@ from satellites_env.core.board import N_ACTIONS, N_CELLS, PASS_ACTION
 from satellites_env.core.game import Game
 from satellites_env.core.state import TO_MOVE
 from satellites_env.observation import observe
-from training.alphazero.agent import AZAgent, PolicyAgent
+from training.alphazero.agent import AZAgent
 from training.alphazero.config import AZSearchConfig
-from training.alphazero.network import build_network
 from training.alphazero.replay import ReplayBuffer, make_batch
 from training.alphazero.search import NEED_ROOT, SLOTS, BatchedSearch
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.symmetry import ACTION_MAP, INVERSE, transform_mask, transform_planes
+from training.common.network import build_network
+from training.common.policy_agent import PolicyAgent
 
 
 def noisy_logits(obs, policy_rows=None):
@@ -160,8 +161,6 @@ def test_search_with_a_knowledgeable_value_beats_random():
 
 class _Recorder(torch.nn.Module):
     """A fake network: records its input, puts the largest logit on `favourite`."""
-
-    uses_lookahead = False
 
     def __init__(self, favourite):
         super().__init__()

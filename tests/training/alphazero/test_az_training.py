@@ -7,13 +7,14 @@ import torch
 from rich.console import Console
 
 from satellites_env.core.game import Game
-from training.alphazero.agent import AZAgent, PolicyAgent, load_network
+from training.alphazero.agent import AZAgent, load_network
 from training.alphazero.config import AZConfig
-from training.alphazero.network import Evaluator, build_network
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer
 from training.common.config import ConfigError
+from training.common.network import BatchedInference, build_network
+from training.common.policy_agent import PolicyAgent
 
 TINY = {
     "seed": 3,
@@ -105,7 +106,7 @@ def test_same_seed_same_self_play():
         net = build_network(8, 1, seed=0)
         buffer = ReplayBuffer(1000)
         selfplay = SelfPlay(config, seed=5)
-        selfplay.play(150, Evaluator(net), buffer)
+        selfplay.play(150, BatchedInference(net), buffer)
         return buffer
 
     a, b = run(), run()
@@ -126,7 +127,7 @@ def test_policy_agent_acts_from_the_observation_alone():
 
 
 def test_device_auto_is_the_cpu_without_a_gpu_and_cuda_is_refused_then():
-    from training.alphazero.network import resolve_device
+    from training.common.network import resolve_device
 
     assert resolve_device("cpu") == torch.device("cpu")
     if not torch.cuda.is_available():

@@ -71,9 +71,6 @@ class ResidualBlock(nn.Module):
 class PolicyValueNet(nn.Module):
     """Residual CNN: (B, 10, 10, 22) observations -> (B, 3217) logits, (B,) values in [-1, 1]."""
 
-    #: True for a network whose logits need the one-ply lookahead values (PPO's prior)
-    uses_lookahead = False
-
     def __init__(
         self, channels: int = 64, blocks: int = 4, landing_values: bool = False, norm: str = "group"
     ):
@@ -265,9 +262,11 @@ def reuse_freed_memory() -> bool:
     )
 
 
-class Evaluator:
-    """`evaluator(obs, policy_rows=None)` -> (logits, values) as float32 numpy arrays, one
-    forward pass in inference mode on the network's device (the search's network call). With
+class BatchedInference:
+    """The Gumbel search's network call (not an MCTS
+    [`Evaluator`][satellites_env.agents.mcts.Evaluator]): `infer(obs, policy_rows=None)` ->
+    (logits, values) as float32 numpy arrays, one batched forward pass in inference mode on
+    the network's device. With
     `policy_rows` (indices into obs) the logits are those rows' only: the policy heads (a
     quarter of az_quick's forward pass) skip the positions whose value alone the search needs.
 
