@@ -865,7 +865,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="train a policy by self-play (the learner the config names: PPO or AlphaZero)",
         description="Train a policy by self-play: the learner the config names "
         "(PPO or AlphaZero), into a run folder that --resume continues. "
-        "az_quick, the main job, takes about 9 minutes on 2 cores. " + COMPILE_NOTE,
+        "az_quick, the main job, takes about 11 minutes on 2 cores. " + COMPILE_NOTE,
     )
     tr.add_argument(
         "--config",
