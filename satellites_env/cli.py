@@ -135,6 +135,23 @@ PORT = int_in(0, 65535)
 MINUTES = float_in(0, 10**6)
 
 
+def add_seed(parser: argparse.ArgumentParser, of: str) -> None:
+    """`--seed`, default 0: the seed `of` what (for the help)."""
+    parser.add_argument(
+        "--seed", type=SEED, default=0, help=f"seed of {of}, 0-4294967295 (default 0)"
+    )
+
+
+def add_max_moves(parser: argparse.ArgumentParser) -> None:
+    """`--max-moves`, the move cap (R20), default DEFAULT_MAX_MOVES."""
+    parser.add_argument(
+        "--max-moves",
+        type=MAX_MOVES,
+        default=DEFAULT_MAX_MOVES,
+        help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})",
+    )
+
+
 # --------------------------------------------------------------------------- evaluate
 
 
@@ -376,12 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=100,
         help="games per pairing, 1-1000000 (colours balanced; default 100)",
     )
-    ev.add_argument(
-        "--seed",
-        type=SEED,
-        default=0,
-        help="seed of the set-ups and agents, 0-4294967295 (default 0)",
-    )
+    add_seed(ev, "the set-ups and agents")
     ev.add_argument(
         "--workers",
         type=WORKERS,
@@ -389,12 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="games in parallel, 1-256: processes (Ray actors with --ray), one "
         "CPU thread each; at most one per core pays off (default 1)",
     )
-    ev.add_argument(
-        "--max-moves",
-        type=MAX_MOVES,
-        default=DEFAULT_MAX_MOVES,
-        help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})",
-    )
+    add_max_moves(ev)
     add_ray_option(
         ev,
         "play the games in --workers Ray actors: alone, a local Ray; with an "
@@ -430,24 +437,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="red",
         help="your colour; red moves first (default red)",
     )
-    pl.add_argument(
-        "--seed",
-        type=SEED,
-        default=0,
-        help="seed of the set-up and the agent, 0-4294967295 (default 0)",
-    )
+    add_seed(pl, "the set-up and the agent")
     pl.add_argument(
         "--render",
         choices=("ansi", "human"),
         default="ansi",
         help="ansi: boards in the terminal; human: also a window (default ansi)",
     )
-    pl.add_argument(
-        "--max-moves",
-        type=MAX_MOVES,
-        default=DEFAULT_MAX_MOVES,
-        help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})",
-    )
+    add_max_moves(pl)
     pl.add_argument(
         "--save",
         type=path_arg,
@@ -468,12 +465,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="address to listen on (default 127.0.0.1: this machine only; "
         "0.0.0.0 or :: for every address; an empty one is refused)",
     )
-    sv.add_argument(
-        "--max-moves",
-        type=MAX_MOVES,
-        default=DEFAULT_MAX_MOVES,
-        help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})",
-    )
+    add_max_moves(sv)
     sv.add_argument("--open", action="store_true", help="open the page in the web browser")
 
     rp = sub.add_parser("replay", help="show a saved game: HTML page, GIF or boards")
@@ -501,18 +493,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     dm = sub.add_parser("demo", help="play and render one game between two agents")
-    dm.add_argument(
-        "--seed",
-        type=SEED,
-        default=0,
-        help="seed of the set-up and the agents, 0-4294967295 (default 0)",
-    )
-    dm.add_argument(
-        "--max-moves",
-        type=MAX_MOVES,
-        default=DEFAULT_MAX_MOVES,
-        help=f"move cap (R20), 1-1000000 (default {DEFAULT_MAX_MOVES})",
-    )
+    add_seed(dm, "the set-up and the agents")
+    add_max_moves(dm)
     dm.add_argument("--gif", type=path_arg, default=None, help="save the game as an animated GIF")
     dm.add_argument(
         "--frame-size",
