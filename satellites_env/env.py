@@ -148,15 +148,8 @@ class raw_env(AECEnv):
     original go on alike and apart. A `"human"` env's window is not copied: the copy opens
     its own on its first render.
 
-    Args:
-        render_mode: None, `"ansi"` (text), `"rgb_array"` (an RGB frame), `"svg"` (an SVG
-            document) or `"human"` (a pygame window, shown on every reset and step).
-        max_moves: the move cap (R20), from 1 to `MAX_MOVES_LIMIT`: after this many completed
-            moves the game stops and is scored as a truncation.
-        screen_size: the frame size in pixels for `"rgb_array"` and `"human"`, from 64 to 4096.
-
-    Raises:
-        ValueError: an argument out of its range or of the wrong type, named in the message.
+    It takes the arguments of [`env`][satellites_env.env.env] (`render_mode`, `max_moves`,
+    `screen_size`), with the same checks.
     """
 
     metadata: ClassVar[dict] = {
@@ -341,6 +334,12 @@ class raw_env(AECEnv):
         self._renderer.close()
 
 
+def _forwarded(name: str) -> property:
+    """A property of ClassicWrapper reading the raw env's attribute `name` (AttributeError
+    before reset)."""
+    return property(lambda self: getattr(self._raw(name), name))
+
+
 class ClassicWrapper(OrderEnforcingWrapper):
     """PettingZoo's classic wrapper stack over `raw_env` in one layer: what
     `TerminateIllegalWrapper(illegal_reward=-1)`, `AssertOutOfBoundsWrapper` and
@@ -371,33 +370,17 @@ class ClassicWrapper(OrderEnforcingWrapper):
             raise AttributeError(f"{name} cannot be accessed before reset")
         return self.env
 
-    @property
-    def agent_selection(self) -> str:
-        return self._raw("agent_selection").agent_selection
+    def _reset_needed(self, method: str) -> None:
+        if not self._has_reset:
+            raise ResetNeededError(f"call reset() before {method}()")
 
-    @property
-    def agents(self) -> list[str]:
-        return self._raw("agents").agents
-
-    @property
-    def rewards(self) -> dict[str, float]:
-        return self._raw("rewards").rewards
-
-    @property
-    def terminations(self) -> dict[str, bool]:
-        return self._raw("terminations").terminations
-
-    @property
-    def truncations(self) -> dict[str, bool]:
-        return self._raw("truncations").truncations
-
-    @property
-    def infos(self) -> dict[str, dict]:
-        return self._raw("infos").infos
-
-    @property
-    def _cumulative_rewards(self) -> dict[str, float]:
-        return self._raw("_cumulative_rewards")._cumulative_rewards
+    agent_selection = _forwarded("agent_selection")
+    agents = _forwarded("agents")
+    rewards = _forwarded("rewards")
+    terminations = _forwarded("terminations")
+    truncations = _forwarded("truncations")
+    infos = _forwarded("infos")
+    _cumulative_rewards = _forwarded("_cumulative_rewards")
 
     @property
     def possible_agents(self) -> list[str]:
@@ -413,13 +396,11 @@ class ClassicWrapper(OrderEnforcingWrapper):
         self._has_updated = True
 
     def observe(self, agent: str):
-        if not self._has_reset:
-            raise ResetNeededError("call reset() before observe()")
+        self._reset_needed("observe")
         return self.env.observe(agent)
 
     def last(self, observe: bool = True):
-        if not self._has_reset:
-            raise ResetNeededError("call reset() before last()")
+        self._reset_needed("last")
         env = self.env
         agent = env.agent_selection
         return (
@@ -431,8 +412,7 @@ class ClassicWrapper(OrderEnforcingWrapper):
         )
 
     def step(self, action) -> None:
-        if not self._has_reset:
-            raise ResetNeededError("call reset() before step()")
+        self._reset_needed("step")
         if not self.env.agents:
             self._has_updated = True
             EnvLogger.warn_step_after_terminated_truncated()
@@ -441,13 +421,11 @@ class ClassicWrapper(OrderEnforcingWrapper):
         self._has_updated = True
 
     def render(self):
-        if not self._has_reset:
-            raise ResetNeededError("call reset() before render()")
+        self._reset_needed("render")
         return self.env.render()
 
     def state(self) -> np.ndarray:
-        if not self._has_reset:
-            raise ResetNeededError("call reset() before state()")
+        self._reset_needed("state")
         return self.env.state()
 
 

@@ -68,6 +68,12 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
+def kind_at(path: Path) -> str:
+    """'a file', 'a FIFO (named pipe)', ...: what is at an existing path that is no folder."""
+    mode = path.stat().st_mode
+    return "a file" if stat.S_ISREG(mode) else kind_of(mode)
+
+
 def check_output(path: str | Path, what: str = "output file") -> os.stat_result | None:
     """Refuse an output path that exists and is not a regular file (a symbolic link
     included); return its stat, or None when nothing is there yet."""

@@ -1,15 +1,56 @@
-"""Single key presses from a terminal, for `satellites replay` stepping through a game.
+"""The terminal: the console every command prints on, progress bars, and single key presses.
+
+`console` (standard output) and `errors` (standard error) are the rich consoles of the
+`satellites` command; `say` prints a line that is never read as markup, and `progress_bar`
+is the bar its long steps show.
 
 `read_key` returns a key name (``"right"``, ``"left"``, ``"home"``, ``"end"``,
-``"space"``, ``"enter"``, ``"escape"``, or the character typed) without waiting for Enter.
-It needs a terminal on standard input (`interactive`); elsewhere the caller prints
-instead of stepping. Ctrl-C raises KeyboardInterrupt as usual; Ctrl-D reads as ``"eof"``.
+``"space"``, ``"enter"``, ``"escape"``, or the character typed) without waiting for Enter,
+for `satellites replay` stepping through a game. It needs a terminal on standard input
+(`interactive`); elsewhere the caller prints instead of stepping. Ctrl-C raises
+KeyboardInterrupt as usual; Ctrl-D reads as ``"eof"``.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+# Long messages stay on one line (greppable); tables keep their columns when piped to a file.
+console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+errors = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+class CliError(ValueError):
+    """A user error found by the command line itself (an output path, a refused folder...)."""
+
+
+def say(message: str) -> None:
+    """Print a plain line: text from users, files or errors is never read as rich markup."""
+    console.print(message, markup=False, highlight=False)
+
+
+def progress_bar(label: str = "{task.description}", **options: Any) -> Progress:
+    """A progress bar on `console`: the label, the bar, done of total and the time taken.
+
+    Args:
+        label: The text before the bar (a rich format string; the default is the task's
+            description).
+        **options: Passed to rich's `Progress` (`transient`, `disable`).
+    """
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        **options,
+    )
+
 
 _SEQUENCES = {
     "[A": "up",

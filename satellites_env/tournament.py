@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import signal
-import stat
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
@@ -47,7 +46,7 @@ from .files import (
     check_output_file,
     check_output_folder,
     fallback_folders,
-    kind_of,
+    kind_at,
     make_folders,
     read_input,
     stamp,
@@ -166,12 +165,6 @@ class HoldCtrlC:
 # --------------------------------------------------------------------------- continuing
 
 
-def _kind_of(path: Path) -> str:
-    """'a file', 'a FIFO (named pipe)', ...: what is at an existing path that is no folder."""
-    mode = path.stat().st_mode
-    return "a file" if stat.S_ISREG(mode) else kind_of(mode)
-
-
 def check_records_folder(path: Path, settings: dict | None = None) -> dict[int, GameRecord]:
     """Check a records folder before any game is played.
 
@@ -195,7 +188,7 @@ def check_records_folder(path: Path, settings: dict | None = None) -> dict[int, 
         )
     if path.exists() and not path.is_dir():
         raise TournamentError(
-            f"--records {quoted_path(path)} is {_kind_of(path)}; give a new or empty folder"
+            f"--records {quoted_path(path)} is {kind_at(path)}; give a new or empty folder"
         )
     finished: dict[int, GameRecord] = {}
     if path.is_dir() and any(path.iterdir()):

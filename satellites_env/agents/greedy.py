@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.engine import new_work
 from ..core.game import Game
 from .base import Agent
-from .lookahead import action_values, new_child_buffer
+from .lookahead import Lookahead
 
 TIE = 1e-9
 
@@ -23,22 +22,13 @@ class GreedyAgent(Agent):
 
     def __init__(self, seed: int | None = None):
         super().__init__(seed)
-        self._scratch = new_work()
-        self._child = new_child_buffer()
+        self._lookahead = Lookahead()
 
     def act(self, game: Game) -> int:
         legal = game.legal_actions()
         if len(legal) == 1:
             return int(legal[0])
         values = np.empty(len(legal))
-        action_values(
-            game.state,
-            legal,
-            1 - 2 * game.to_move,
-            game.max_moves,
-            self._scratch,
-            self._child,
-            values,
-        )
+        self._lookahead.values(game, legal, values)
         best = np.flatnonzero(values >= values.max() - TIE)
         return int(legal[best[self.rng.integers(len(best))]])

@@ -6,7 +6,8 @@ import numpy as np
 from numba import njit
 
 from ..core.board import N_ACTIONS, N_CELLS, N_PUSH_ACTIONS, PUSH_BASE
-from ..core.engine import ONGOING, apply_unchecked, fill_legal_mask, game_status
+from ..core.engine import ONGOING, apply_unchecked, fill_legal_mask, game_status, new_work
+from ..core.game import Game
 from ..core.state import PENDING_PUSHES, PENDING_TARGET, STATE_LEN
 from .heuristic import final_result, heuristic_value
 
@@ -74,3 +75,26 @@ def rollout_value(state, depth, max_moves, scratch, mask):
 
 def new_child_buffer() -> np.ndarray:
     return np.zeros((2, STATE_LEN), dtype=np.int32)
+
+
+class Lookahead:
+    """One-ply lookahead values of a game's actions, with the buffers they need (one instance
+    per thread of play)."""
+
+    def __init__(self):
+        self._scratch = new_work()
+        self._child = new_child_buffer()
+
+    def values(self, game: Game, actions: np.ndarray, out: np.ndarray) -> None:
+        """out[i] = the value of playing actions[i] for the player to move, as `greedy` scores
+        it (`action_values`: +-10 for a won or lost game, 0 for a draw, the heuristic in
+        (-1, 1) otherwise; a displacement is worth its best push)."""
+        action_values(
+            game.state,
+            actions,
+            1 - 2 * game.to_move,
+            game.max_moves,
+            self._scratch,
+            self._child,
+            out,
+        )

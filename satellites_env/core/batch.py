@@ -339,11 +339,10 @@ def random_legal_actions(masks, counts, seed, step, out):
     n, width = masks.shape
     full = width - width % _BLOCK
     for i in prange(n):
-        count = counts[i]
-        if count <= 0:
+        pick = _random_pick(seed, i, step, counts[i])
+        if pick < 0:
             out[i] = -1
             continue
-        pick = np.int64(_mix(_stream_key(seed, i, step)) % np.uint64(count))
         row = masks[i]
         start = 0
         while start < full:
@@ -353,6 +352,15 @@ def random_legal_actions(masks, counts, seed, step, out):
             pick -= ones
             start += _BLOCK
         out[i] = _nth_set(row, start, pick)
+
+
+@njit(cache=True)
+def _random_pick(seed, i, step, count):
+    """Which of game i's `count` legal actions to play at `step`: uniform in [0, count), from
+    the SplitMix64 stream keyed by (seed, i, step); -1 when count <= 0."""
+    if count <= 0:
+        return np.int64(-1)
+    return np.int64(_mix(_stream_key(seed, i, step)) % np.uint64(count))
 
 
 @njit(cache=True)
@@ -386,11 +394,10 @@ def random_legal_actions_of(states, masks, counts, seed, step, out):
     legal action left is the pass (R19)."""
     n = masks.shape[0]
     for i in prange(n):
-        count = counts[i]
-        if count <= 0:
+        pick = _random_pick(seed, i, step, counts[i])
+        if pick < 0:
             out[i] = -1
             continue
-        pick = np.int64(_mix(_stream_key(seed, i, step)) % np.uint64(count))
         row = masks[i]
         state = states[i]
         if state[PENDING_TARGET] != NO_PENDING:

@@ -17,6 +17,8 @@ displaced satellite waits off the board in ``PENDING_PIECE`` until the push acti
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 import numpy as np
 
 from .board import (
@@ -125,15 +127,20 @@ def check_state_rows(states: object) -> None:
             raise ValueError(f"state row {start + row}: {what}")
 
 
+def _int_array(value: object, length: int) -> TypeGuard[np.ndarray]:
+    """Whether `value` is an integer numpy array of shape (length,)."""
+    return (
+        isinstance(value, np.ndarray)
+        and value.shape == (length,)
+        and np.issubdtype(value.dtype, np.integer)
+    )
+
+
 def state_array(state: object) -> np.ndarray:
     """`state` itself when it is an integer array of shape (STATE_LEN,), else ValueError
     naming it. The cheap check of the engine's Python functions: a non-array, a wrong shape
     or a float array never reaches a kernel (the values are checked by `check_state`)."""
-    if (
-        isinstance(state, np.ndarray)
-        and state.shape == (STATE_LEN,)
-        and np.issubdtype(state.dtype, np.integer)
-    ):
+    if _int_array(state, STATE_LEN):
         return state
     raise ValueError(
         f"state must be an integer array of shape ({STATE_LEN},) (from "
@@ -144,11 +151,7 @@ def state_array(state: object) -> np.ndarray:
 def board_array(board: object) -> np.ndarray:
     """`board` itself when it is an integer array of shape (N_CELLS,), else ValueError naming
     it (the board functions' cheap check, as `state_array`)."""
-    if (
-        isinstance(board, np.ndarray)
-        and board.shape == (N_CELLS,)
-        and np.issubdtype(board.dtype, np.integer)
-    ):
+    if _int_array(board, N_CELLS):
         return board
     raise ValueError(
         f"board must be an integer array of shape ({N_CELLS},) (a state's first "

@@ -249,6 +249,17 @@ async def _body(request: Request) -> dict:
     return data
 
 
+async def _body_or_error(request: Request) -> dict | Response:
+    """The JSON object of a POST's body (`_body`), or the answer refusing it: 403 for a
+    request from another origin, 400 for a bad body."""
+    try:
+        return await _body(request)
+    except CrossOriginError as error:
+        return _error(str(error), 403)
+    except RequestError as error:
+        return _error(str(error))
+
+
 def create_app(
     opponent: str = "random",
     max_moves: int = DEFAULT_MAX_MOVES,
@@ -293,12 +304,9 @@ def create_app(
         return HTMLResponse(play_page(opponent))
 
     async def new_game(request: Request) -> Response:
-        try:
-            body = await _body(request)
-        except CrossOriginError as error:
-            return _error(str(error), 403)
-        except RequestError as error:
-            return _error(str(error))
+        body = await _body_or_error(request)
+        if isinstance(body, Response):
+            return body
         unknown = sorted(set(body) - {"color", "seed", "spn"})
         if unknown:
             return _error(
@@ -330,12 +338,9 @@ def create_app(
         return await guarded(work)
 
     async def move(request: Request) -> Response:
-        try:
-            body = await _body(request)
-        except CrossOriginError as error:
-            return _error(str(error), 403)
-        except RequestError as error:
-            return _error(str(error))
+        body = await _body_or_error(request)
+        if isinstance(body, Response):
+            return body
 
         def work():
             session = session_of(request)

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from satellites_env import cli
+from satellites_env import cli, terminal_game
 from satellites_env import tournament as tournaments
 from satellites_env.core import Game
 from satellites_env.record import GameRecord
@@ -33,7 +33,7 @@ def no_games(monkeypatch):
         raise AssertionError("a game was played before the error")
 
     monkeypatch.setattr(tournaments, "run_tournament", refuse)
-    monkeypatch.setattr(cli, "make_agent", refuse)
+    monkeypatch.setattr(terminal_game, "make_agent", refuse)
 
 
 @pytest.fixture

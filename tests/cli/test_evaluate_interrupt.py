@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from satellites_env import arena, cli
+from satellites_env import arena, cli, tournament_view
 from satellites_env import tournament as tournaments
 from satellites_env.arena import TournamentInterrupted, run_tournament, tournament_result
 
@@ -394,7 +394,9 @@ def test_ctrl_c_between_the_last_game_and_its_files_loses_nothing(
     expected, expected_records = reference
     out, records = tmp_path / "out.json", tmp_path / "rec"
     module, name = (
-        (tournaments, "run_tournament") if moment == "tournament" else (cli, "results_table")
+        (tournaments, "run_tournament")
+        if moment == "tournament"
+        else (tournament_view, "results_table")
     )
     real = getattr(module, name)
     monkeypatch.setattr(module, name, ctrl_c_after(real))

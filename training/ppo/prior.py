@@ -15,8 +15,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from satellites_env.agents.lookahead import action_values, new_child_buffer
-from satellites_env.core.engine import N_ACTIONS, new_work
+from satellites_env.agents.lookahead import Lookahead
+from satellites_env.core.engine import N_ACTIONS
 from satellites_env.core.game import Game
 
 from ..common.network import PolicyValueNet, mask_logits
@@ -27,8 +27,7 @@ class LookaheadFeatures:
     """Reusable buffers for `fill`; one instance per thread of play."""
 
     def __init__(self):
-        self._scratch = new_work()
-        self._child = new_child_buffer()
+        self._lookahead = Lookahead()
         self._values = np.empty(N_ACTIONS, dtype=np.float64)
 
     def fill(self, game: Game, mask: np.ndarray, out: np.ndarray) -> None:
@@ -36,15 +35,7 @@ class LookaheadFeatures:
         out[:] = 0.0
         legal = np.flatnonzero(mask)
         values = self._values[: len(legal)]
-        action_values(
-            game.state,
-            legal,
-            1 - 2 * game.to_move,
-            game.max_moves,
-            self._scratch,
-            self._child,
-            values,
-        )
+        self._lookahead.values(game, legal, values)
         out[legal] = values
 
     def of(self, game: Game, mask: np.ndarray) -> np.ndarray:
