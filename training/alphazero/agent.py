@@ -12,7 +12,6 @@ value), as OpenSpiel's MCTS is. A network plugs into it through `NetworkEvaluato
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,70 +20,15 @@ import torch
 
 from satellites_env.agents.base import Agent
 from satellites_env.agents.mcts import Evaluation, Evaluator
-from satellites_env.core.checks import quoted_path
 from satellites_env.core.engine import N_ACTIONS, TO_MOVE, new_work
 from satellites_env.core.game import Game
 from satellites_env.observation import observe
 
-from ..common.checkpoint import CheckpointError, check_shape, load_checkpoint, load_weights
+from ..common.checkpoint import CheckpointError, load_network, load_payload, resolve
 from ..common.network import BatchedInference, PolicyValueNet
 from ..common.policy_agent import PolicyAgent
 from .config import AZSearchConfig
 from .search import IDLE, NEED_ROOT, BatchedSearch, search_options
-
-#: The shipped network (`az:pretrained[:SIMS]`, `checkpoint:pretrained`): the final network of
-#: the `az_standard` config; docs/pretrained.md is its model card.
-PRETRAINED = Path(__file__).with_name("pretrained.pt")
-
-
-def resolve(path: str | Path) -> Path:
-    """`pretrained` names the shipped network; any other path is itself."""
-    return PRETRAINED if str(path) == "pretrained" else Path(path)
-
-
-def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]:
-    """A checked checkpoint payload (a path, `pretrained`, or a payload already loaded)."""
-    return (
-        path_or_payload
-        if isinstance(path_or_payload, dict)
-        else load_checkpoint(resolve(path_or_payload))
-    )
-
-
-def load_network(
-    path_or_payload: str | Path | dict[str, Any],
-    where: str | Path | None = None,
-    build: Callable[[dict], PolicyValueNet] | None = None,
-) -> PolicyValueNet:
-    """The checked network of a checkpoint of either learner.
-
-    Args:
-        path_or_payload: A checkpoint's path, `pretrained`, or a payload already loaded.
-        where: The file a payload was loaded from, which errors name.
-        build: The blank network of the checkpoint's checked `model_shape` (PPO's
-            `network_from_shape` gives PPO's networks their prior). Without it, the network
-            alone: a PPO network with the lookahead prior is refused.
-
-    Raises:
-        CheckpointError: A file, shape or weights that are not a network's.
-    """
-    if where is None:
-        where = "<payload>" if isinstance(path_or_payload, dict) else resolve(path_or_payload)
-    payload = load_payload(path_or_payload)
-    shape = check_shape(payload.get("model_shape"), where)
-    if build is None:
-        if shape.pop("lookahead", 0.0):
-            raise CheckpointError(
-                f"checkpoint {quoted_path(where)} holds a PPO network with the "
-                f"lookahead prior, which needs the game as well as the planes: "
-                f"play it as checkpoint:PATH"
-            )
-        build = _network_of_shape
-    return load_weights(build(shape), payload.get("model"), where)
-
-
-def _network_of_shape(shape: dict) -> PolicyValueNet:
-    return PolicyValueNet(**shape)
 
 
 def search_settings(payload: dict[str, Any]) -> AZSearchConfig:

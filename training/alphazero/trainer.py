@@ -40,6 +40,7 @@ import numba
 import numpy as np
 import torch
 
+from ..common.checkpoint import load_network
 from ..common.network import (
     PolicyValueNet,
     masked_entropy,
@@ -50,7 +51,7 @@ from ..common.network import (
 from ..common.policy_agent import PolicyAgent
 from ..common.run import Counters, Player, Trainer, rng_state, set_rng_state
 from ..distributed.pool import GeneratorPool, one_thread_each, open_pool
-from .agent import AZAgent, load_network, play_search_games
+from .agent import AZAgent, play_search_games
 from .config import AZConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
 from .league import League, Member

@@ -12,7 +12,8 @@ loader uses is checked for type and range: a damaged or hand-edited file is a
 CheckpointError naming the file and the field, never a traceback from deep inside torch.
 
 Every file goes through `load_checkpoint`, and every network is filled through
-`load_weights`. What they accept:
+`load_weights`; `load_network` gives the checked network of a checkpoint of either learner
+(or of the shipped one, `pretrained`). What they accept:
 
 * tensors anywhere in the file: plain dense tensors in CPU memory (`torch.strided` layout,
   any strides); a sparse (COO, CSR, ...), quantized, nested or meta tensor, or a tensor
@@ -27,10 +28,10 @@ import math
 import os
 import pickle
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -40,6 +41,7 @@ from satellites_env.files import open_output
 from satellites_env.observation import N_PLANES
 
 from .config import NORMS
+from .network import PolicyValueNet
 
 FORMAT = "satellites-checkpoint"
 #: the format this code writes; 2 holds the run state of `training.common.run`
@@ -49,6 +51,8 @@ READABLE = (1, 2)
 #: bounds on a checkpoint's network shape (the config allows no more)
 MAX_CHANNELS = 1024
 MAX_BLOCKS = 64
+
+Net = TypeVar("Net", bound=torch.nn.Module)
 
 
 class CheckpointError(ValueError):
@@ -327,9 +331,7 @@ def check_optimizer_state(state: Any, params: list[torch.Tensor]) -> None:
                 )
 
 
-def load_weights(
-    net: torch.nn.Module, weights: Any, path: str | Path = "?", key: str = "model"
-) -> torch.nn.Module:
+def load_weights(net: Net, weights: Any, path: str | Path = "?", key: str = "model") -> Net:
     """`net` with a checkpoint's state dict loaded, in eval mode.
 
     Args:
@@ -384,3 +386,59 @@ def load_weights(
             f"{getattr(net, 'shape', '')}: {' '.join(first[:3])[:300]}"
         ) from None
     return net.eval()
+
+
+#: The shipped network (`az:pretrained[:SIMS]`, `checkpoint:pretrained`): the final network of
+#: the `az_standard` config; docs/pretrained.md is its model card. It is package data of the
+#: learner that trained it (`training.alphazero`); both learners' agents load it from here.
+PRETRAINED = Path(__file__).parents[1] / "alphazero" / "pretrained.pt"
+
+
+def resolve(path: str | Path) -> Path:
+    """`pretrained` names the shipped network; any other path is itself."""
+    return PRETRAINED if str(path) == "pretrained" else Path(path)
+
+
+def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]:
+    """A checked checkpoint payload (a path, `pretrained`, or a payload already loaded)."""
+    return (
+        path_or_payload
+        if isinstance(path_or_payload, dict)
+        else load_checkpoint(resolve(path_or_payload))
+    )
+
+
+def load_network(
+    path_or_payload: str | Path | dict[str, Any],
+    where: str | Path | None = None,
+    build: Callable[[dict[str, Any]], PolicyValueNet] | None = None,
+) -> PolicyValueNet:
+    """The checked network of a checkpoint of either learner.
+
+    Args:
+        path_or_payload: A checkpoint's path, `pretrained`, or a payload already loaded.
+        where: The file a payload was loaded from, which errors name.
+        build: The blank network of the checkpoint's checked `model_shape` (PPO's
+            `network_from_shape` gives PPO's networks their prior). Without it, the network
+            alone: a PPO network with the lookahead prior is refused.
+
+    Raises:
+        CheckpointError: A file, shape or weights that are not a network's.
+    """
+    if where is None:
+        where = "<payload>" if isinstance(path_or_payload, dict) else resolve(path_or_payload)
+    payload = load_payload(path_or_payload)
+    shape = check_shape(payload.get("model_shape"), where)
+    if build is None:
+        if shape.pop("lookahead", 0.0):
+            raise CheckpointError(
+                f"checkpoint {quoted_path(where)} holds a PPO network with the "
+                f"lookahead prior, which needs the game as well as the planes: "
+                f"play it as checkpoint:PATH"
+            )
+        build = _network_of_shape
+    return load_weights(build(shape), payload.get("model"), where)
+
+
+def _network_of_shape(shape: dict[str, Any]) -> PolicyValueNet:
+    return PolicyValueNet(**shape)

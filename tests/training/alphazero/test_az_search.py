@@ -238,7 +238,7 @@ def test_a_norm_free_trunk_starts_as_the_identity_learns_its_gains_and_round_tri
     (non-negative) input through unchanged; the gains get gradients, the network has no
     GroupNorm, and the flag survives a checkpoint round trip."""
     from satellites_env.observation import observe
-    from training.alphazero.agent import load_network
+    from training.common.checkpoint import load_network
 
     net = build_network(16, 2, seed=0, landing_values=True, norm="none")
     assert not any(isinstance(m, torch.nn.GroupNorm) for m in net.modules())
@@ -268,7 +268,8 @@ def test_the_network_plugs_into_the_uct_search_as_its_evaluator():
     from satellites_env.agents import MCTSAgent, make_agent
     from satellites_env.arena import match
     from satellites_env.observation import observe
-    from training.alphazero.agent import NetworkEvaluator, load_network
+    from training.alphazero.agent import NetworkEvaluator
+    from training.common.checkpoint import load_network
 
     net = load_network("pretrained")
     evaluator = NetworkEvaluator(net)
