@@ -52,7 +52,14 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, states, actions, policy, value, policy_weight) -> None:
+    def add(
+        self,
+        states: np.ndarray,
+        actions: np.ndarray,
+        policy: np.ndarray,
+        value: np.ndarray,
+        policy_weight: np.ndarray,
+    ) -> None:
         """Add n positions (arrays with a leading axis n); the oldest are overwritten."""
         n = len(states)
         for start in range(0, n, self.capacity):
@@ -95,10 +102,12 @@ class ReplayBuffer:
         checkpoint must fail here, with nothing of it loaded."""
         if not isinstance(data, dict):
             raise ValueError("replay must be a mapping")
-        numbers = {key: data.get(key) for key in ("capacity", "size", "cursor", "added")}
-        for key, value in numbers.items():
+        numbers: dict[str, int] = {}
+        for key in ("capacity", "size", "cursor", "added"):
+            value = data.get(key)
             if type(value) is not int or value < 0:
                 raise ValueError(f"replay.{key} must be an int >= 0, got {value!r}")
+            numbers[key] = value
         if numbers["capacity"] != self.capacity:
             raise ValueError(
                 f"replay buffer capacity {numbers['capacity']} in the checkpoint, "

@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import torch
 
@@ -169,11 +169,14 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     norm = shape.get("norm", "group")
     if not (type(norm) is str and norm in NORMS):
         raise CheckpointError(f"{where}.norm must be one of {', '.join(NORMS)}, got {norm!r}")
-    channels, blocks = shape.get("channels"), shape.get("blocks")
-    lookahead = shape.get("lookahead", 0.0)
-    for key, value in (("channels", channels), ("blocks", blocks)):
+    sizes: dict[str, int] = {}
+    for key in ("channels", "blocks"):
+        value = shape.get(key)
         if type(value) is not int:
             raise CheckpointError(f"{where}.{key} must be an int, got {value!r}")
+        sizes[key] = value
+    channels, blocks = sizes["channels"], sizes["blocks"]
+    lookahead = shape.get("lookahead", 0.0)
     if not (8 <= channels <= MAX_CHANNELS and channels % 8 == 0):
         raise CheckpointError(
             f"{where}.channels must be a multiple of 8 in [8, {MAX_CHANNELS}], got {channels}"
@@ -291,8 +294,13 @@ def check_results(results: Any) -> None:
         if not (isinstance(opponent, str) and isinstance(result, dict)):
             raise TypeError(f"evaluation result for {opponent!r} is not a mapping")
         counts = [result.get(k) for k in ("games", "a_wins", "b_wins", "draws")]
-        if any(type(n) is not int or n < 0 for n in counts) or counts[0] < 1:
+        if not are_counts(counts) or counts[0] < 1:
             raise ValueError(f"evaluation result for {opponent!r} has bad counts: {counts}")
+
+
+def are_counts(values: list[Any], below: int | None = None) -> TypeGuard[list[int]]:
+    """Whether every value is an int (a bool is not one) >= 0, and < `below` when given."""
+    return all(type(n) is int and n >= 0 and (below is None or n < below) for n in values)
 
 
 #: the largest counter a run can reach (a million positions a second for thirty years)
