@@ -111,7 +111,7 @@ class AZAgent(Agent):
         """The improved policy of a search from `game` (action -> probability)."""
         self.act(game)
         finished = self._player_for(game.max_moves).search.finished
-        n = int(finished.count[0])
+        n = int(finished.n_legal[0])
         return {
             int(a): float(p)
             for a, p in zip(finished.actions[0, :n], finished.policy[0, :n], strict=False)

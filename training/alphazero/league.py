@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -131,7 +132,7 @@ class League:
             ],
         }
 
-    def load_state_dict(self, state: dict, path: str | Path) -> None:
+    def load_state_dict(self, state: Any, path: str | Path) -> None:
         """The members of a checkpoint, each field checked (damage is a CheckpointError)."""
 
         def bad(what: str) -> CheckpointError:

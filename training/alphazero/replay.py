@@ -15,6 +15,8 @@ symmetries drawn at random (states, planes and action ids transformed together).
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 import torch
 from numba import njit, prange
@@ -35,6 +37,20 @@ from .symmetry import ACTION_MAP, CELL_MAP, DIR_MAP, transform_state_into
 
 #: What a stored position holds (the arrays of `ReplayBuffer.add`, in its order).
 FIELDS = ("states", "actions", "policy", "value", "policy_weight")
+
+
+class PositionSink(Protocol):
+    """Where self-play puts the positions of its finished games: the learner's
+    `ReplayBuffer`, or a generator's `Collector` that hands them on to the learner."""
+
+    def add(
+        self,
+        states: np.ndarray,
+        actions: np.ndarray,
+        policy: np.ndarray,
+        value: np.ndarray,
+        policy_weight: np.ndarray,
+    ) -> None: ...
 
 
 class ReplayBuffer:

@@ -91,6 +91,16 @@ def section(kind: Callable[[], T], doc: str = "") -> T:
     return field(default_factory=kind, metadata={"doc": doc})
 
 
+class NetworkSettings(typing.Protocol):
+    """A config's `model:` section, as far as building a network of it needs
+    ([`network_for`][training.common.network.network_for])."""
+
+    channels: int
+    blocks: int
+    landing_values: bool
+    norm: str
+
+
 @dataclass
 class EvalConfig:
     """`eval:` how the learner's policy is measured during and after the run."""

@@ -99,6 +99,7 @@ from .checkpoint import (
     save_checkpoint,
 )
 from .config import Config, ConfigError, build, differences, flatten
+from .network import PolicyValueNet
 from .runlock import LOCK_NAME, RunLock
 from .tensorboard import log_game
 
@@ -275,13 +276,13 @@ class Player:
     Ray actors and evaluation processes."""
 
     key: str
-    build: Callable[[torch.nn.Module], Agent]
-    network: Callable[[dict], torch.nn.Module]
-    batched: Callable[[torch.nn.Module, str, list[int], int, int], Games] | None = None
+    build: Callable[[PolicyValueNet], Agent]
+    network: Callable[[dict[str, Any]], PolicyValueNet]
+    batched: Callable[[PolicyValueNet, str, list[int], int, int], Games] | None = None
 
     def play(
         self,
-        net: torch.nn.Module,
+        net: PolicyValueNet,
         opponent: str,
         opponent_seed: int,
         games: list[int],
@@ -298,7 +299,7 @@ class Player:
 class HoldsNetwork(Protocol):
     """A self-play generator, as far as an evaluation on its actor needs it."""
 
-    net: torch.nn.Module
+    net: PolicyValueNet
 
 
 def play_match_games(generator: HoldsNetwork, player: Player, *args: Any) -> Games:
@@ -412,7 +413,7 @@ class Trainer(abc.ABC):
         self._generator_states: list[dict] | None = None  # the workers' streams while none runs
         # evaluation processes (with distributed.workers > 1)
         self._eval_pool: Workers | None = None
-        self.net: torch.nn.Module
+        self.net: PolicyValueNet
         self.optimizer: torch.optim.Optimizer
         torch.set_num_threads(config.threads)
         configure_threads()  # torch is imported: numba's idle threads may sleep
