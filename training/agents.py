@@ -16,8 +16,8 @@ from pathlib import Path
 from satellites_env.agents.base import Agent, AgentSpecError, parse_int_argument
 from satellites_env.core.checks import quoted
 
-from .alphazero.agent import PRETRAINED, AZAgent, load_network, resolve
-from .common.checkpoint import CheckpointError
+from .alphazero.agent import AZAgent
+from .common.checkpoint import PRETRAINED, CheckpointError, load_network, resolve
 from .common.policy_agent import PolicyAgent, check_temperature
 from .ppo.prior import network_from_shape, policy_agent
 

@@ -19,8 +19,12 @@ from test_training import tiny_config as _tiny_config
 
 from satellites_env.agents import make_agent
 from satellites_env.core import Game
-from training.alphazero.agent import load_network
-from training.common.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from training.common.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    load_network,
+    save_checkpoint,
+)
 from training.common.config import ConfigError, config_from_dict
 from training.common.network import PolicyValueNet
 from training.common.policy_agent import THREADS_VARIABLE, PolicyAgent

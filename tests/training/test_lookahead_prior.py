@@ -13,8 +13,7 @@ from satellites_env.agents.heuristic import final_result, heuristic_value
 from satellites_env.core import Game
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.engine import new_work
-from training.alphazero.agent import load_network
-from training.common.checkpoint import load_checkpoint
+from training.common.checkpoint import load_checkpoint, load_network
 from training.common.config import ConfigError, config_from_dict
 from training.ppo.prior import LookaheadFeatures, PriorNet, network_from_shape
 from training.ppo.trainer import PPOTrainer

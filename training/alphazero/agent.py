@@ -12,7 +12,6 @@ value), as OpenSpiel's MCTS is. A network plugs into it through `NetworkEvaluato
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,70 +20,15 @@ import torch
 
 from satellites_env.agents.base import Agent
 from satellites_env.agents.mcts import Evaluation, Evaluator
-from satellites_env.core.checks import quoted_path
 from satellites_env.core.engine import N_ACTIONS, TO_MOVE, new_work
 from satellites_env.core.game import Game
 from satellites_env.observation import observe
 
-from ..common.checkpoint import CheckpointError, check_shape, load_checkpoint, load_weights
+from ..common.checkpoint import CheckpointError, load_network, load_payload, resolve
 from ..common.network import BatchedInference, PolicyValueNet
 from ..common.policy_agent import PolicyAgent
 from .config import AZSearchConfig
-from .search import IDLE, NEED_ROOT, BatchedSearch, search_options
-
-#: The shipped network (`az:pretrained[:SIMS]`, `checkpoint:pretrained`): the final network of
-#: the `az_standard` config; docs/pretrained.md is its model card.
-PRETRAINED = Path(__file__).with_name("pretrained.pt")
-
-
-def resolve(path: str | Path) -> Path:
-    """`pretrained` names the shipped network; any other path is itself."""
-    return PRETRAINED if str(path) == "pretrained" else Path(path)
-
-
-def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]:
-    """A checked checkpoint payload (a path, `pretrained`, or a payload already loaded)."""
-    return (
-        path_or_payload
-        if isinstance(path_or_payload, dict)
-        else load_checkpoint(resolve(path_or_payload))
-    )
-
-
-def load_network(
-    path_or_payload: str | Path | dict[str, Any],
-    where: str | Path | None = None,
-    build: Callable[[dict], PolicyValueNet] | None = None,
-) -> PolicyValueNet:
-    """The checked network of a checkpoint of either learner.
-
-    Args:
-        path_or_payload: A checkpoint's path, `pretrained`, or a payload already loaded.
-        where: The file a payload was loaded from, which errors name.
-        build: The blank network of the checkpoint's checked `model_shape` (PPO's
-            `network_from_shape` gives PPO's networks their prior). Without it, the network
-            alone: a PPO network with the lookahead prior is refused.
-
-    Raises:
-        CheckpointError: A file, shape or weights that are not a network's.
-    """
-    if where is None:
-        where = "<payload>" if isinstance(path_or_payload, dict) else resolve(path_or_payload)
-    payload = load_payload(path_or_payload)
-    shape = check_shape(payload.get("model_shape"), where)
-    if build is None:
-        if shape.pop("lookahead", 0.0):
-            raise CheckpointError(
-                f"checkpoint {quoted_path(where)} holds a PPO network with the "
-                f"lookahead prior, which needs the game as well as the planes: "
-                f"play it as checkpoint:PATH"
-            )
-        build = _network_of_shape
-    return load_weights(build(shape), payload.get("model"), where)
-
-
-def _network_of_shape(shape: dict) -> PolicyValueNet:
-    return PolicyValueNet(**shape)
+from .search import IDLE, NEED_ROOT, BatchedSearch, SearchOptions, search_options
 
 
 def search_settings(payload: dict[str, Any]) -> AZSearchConfig:
@@ -115,7 +59,7 @@ class AZAgent(Agent):
 
     def __init__(
         self,
-        path_or_payload,
+        path_or_payload: str | Path | dict[str, Any] | PolicyValueNet,
         simulations: int = 32,
         seed: int | None = None,
         settings: AZSearchConfig | None = None,
@@ -140,7 +84,7 @@ class AZAgent(Agent):
     def settings_suffix(self) -> str:
         return f":{self.simulations}"
 
-    def options(self, max_moves: int):
+    def options(self, max_moves: int) -> SearchOptions:
         """The options of this agent's search in games of `max_moves` moves at most."""
         s = self.settings
         return search_options([self.simulations], s.max_considered, s.c_visit, s.c_scale, max_moves)
@@ -148,9 +92,7 @@ class AZAgent(Agent):
     def act(self, game: Game) -> int:
         if game.is_over:
             raise ValueError("the game is over: no action to choose")
-        player = self._player
-        if player is None or player.search.max_moves != game.max_moves:
-            player = self._player = BatchedPlayer.of(self, 1, game.max_moves)
+        player = self._player_for(game.max_moves)
         player.start(0, game.state)
         while not len(player.step()):
             pass
@@ -158,11 +100,18 @@ class AZAgent(Agent):
         assert 0 <= action < N_ACTIONS
         return action
 
+    def _player_for(self, max_moves: int) -> BatchedPlayer:
+        """The search of one game of `max_moves` moves at most (kept between moves)."""
+        player = self._player
+        if player is None or player.search.max_moves != max_moves:
+            player = self._player = BatchedPlayer(self.net, self.options(max_moves), False, 1)
+        return player
+
     def search_policy(self, game: Game) -> dict[int, float]:
         """The improved policy of a search from `game` (action -> probability)."""
         self.act(game)
-        finished = self._player.search.finished
-        n = int(finished.count[0])
+        finished = self._player_for(game.max_moves).search.finished
+        n = int(finished.n_legal[0])
         return {
             int(a): float(p)
             for a, p in zip(finished.actions[0, :n], finished.policy[0, :n], strict=False)
@@ -181,7 +130,7 @@ class BatchedPlayer:
     position after it, `action[b]` the move, `done[b]` and `winner[b]` whether and how that
     ended the game."""
 
-    def __init__(self, net: PolicyValueNet, options, raw_move: bool, games: int):
+    def __init__(self, net: PolicyValueNet, options: SearchOptions, raw_move: bool, games: int):
         self.search = BatchedSearch(games, options)
         self.search.tree.phase[:] = IDLE
         self.raw_move = int(raw_move)
@@ -258,7 +207,8 @@ def play_search_games(
     rivals = [] if batched_rival else [first, *(make_agent(opponent, seed=0) for _ in games[1:])]
     for i, rival in zip(games, rivals, strict=False):
         rival.reset(seed=10_000 * (seed + i) + 8)
-    search = BatchedPlayer.of(AZAgent(net, simulations, settings=settings), n, max_moves)
+    searcher = AZAgent(net, simulations, settings=settings)
+    search = BatchedPlayer(net, searcher.options(max_moves), False, n)
     searches = [p for p in (search, batched_rival) if p is not None]
     waiting = np.zeros(n, bool)  # a player searches the game's next move
     while True:
@@ -268,7 +218,9 @@ def play_search_games(
             while not batched_rival and not game.is_over and game.to_move != ours[b]:
                 game.play(rivals[b].act(game))
             if not game.is_over:
-                (search if game.to_move == ours[b] else batched_rival).start(b, game.state)
+                mover = search if game.to_move == ours[b] else batched_rival
+                assert mover is not None  # a rival without a batched form moved above
+                mover.start(b, game.state)
                 waiting[b] = True
         if not waiting.any():
             break

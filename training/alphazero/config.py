@@ -213,12 +213,11 @@ class AZConfig(Config, learner="alphazero"):
     def check_files(self) -> None:
         super().check_files()
         if self.init:
-            from satellites_env.agents import make_agent
-
+            from ..common.checkpoint import load_network
             from ..common.network import network_for
 
-            try:  # the network an az: agent loads (through the agent registry)
-                shape = make_agent(f"az:{self.init}:1", seed=0).net.shape
+            try:  # the network the trainer starts from
+                shape = load_network(self.init).shape
             except ValueError as error:
                 raise ConfigError(f"init: {error}") from None
             wanted = network_for(self.model).shape

@@ -81,7 +81,7 @@ class Collector:
         self._signature = inspect.signature(add)
         self._calls: list[dict[str, Any]] = []
 
-    def add(self, *args, **kwargs) -> None:
+    def add(self, *args: Any, **kwargs: Any) -> None:
         bound = self._signature.bind(None, *args, **kwargs)  # None: the buffer's `self`
         arguments = dict(bound.arguments)
         arguments.pop(next(iter(self._signature.parameters)))
@@ -151,7 +151,9 @@ class AZGenerator:
         before = _numbers(self.selfplay)
         collector = Collector()
         added = self.selfplay.play(n, BatchedInference(self.net), collector) if n > 0 else 0
-        counters = {key: value - before[key] for key, value in _numbers(self.selfplay).items()}
+        counters: dict[str, Any] = {
+            key: value - before[key] for key, value in _numbers(self.selfplay).items()
+        }
         lengths = self.selfplay.stats.lengths
         counters["lengths"] = list(lengths)[len(lengths) - min(counters["games"], len(lengths)) :]
         counters["league"], self.selfplay.league_results = self.selfplay.league_results, {}
@@ -170,10 +172,10 @@ class AZGenerator:
 
 def add_batches(
     batches: list[SampleBatch], buffer: ReplayBuffer, stats: SelfPlayStats
-) -> dict[str, int]:
+) -> dict[str, Any]:
     """Put the batches' positions into `buffer` (in the order given: worker order) and their
     counters into `stats`; returns the counters summed, with `samples` (positions added)."""
-    played: dict = {"samples": 0, "league": {}}
+    played: dict[str, Any] = {"samples": 0, "league": {}}
     for batch in batches:
         if batch.count:
             buffer.add(**batch.samples)

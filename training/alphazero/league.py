@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from satellites_env.core.checks import quoted
 
-from ..common.checkpoint import CheckpointError, check_shape, load_weights
+from ..common.checkpoint import CheckpointError, are_counts, check_shape, load_weights
 from ..common.network import PolicyValueNet
 
 #: the PFSP weightings `league.weighting` names
@@ -131,7 +132,7 @@ class League:
             ],
         }
 
-    def load_state_dict(self, state: dict, path: str | Path) -> None:
+    def load_state_dict(self, state: Any, path: str | Path) -> None:
         """The members of a checkpoint, each field checked (damage is a CheckpointError)."""
 
         def bad(what: str) -> CheckpointError:
@@ -147,10 +148,7 @@ class League:
             if not isinstance(item, dict) or not isinstance(item.get("name"), str):
                 raise bad("member must be a mapping with a name")
             counts = [item.get(key) for key in ("games", "wins", "draws")]
-            if (
-                not all(type(n) is int and 0 <= n < 2**62 for n in counts)
-                or counts[1] + counts[2] > counts[0]
-            ):
+            if not are_counts(counts, below=2**62) or counts[1] + counts[2] > counts[0]:
                 raise bad(
                     f"member {item['name']!r}: games, wins and draws must be counts "
                     f"with wins + draws <= games, got {counts}"

@@ -15,6 +15,8 @@ symmetries drawn at random (states, planes and action ids transformed together).
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 import torch
 from numba import njit, prange
@@ -37,6 +39,20 @@ from .symmetry import ACTION_MAP, CELL_MAP, DIR_MAP, transform_state_into
 FIELDS = ("states", "actions", "policy", "value", "policy_weight")
 
 
+class PositionSink(Protocol):
+    """Where self-play puts the positions of its finished games: the learner's
+    `ReplayBuffer`, or a generator's `Collector` that hands them on to the learner."""
+
+    def add(
+        self,
+        states: np.ndarray,
+        actions: np.ndarray,
+        policy: np.ndarray,
+        value: np.ndarray,
+        policy_weight: np.ndarray,
+    ) -> None: ...
+
+
 class ReplayBuffer:
     def __init__(self, capacity: int):
         self.capacity = int(capacity)
@@ -52,7 +68,14 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, states, actions, policy, value, policy_weight) -> None:
+    def add(
+        self,
+        states: np.ndarray,
+        actions: np.ndarray,
+        policy: np.ndarray,
+        value: np.ndarray,
+        policy_weight: np.ndarray,
+    ) -> None:
         """Add n positions (arrays with a leading axis n); the oldest are overwritten."""
         n = len(states)
         for start in range(0, n, self.capacity):
@@ -95,10 +118,12 @@ class ReplayBuffer:
         checkpoint must fail here, with nothing of it loaded."""
         if not isinstance(data, dict):
             raise ValueError("replay must be a mapping")
-        numbers = {key: data.get(key) for key in ("capacity", "size", "cursor", "added")}
-        for key, value in numbers.items():
+        numbers: dict[str, int] = {}
+        for key in ("capacity", "size", "cursor", "added"):
+            value = data.get(key)
             if type(value) is not int or value < 0:
                 raise ValueError(f"replay.{key} must be an int >= 0, got {value!r}")
+            numbers[key] = value
         if numbers["capacity"] != self.capacity:
             raise ValueError(
                 f"replay buffer capacity {numbers['capacity']} in the checkpoint, "

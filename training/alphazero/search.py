@@ -42,10 +42,10 @@ The maths follow mctx's ``gumbel_muzero_policy``:
 * interior nodes: argmax of ``softmax(logits + sigma(completed q)) - N(a) / (1 + sum N)``.
 
 Data: the B trees and their games live in one record of arrays, `Tree` (a named tuple
-that numba takes as one argument; its fields are listed once, in ``TREE_FIELDS``, so a new
-per-node quantity is one line there), the settings in one `SearchOptions`, and each
-finished search lands in one `Finished` record. The rules are reached through the
-engine API ([`satellites_env.core.engine`][satellites_env.core.engine]).
+that numba takes as one argument; its arrays are allocated from ``TREE_FIELDS``, so a new
+per-node quantity is a line there and its typed name in `Tree`), the settings in one
+`SearchOptions`, and each finished search lands in one `Finished` record. The rules are
+reached through the engine API ([`satellites_env.core.engine`][satellites_env.core.engine]).
 
 Values: the player to move can stay the same (the push of a displacement, grace moves), so a
 node's value sum is kept from the view of the player to move *at that node*, and the sign
@@ -56,7 +56,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections import namedtuple
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -139,13 +140,24 @@ def revisit_table(table: np.ndarray, budgets: list[int]) -> np.ndarray:
 
 # --------------------------------------------------------------------------- records
 
-#: The settings of a search: sigma's constants, the move cap of the games searched (R20),
-#: and the schedule of each budget (``kind``): its simulations, considered root actions,
-#: sequential-halving table and revisit depth.
-SearchOptions = namedtuple(
-    "SearchOptions",
-    ["c_visit", "c_scale", "max_moves", "budgets", "considered", "table", "revisits"],
-)
+
+#: The network call of a search: (obs, policy rows) -> (logits, values), as `BatchedSearch`
+#: says; [`BatchedInference`][training.common.network.BatchedInference] is one.
+Evaluate = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+class SearchOptions(NamedTuple):
+    """The settings of a search: sigma's constants, the move cap of the games searched (R20),
+    and the schedule of each budget (``kind``): its simulations, considered root actions,
+    sequential-halving table and revisit depth."""
+
+    c_visit: float
+    c_scale: float
+    max_moves: int
+    budgets: np.ndarray
+    considered: np.ndarray
+    table: np.ndarray
+    revisits: np.ndarray
 
 
 def search_options(
@@ -170,8 +182,8 @@ def search_options(
 
 
 #: Every array of the B trees and their games: (name, scope, trailing shape, dtype, initial
-#: value). "node" arrays are (B, nodes, ...), "game" arrays (B, ...). The one place to add a
-#: quantity: the record, its allocation and the kernels' access all follow from this table.
+#: value). "node" arrays are (B, nodes, ...), "game" arrays (B, ...). A new quantity is a row
+#: here and its typed name in `Tree` (a test checks that they agree); the allocation follows.
 TREE_FIELDS = (
     # per node
     ("node_state", "node", (STATE_LEN,), np.int32, 0),  # the position at the node
@@ -204,7 +216,39 @@ TREE_FIELDS = (
     ("work", "game", WORK_SHAPE, np.int32, 0),
     ("sigma", "game", (SLOTS,), np.float32, 0),
 )
-Tree = namedtuple("Tree", [f[0] for f in TREE_FIELDS])
+
+
+class Tree(NamedTuple):
+    """The arrays of B trees and their games, one per `TREE_FIELDS` row, in its order."""
+
+    node_state: np.ndarray
+    node_parent: np.ndarray
+    node_visits: np.ndarray
+    node_value_sum: np.ndarray
+    node_raw: np.ndarray
+    node_terminal: np.ndarray
+    node_policy: np.ndarray
+    node_children: np.ndarray
+    child_action: np.ndarray
+    child_logit: np.ndarray
+    child_node: np.ndarray
+    game_state: np.ndarray
+    num_nodes: np.ndarray
+    phase: np.ndarray
+    kind: np.ndarray
+    sim: np.ndarray
+    pending: np.ndarray
+    gumbel: np.ndarray
+    raw_move: np.ndarray
+    eval_flag: np.ndarray
+    refill: np.ndarray
+    eval_row: np.ndarray
+    logit_row: np.ndarray
+    obs: np.ndarray
+    mask: np.ndarray
+    work: np.ndarray
+    sigma: np.ndarray
+
 
 #: One finished search per game and step (``ready[b]``): the position searched, the move
 #: played, the improved policy over its legal actions, the root value after the search, its
@@ -213,7 +257,7 @@ FINISHED_FIELDS = (
     ("ready", (), np.int8),
     ("state", (STATE_LEN,), np.int32),
     ("action", (), np.int32),
-    ("count", (), np.int32),
+    ("n_legal", (), np.int32),
     ("actions", (SLOTS,), np.int16),
     ("policy", (SLOTS,), np.float32),
     ("value", (), np.float32),
@@ -222,7 +266,22 @@ FINISHED_FIELDS = (
     ("done", (), np.int8),
     ("winner", (), np.int32),
 )
-Finished = namedtuple("Finished", [f[0] for f in FINISHED_FIELDS])
+
+
+class Finished(NamedTuple):
+    """The arrays of the finished searches, one per `FINISHED_FIELDS` row, in its order."""
+
+    ready: np.ndarray
+    state: np.ndarray
+    action: np.ndarray
+    n_legal: np.ndarray
+    actions: np.ndarray
+    policy: np.ndarray
+    value: np.ndarray
+    kind: np.ndarray
+    searched: np.ndarray
+    done: np.ndarray
+    winner: np.ndarray
 
 
 def new_tree(games: int, nodes: int) -> Tree:
@@ -521,7 +580,7 @@ def _finish_search(t, b, options, searched, out):
     out.ready[b] = 1
     out.state[b, :] = t.node_state[b, 0]
     out.action[b] = action
-    out.count[b] = n
+    out.n_legal[b] = n
     out.value[b] = t.node_value_sum[b, 0] / max(t.node_visits[b, 0], 1)
     out.kind[b] = t.kind[b]
     out.searched[b] = searched
@@ -607,7 +666,9 @@ class BatchedSearch:
     def needs_root(self) -> np.ndarray:
         return np.flatnonzero(self.tree.phase == NEED_ROOT)
 
-    def step(self, evaluate, route: np.ndarray | None = None) -> None:
+    def step(
+        self, evaluate: Evaluate | Sequence[Evaluate], route: np.ndarray | None = None
+    ) -> None:
         """One simulation step of every search; `evaluate` as the class docstring says, or,
         with `route` (an evaluator index per game), a sequence of evaluators."""
         t = self.tree
@@ -622,11 +683,12 @@ class BatchedSearch:
         t.logit_row[:] = -1
         if len(rows):
             obs = t.obs[rows].reshape(len(rows), 10, 10, N_PLANES)
-            logits, values = (
-                evaluate(obs, policy)
-                if route is None
-                else _evaluate_routed(evaluate, route[rows], obs, policy)
-            )
+            if route is None:
+                assert callable(evaluate), "one evaluator without a route"
+                logits, values = evaluate(obs, policy)
+            else:
+                assert not callable(evaluate), "a sequence of evaluators with a route"
+                logits, values = _evaluate_routed(evaluate, route[rows], obs, policy)
             if len(logits) == len(rows):  # the logits of every row
                 t.logit_row[rows[policy]] = policy
             elif len(logits) == len(policy):
@@ -655,7 +717,9 @@ class BatchedSearch:
         self.steps += 1
 
 
-def _evaluate_routed(evaluators, owner: np.ndarray, obs: np.ndarray, policy_rows: np.ndarray):
+def _evaluate_routed(
+    evaluators: Sequence[Evaluate], owner: np.ndarray, obs: np.ndarray, policy_rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Each row's position evaluated by `evaluators[owner[row]]`, one call per evaluator with
     all of its rows, the answers put together: (logits of the policy rows, values)."""
     owners = np.unique(owner)

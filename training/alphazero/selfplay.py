@@ -37,9 +37,11 @@ goes to the replay buffer.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from satellites_env.agents import make_agent
 from satellites_env.core import engine
@@ -48,8 +50,8 @@ from satellites_env.core.game import Game
 
 from .agent import BatchedPlayer
 from .config import AZSearchConfig
-from .replay import ReplayBuffer
-from .search import IDLE, NEED_ROOT, SLOTS, BatchedSearch, search_options
+from .replay import PositionSink
+from .search import IDLE, NEED_ROOT, SLOTS, BatchedSearch, Evaluate, search_options
 from .seats import AGENT, MEMBER, RAW, SeatPolicy, stored
 
 CHEAP, FULL = 0, 1
@@ -115,12 +117,12 @@ class SelfPlay:
         # flight (a league seat MEMBER + k is league_table[k]); route: who searches each
         # game's current move, 0 the network, k league_table[k - 1]
         self.league_share = league_share
-        self.league_table: list[tuple[str, object]] = []
+        self.league_table: list[tuple[str, Evaluate]] = []
         self.route = np.zeros(config.games, np.int32)
         self.league_results: dict[str, list[int]] = {}  # name -> [games, wins, draws]
         self.restart_games()
 
-    def _colour_of(self, seat_test) -> np.ndarray:
+    def _colour_of(self, seat_test: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """Per game, the colour whose seat passes `seat_test`, -1 for none."""
         hits = seat_test(self.seats)
         return np.where(hits[:, 0], 0, np.where(hits[:, 1], 1, -1)).astype(np.int32)
@@ -136,7 +138,7 @@ class SelfPlay:
         seat = self.seats.max(axis=1)
         return np.where(seat >= MEMBER, seat - MEMBER, -1).astype(np.int32)
 
-    def set_league(self, members: list[tuple[str, object]], probabilities) -> None:
+    def set_league(self, members: list[tuple[str, Evaluate]], probabilities: ArrayLike) -> None:
         """The league's members as (name, evaluate) and the chance of each to be drawn for a
         new league game; a member that left finishes the games it is playing."""
         in_game = self.seats >= MEMBER
@@ -150,7 +152,8 @@ class SelfPlay:
         index = {name: len(keep) + i for i, (name, _) in enumerate(members)}
         for b, colour in zip(*np.nonzero(in_game), strict=False):
             old = int(self.seats[b, colour]) - MEMBER
-            self.seats[b, colour] = MEMBER + index.get(self.league_table[old][0], where.get(old))
+            name = self.league_table[old][0]
+            self.seats[b, colour] = MEMBER + (index[name] if name in index else where[old])
         self.league_table = table
         probabilities = np.asarray(probabilities, np.float64)
         if len(probabilities) != len(members):
@@ -184,7 +187,7 @@ class SelfPlay:
             tree.raw_move[rows] = seat == RAW
             self.route[rows] = np.where(seat >= MEMBER, seat - MEMBER + 1, 0)
 
-    def play(self, positions: int, evaluate, buffer: ReplayBuffer) -> int:
+    def play(self, positions: int, evaluate: Evaluate, buffer: PositionSink) -> int:
         """Play until `positions` more moves were searched; finished games go to `buffer`.
         Returns the number of positions added to the buffer."""
         out = self.search.finished
@@ -198,7 +201,7 @@ class SelfPlay:
             for b in np.flatnonzero(out.ready):
                 self.stats.positions += 1
                 if stored(int(self.seats[b, out.state[b, TO_MOVE]])):
-                    n = int(out.count[b])
+                    n = int(out.n_legal[b])
                     full = int(out.kind[b]) == FULL and bool(out.searched[b])
                     self.stats.full_searches += full
                     self.trajectories[b].append(
@@ -212,11 +215,11 @@ class SelfPlay:
                 else:  # a league member's move: searched, not stored
                     self.stats.league_moves += 1
                 if out.done[b]:
-                    added += self._game_over(b, int(out.winner[b]), buffer)
+                    added += self._game_over(int(b), int(out.winner[b]), buffer)
             added += self._batched_agent_moves(buffer)
         return added
 
-    def _agent_moves(self, buffer: ReplayBuffer) -> int:
+    def _agent_moves(self, buffer: PositionSink) -> int:
         """The fixed opponent's moves in every game waiting for a new search where its seat
         is to move, until the network's turn (a finished game starts the next one); positions
         added. A batched opponent only gets the game: its own search makes the move."""
@@ -230,6 +233,7 @@ class SelfPlay:
                 continue
             while self.seats[b, state[b, TO_MOVE]] == AGENT:
                 game = Game(state[b].copy(), self.search.max_moves)
+                assert self.opponent is not None  # an AGENT seat: there is an opponent
                 game.play(self.opponent.act(game))  # checked: a wrong agent is an error
                 state[b] = game.state
                 if game.status != ONGOING:
@@ -238,7 +242,7 @@ class SelfPlay:
                     )
         return added
 
-    def _batched_agent_moves(self, buffer: ReplayBuffer) -> int:
+    def _batched_agent_moves(self, buffer: PositionSink) -> int:
         """One step of a batched opponent's search, when it has games; the games whose move it
         made go back to the network's search, or end. Positions added."""
         added = 0
@@ -252,7 +256,7 @@ class SelfPlay:
                 added += self._game_over(b, int(player.winner[b]), buffer)
         return added
 
-    def _game_over(self, b: int, winner: int, buffer: ReplayBuffer) -> int:
+    def _game_over(self, b: int, winner: int, buffer: PositionSink) -> int:
         trajectory = self.trajectories[b]
         n = len(trajectory)
         self.stats.games += 1

@@ -58,7 +58,7 @@ def _map_vector(t: int, dr: int, dc: int) -> tuple[int, int]:
     return dr, dc
 
 
-def _build_tables():
+def _build_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     cells = np.zeros((N_SYMMETRIES, N_CELLS), dtype=np.int64)
     dirs = np.zeros((N_SYMMETRIES, 8), dtype=np.int64)
     actions = np.zeros((N_SYMMETRIES, N_ACTIONS), dtype=np.int64)
@@ -127,7 +127,7 @@ def transform_planes(planes: np.ndarray, t: int) -> np.ndarray:
 
 def transform_actions(actions: np.ndarray, t: int) -> np.ndarray:
     """Action ids after symmetry t."""
-    return ACTION_MAP[t][np.asarray(actions)]
+    return np.take(ACTION_MAP[t], actions)
 
 
 def transform_mask(mask: np.ndarray, t: int) -> np.ndarray:

@@ -40,6 +40,7 @@ import numba
 import numpy as np
 import torch
 
+from ..common.checkpoint import load_network
 from ..common.network import (
     PolicyValueNet,
     masked_entropy,
@@ -50,8 +51,8 @@ from ..common.network import (
 from ..common.policy_agent import PolicyAgent
 from ..common.run import Counters, Player, Trainer, rng_state, set_rng_state
 from ..distributed.pool import GeneratorPool, one_thread_each, open_pool
-from .agent import AZAgent, load_network, play_search_games
-from .config import AZConfig, AZSearchConfig
+from .agent import AZAgent, play_search_games
+from .config import AZConfig, AZOptimConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
 from .league import League, Member
 from .replay import ReplayBuffer, make_batch
@@ -81,7 +82,7 @@ def _timed(function, *args):
 
 
 def policy_value_loss(
-    net, batch: dict, value_coef: float, entropy: bool = True
+    net: PolicyValueNet, batch: dict, value_coef: float, entropy: bool = True
 ) -> tuple[torch.Tensor, dict]:
     """Cross-entropy to the improved policy (each sample weighted by its policy weight: full
     searches 1, cheap ones 0) + value_coef x MSE. With `entropy`, the parts also hold the raw
@@ -105,7 +106,7 @@ def policy_value_loss(
     return loss, parts
 
 
-def make_optimizer(net: torch.nn.Module, optim) -> torch.optim.Optimizer:
+def make_optimizer(net: torch.nn.Module, optim: AZOptimConfig) -> torch.optim.Optimizer:
     """The trainer's AdamW for a config's `optim:` section.
 
     The fused implementation: one kernel over all parameters instead of a loop of small
@@ -123,12 +124,12 @@ def make_optimizer(net: torch.nn.Module, optim) -> torch.optim.Optimizer:
     )
 
 
-def raw_policy(net: torch.nn.Module) -> PolicyAgent:
+def raw_policy(net: PolicyValueNet) -> PolicyAgent:
     """The raw policy as an evaluation agent (the network's most likely legal action)."""
     return PolicyAgent(net, spec=LEARNER)
 
 
-def search_agent(net: torch.nn.Module, simulations: int, settings: AZSearchConfig) -> AZAgent:
+def search_agent(net: PolicyValueNet, simulations: int, settings: AZSearchConfig) -> AZAgent:
     """The network's Gumbel search as an evaluation agent (`az:PATH:SIMS` of the run)."""
     agent = AZAgent(net, simulations, settings=settings)
     agent.spec = f"az-search:{simulations}"
@@ -146,6 +147,7 @@ class AZTrainer(Trainer):
     Counters = AZCounters
     UNIT = "positions"
     config: AZConfig
+    counters: AZCounters
 
     def setup(self) -> None:
         # The search kernels do a few microseconds of work per game and step: more numba
@@ -160,7 +162,8 @@ class AZTrainer(Trainer):
             self.net.load_state_dict(load_network(config.init).state_dict())
         # channels-last, as the generators' evaluators hold it: a run is the same whether
         # self-play uses this network or a copy of it
-        self.net = self.net.to(self.device, memory_format=torch.channels_last)
+        # the ignore: torch's stubs lack Module.to's memory_format keyword
+        self.net = self.net.to(self.device, memory_format=torch.channels_last)  # type: ignore[call-overload]
         self.optimizer = make_optimizer(self.net, config.optim)
         self.buffer = ReplayBuffer(config.replay.capacity)
         self.selfplay_stats = SelfPlayStats()  # the totals of the generators' stats
@@ -172,6 +175,7 @@ class AZTrainer(Trainer):
         self.league = League(league.size, league.weighting) if league.share else None
         for path in league.opponents if self.league else ():
             net = load_network(path)
+            assert self.league is not None
             self.league.add(Member(str(path), net.shape, cpu_weights(net), fixed=True))
 
     @property

@@ -12,7 +12,8 @@ loader uses is checked for type and range: a damaged or hand-edited file is a
 CheckpointError naming the file and the field, never a traceback from deep inside torch.
 
 Every file goes through `load_checkpoint`, and every network is filled through
-`load_weights`. What they accept:
+`load_weights`; `load_network` gives the checked network of a checkpoint of either learner
+(or of the shipped one, `pretrained`). What they accept:
 
 * tensors anywhere in the file: plain dense tensors in CPU memory (`torch.strided` layout,
   any strides); a sparse (COO, CSR, ...), quantized, nested or meta tensor, or a tensor
@@ -27,10 +28,10 @@ import math
 import os
 import pickle
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, TypeVar
 
 import torch
 
@@ -40,6 +41,7 @@ from satellites_env.files import open_output
 from satellites_env.observation import N_PLANES
 
 from .config import NORMS
+from .network import PolicyValueNet
 
 FORMAT = "satellites-checkpoint"
 #: the format this code writes; 2 holds the run state of `training.common.run`
@@ -49,6 +51,8 @@ READABLE = (1, 2)
 #: bounds on a checkpoint's network shape (the config allows no more)
 MAX_CHANNELS = 1024
 MAX_BLOCKS = 64
+
+Net = TypeVar("Net", bound=torch.nn.Module)
 
 
 class CheckpointError(ValueError):
@@ -165,11 +169,14 @@ def check_shape(shape: Any, path: str | Path = "?") -> dict:
     norm = shape.get("norm", "group")
     if not (type(norm) is str and norm in NORMS):
         raise CheckpointError(f"{where}.norm must be one of {', '.join(NORMS)}, got {norm!r}")
-    channels, blocks = shape.get("channels"), shape.get("blocks")
-    lookahead = shape.get("lookahead", 0.0)
-    for key, value in (("channels", channels), ("blocks", blocks)):
+    sizes: dict[str, int] = {}
+    for key in ("channels", "blocks"):
+        value = shape.get(key)
         if type(value) is not int:
             raise CheckpointError(f"{where}.{key} must be an int, got {value!r}")
+        sizes[key] = value
+    channels, blocks = sizes["channels"], sizes["blocks"]
+    lookahead = shape.get("lookahead", 0.0)
     if not (8 <= channels <= MAX_CHANNELS and channels % 8 == 0):
         raise CheckpointError(
             f"{where}.channels must be a multiple of 8 in [8, {MAX_CHANNELS}], got {channels}"
@@ -287,8 +294,13 @@ def check_results(results: Any) -> None:
         if not (isinstance(opponent, str) and isinstance(result, dict)):
             raise TypeError(f"evaluation result for {opponent!r} is not a mapping")
         counts = [result.get(k) for k in ("games", "a_wins", "b_wins", "draws")]
-        if any(type(n) is not int or n < 0 for n in counts) or counts[0] < 1:
+        if not are_counts(counts) or counts[0] < 1:
             raise ValueError(f"evaluation result for {opponent!r} has bad counts: {counts}")
+
+
+def are_counts(values: list[Any], below: int | None = None) -> TypeGuard[list[int]]:
+    """Whether every value is an int (a bool is not one) >= 0, and < `below` when given."""
+    return all(type(n) is int and n >= 0 and (below is None or n < below) for n in values)
 
 
 #: the largest counter a run can reach (a million positions a second for thirty years)
@@ -327,9 +339,7 @@ def check_optimizer_state(state: Any, params: list[torch.Tensor]) -> None:
                 )
 
 
-def load_weights(
-    net: torch.nn.Module, weights: Any, path: str | Path = "?", key: str = "model"
-) -> torch.nn.Module:
+def load_weights(net: Net, weights: Any, path: str | Path = "?", key: str = "model") -> Net:
     """`net` with a checkpoint's state dict loaded, in eval mode.
 
     Args:
@@ -384,3 +394,59 @@ def load_weights(
             f"{getattr(net, 'shape', '')}: {' '.join(first[:3])[:300]}"
         ) from None
     return net.eval()
+
+
+#: The shipped network (`az:pretrained[:SIMS]`, `checkpoint:pretrained`): the final network of
+#: the `az_standard` config; docs/pretrained.md is its model card. It is package data of the
+#: learner that trained it (`training.alphazero`); both learners' agents load it from here.
+PRETRAINED = Path(__file__).parents[1] / "alphazero" / "pretrained.pt"
+
+
+def resolve(path: str | Path) -> Path:
+    """`pretrained` names the shipped network; any other path is itself."""
+    return PRETRAINED if str(path) == "pretrained" else Path(path)
+
+
+def load_payload(path_or_payload: str | Path | dict[str, Any]) -> dict[str, Any]:
+    """A checked checkpoint payload (a path, `pretrained`, or a payload already loaded)."""
+    return (
+        path_or_payload
+        if isinstance(path_or_payload, dict)
+        else load_checkpoint(resolve(path_or_payload))
+    )
+
+
+def load_network(
+    path_or_payload: str | Path | dict[str, Any],
+    where: str | Path | None = None,
+    build: Callable[[dict[str, Any]], PolicyValueNet] | None = None,
+) -> PolicyValueNet:
+    """The checked network of a checkpoint of either learner.
+
+    Args:
+        path_or_payload: A checkpoint's path, `pretrained`, or a payload already loaded.
+        where: The file a payload was loaded from, which errors name.
+        build: The blank network of the checkpoint's checked `model_shape` (PPO's
+            `network_from_shape` gives PPO's networks their prior). Without it, the network
+            alone: a PPO network with the lookahead prior is refused.
+
+    Raises:
+        CheckpointError: A file, shape or weights that are not a network's.
+    """
+    if where is None:
+        where = "<payload>" if isinstance(path_or_payload, dict) else resolve(path_or_payload)
+    payload = load_payload(path_or_payload)
+    shape = check_shape(payload.get("model_shape"), where)
+    if build is None:
+        if shape.pop("lookahead", 0.0):
+            raise CheckpointError(
+                f"checkpoint {quoted_path(where)} holds a PPO network with the "
+                f"lookahead prior, which needs the game as well as the planes: "
+                f"play it as checkpoint:PATH"
+            )
+        build = _network_of_shape
+    return load_weights(build(shape), payload.get("model"), where)
+
+
+def _network_of_shape(shape: dict[str, Any]) -> PolicyValueNet:
+    return PolicyValueNet(**shape)

@@ -27,6 +27,7 @@ import math
 import os
 import re
 import typing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,20 +46,31 @@ MAX_CONFIG_BYTES = 1 << 20
 MAX_MOVES = 100_000
 
 
+if typing.TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+    from rich.console import Console
+
+T = typing.TypeVar("T")
+#: a dataclass (a config or one of its sections)
+D = typing.TypeVar("D", bound="DataclassInstance")
+#: a learner's config class
+C = typing.TypeVar("C", bound="Config")
+
+
 class ConfigError(ValueError):
     """A bad configuration file or value."""
 
 
 def setting(
-    default,
-    low=None,
-    high=None,
+    default: typing.Any,
+    low: float | None = None,
+    high: float | None = None,
     *,
     low_open: bool = False,
     high_open: bool = False,
-    choices: tuple | None = None,
+    choices: tuple[str, ...] | None = None,
     doc: str = "",
-):
+) -> typing.Any:
     """A config field: its default, its bounds (`low`/`high`, open with `low_open` /
     `high_open`), the values it may take (`choices`) and one line for the reference."""
     metadata = {
@@ -74,9 +86,19 @@ def setting(
     return field(default=default, metadata=metadata)
 
 
-def section(kind, doc: str = ""):
+def section(kind: Callable[[], T], doc: str = "") -> T:
     """A nested section of a config (a dataclass of settings)."""
     return field(default_factory=kind, metadata={"doc": doc})
+
+
+class NetworkSettings(typing.Protocol):
+    """A config's `model:` section, as far as building a network of it needs
+    ([`network_for`][training.common.network.network_for])."""
+
+    channels: int
+    blocks: int
+    landing_values: bool
+    norm: str
 
 
 @dataclass
@@ -162,10 +184,13 @@ class Config:
     distributed: DistributedConfig = field(
         default_factory=DistributedConfig, metadata={"doc": "where self-play runs"}
     )
+    eval: EvalConfig = section(EvalConfig)
 
     #: learner name -> config class, filled by the subclasses (`import training` imports
     #: them all)
-    LEARNERS: typing.ClassVar[dict[str, type]] = {}
+    LEARNERS: typing.ClassVar[dict[str, type[Config]]] = {}
+    #: the learner a subclass is the config of (its `learner=` class argument)
+    LEARNER: typing.ClassVar[str] = ""
     #: the key of the run's length (total_steps, total_positions)
     TOTAL: typing.ClassVar[str] = ""
     #: settings `--resume` may change: they extend or re-pace a run without changing what it
@@ -188,7 +213,7 @@ class Config:
     #: the key of the games in flight, which the distributed workers share
     GAMES: typing.ClassVar[str] = ""
 
-    def __init_subclass__(cls, learner: str = "", **kwargs):
+    def __init_subclass__(cls, learner: str = "", **kwargs: typing.Any) -> None:
         super().__init_subclass__(**kwargs)
         if learner:
             cls.LEARNER = learner
@@ -196,17 +221,18 @@ class Config:
 
     @property
     def total(self) -> int:
-        return getattr(self, self.TOTAL)
+        total: int = getattr(self, self.TOTAL)
+        return total
 
     @property
     def resumable(self) -> tuple[str, ...]:
         return (self.TOTAL, *self.RESUMABLE)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, typing.Any]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: typing.Any, check_agents: bool = False) -> Config:
+    def from_dict(cls: type[C], data: typing.Any, check_agents: bool = False) -> C:
         """The checked config of this learner from a (YAML) mapping (`learner:` may be left
         out); missing keys take their defaults."""
         if not isinstance(data, dict):
@@ -222,9 +248,9 @@ class Config:
             config.check_files()
         return config
 
-    def value(self, key: str):
+    def value(self, key: str) -> typing.Any:
         """The value of a dotted key (`search.games`)."""
-        value = self
+        value: typing.Any = self
         for part in key.split("."):
             value = getattr(value, part)
         return value
@@ -271,7 +297,9 @@ class Config:
 class _Loader(yaml.SafeLoader):
     """Safe YAML with YAML 1.2's plain scalars (see `parse_yaml`) that refuses duplicate keys."""
 
-    def construct_mapping(self, node, deep=False):
+    def construct_mapping(
+        self, node: typing.Any, deep: bool = False
+    ) -> dict[typing.Any, typing.Any]:
         if isinstance(node, yaml.MappingNode):
             seen: dict = {}
             for key_node, _ in node.value:
@@ -289,7 +317,8 @@ class _Loader(yaml.SafeLoader):
                     seen[key] = key_node.start_mark
                 except TypeError:  # an unhashable key: SafeLoader reports it below
                     pass
-        return super().construct_mapping(node, deep)
+        mapping: dict[typing.Any, typing.Any] = super().construct_mapping(node, deep)
+        return mapping
 
 
 # PyYAML resolves plain scalars by YAML 1.1: `1:30` is 90, `0x10` 16, `010` 8, `1_000` 1000,
@@ -391,7 +420,7 @@ def parse_yaml(text: str, name: str = "<config>") -> typing.Any:
 # --------------------------------------------------------------------------- building
 
 
-def build(cls, data: typing.Any, where: str = ""):
+def build(cls: type[D], data: typing.Any, where: str = "") -> D:
     """An instance of the dataclass `cls` from a (YAML) mapping, every key checked; missing
     keys take their defaults."""
     if not isinstance(data, dict):
@@ -410,7 +439,7 @@ def build(cls, data: typing.Any, where: str = ""):
     for name, value in data.items():
         key = f"{where}.{name}" if where else name
         expected = hints[name]
-        if dataclasses.is_dataclass(expected):
+        if isinstance(expected, type) and dataclasses.is_dataclass(expected):
             values[name] = build(expected, value, key)
         else:
             values[name] = _checked(key, _typed(key, value, expected), fields[name].metadata)
@@ -420,7 +449,7 @@ def build(cls, data: typing.Any, where: str = ""):
 _TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
 
-def _typed(key: str, value, expected):
+def _typed(key: str, value: typing.Any, expected: typing.Any) -> typing.Any:
     if typing.get_origin(expected) is dict:
         _, item = typing.get_args(expected)
         if not isinstance(value, dict) or not all(type(k) is str for k in value):
@@ -442,7 +471,7 @@ def _typed(key: str, value, expected):
     return value
 
 
-def _checked(key: str, value, meta: typing.Mapping):
+def _checked(key: str, value: typing.Any, meta: typing.Mapping[str, typing.Any]) -> typing.Any:
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{key} must be a finite number, got {value}")
     if meta.get("choices") and value not in meta["choices"]:
@@ -470,7 +499,7 @@ def _checked(key: str, value, meta: typing.Mapping):
     return value
 
 
-def describe_range(meta: typing.Mapping) -> str:
+def describe_range(meta: typing.Mapping[str, typing.Any]) -> str:
     """`>= 1`, `> 0`, `<= 4096`, `in [0, 1]`, `in (0, 1)` for a setting's bounds."""
     low, high = meta.get("low"), meta.get("high")
     if high is None:
@@ -483,7 +512,7 @@ def describe_range(meta: typing.Mapping) -> str:
     )
 
 
-def _number(value) -> str:
+def _number(value: typing.Any) -> str:
     return quoted(value) if isinstance(value, int) else f"{value:g}"
 
 
@@ -543,7 +572,7 @@ def names_a_file(value: str) -> bool:
     """Whether a `--config` value names a file: it contains a path separator or ends in
     `.yaml` or `.yml`. Any other value is the name of a shipped config, whatever files the
     current folder holds."""
-    separators = {os.sep, os.altsep} - {None}
+    separators = [sep for sep in (os.sep, os.altsep) if sep]
     return any(sep in value for sep in separators) or value.lower().endswith(YAML_SUFFIXES)
 
 
@@ -579,7 +608,7 @@ def purpose(path: Path) -> str:
     return first.lstrip("#").strip() if first.startswith("#") else ""
 
 
-def config_command(action: str, name: str | None, console) -> None:
+def config_command(action: str, name: str | None, console: Console) -> None:
     """`satellites config list` (each shipped config with its purpose) and `satellites config
     show NAME` (the shipped file, to copy and edit).
 
@@ -617,7 +646,7 @@ def load_config(name_or_path: str | Path, check_agents: bool = True) -> Config:
         raise ConfigError(f"{path}: {error}") from None
 
 
-def differences(old: Config, new: Config) -> dict[str, tuple]:
+def differences(old: Config, new: Config) -> dict[str, tuple[typing.Any, typing.Any]]:
     """{dotted key: (old value, new value)} for every setting that differs."""
     before, after = flatten(old.to_dict()), flatten(new.to_dict())
     return {
@@ -627,8 +656,8 @@ def differences(old: Config, new: Config) -> dict[str, tuple]:
     }
 
 
-def flatten(data: dict, prefix: str = "") -> dict:
-    flat = {}
+def flatten(data: dict[str, typing.Any], prefix: str = "") -> dict[str, typing.Any]:
+    flat: dict[str, typing.Any] = {}
     for key, value in data.items():
         if isinstance(value, dict):
             flat.update(flatten(value, f"{prefix}{key}."))
@@ -665,7 +694,9 @@ def reference() -> str:
     return "\n".join(lines)
 
 
-def _fields(cls, prefix: str):
+def _fields(
+    cls: type[DataclassInstance], prefix: str
+) -> Iterator[tuple[str, dataclasses.Field[typing.Any]]]:
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         if dataclasses.is_dataclass(hints[f.name]):
@@ -674,9 +705,11 @@ def _fields(cls, prefix: str):
             yield f"{prefix}{f.name}", f
 
 
-def _row(key: str, f) -> str:
+def _row(key: str, f: dataclasses.Field[typing.Any]) -> str:
     meta = f.metadata
-    default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+    default = f.default
+    if f.default_factory is not dataclasses.MISSING:
+        default = f.default_factory()
     if meta.get("choices"):
         span = ", ".join(meta["choices"])
     elif meta.get("low") is None and meta.get("high") is None:

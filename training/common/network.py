@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,7 +29,7 @@ from torch.nn import functional as F
 
 from satellites_env.core.board import N_ACTIONS, N_CELLS, N_PUSH_ACTIONS, RAY
 from satellites_env.observation import N_PLANES, PLANE_INDEX
-from training.common.config import NORMS
+from training.common.config import NORMS, NetworkSettings
 
 MOVES_PER_CELL = 32
 PUSHED_PLANE = PLANE_INDEX["pushed"]
@@ -98,9 +99,9 @@ class PolicyValueNet(nn.Module):
         )
 
     @property
-    def shape(self) -> dict:
+    def shape(self) -> dict[str, Any]:
         """The constructor arguments: `type(net)(**net.shape)` is a blank twin."""
-        shape = {"channels": self.channels, "blocks": self.blocks}
+        shape: dict[str, Any] = {"channels": self.channels, "blocks": self.blocks}
         if self.landing_values:
             shape["landing_values"] = True
         if self.norm != "group":
@@ -205,7 +206,7 @@ def build_network(
     return PolicyValueNet(channels, blocks, landing_values=landing_values, norm=norm)
 
 
-def network_for(model, seed: int | None = None) -> PolicyValueNet:
+def network_for(model: NetworkSettings, seed: int | None = None) -> PolicyValueNet:
     """A fresh network of a config's `model:` section (an AZModelConfig): every head option
     it names, so callers do not list them again."""
     return build_network(
@@ -277,7 +278,8 @@ class BatchedInference:
 
     def __init__(self, net: PolicyValueNet):
         reuse_freed_memory()
-        self.net = net.to(memory_format=torch.channels_last)
+        # the ignore: torch's stubs lack Module.to's memory_format keyword
+        self.net = net.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
         self.device = device_of(net)
 
     @torch.inference_mode()

@@ -52,7 +52,7 @@ def torch_threads(threads: int) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def check_temperature(temperature) -> float:
+def check_temperature(temperature: object) -> float:
     """A sampling temperature: a finite number above 0 (ValueError otherwise)."""
     if (
         isinstance(temperature, bool)

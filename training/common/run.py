@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import torch
@@ -84,6 +84,7 @@ from satellites_env.files import (
     write_output,
 )
 from satellites_env.rating import SCALE, SCALE_ANCHOR
+from satellites_env.record import GameRecord
 
 from ..distributed.pool import GeneratorPool, log_pool
 from .checkpoint import (
@@ -98,8 +99,17 @@ from .checkpoint import (
     save_checkpoint,
 )
 from .config import Config, ConfigError, build, differences, flatten
+from .network import PolicyValueNet
 from .runlock import LOCK_NAME, RunLock
 from .tensorboard import log_game
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
+
+    from satellites_env.jobs import Workers
+
+#: games of a pairing, as the evaluations play them: [(game index, record)]
+Games = list[tuple[int, GameRecord]]
 
 #: seconds between progress lines when the console is not a terminal (a log file)
 PROGRESS_SECONDS = 30.0
@@ -231,7 +241,7 @@ class Evaluation:
 
     def win_rate(self, key: str) -> float:
         r = self.results[key]
-        return r["a_wins"] / max(r["games"], 1)
+        return float(r["a_wins"] / max(r["games"], 1))
 
     def elo(self) -> tuple[float, float, float] | None:
         """The policy's Elo with its 95% interval on the shipped scale
@@ -266,19 +276,19 @@ class Player:
     Ray actors and evaluation processes."""
 
     key: str
-    build: Callable[[torch.nn.Module], Agent]
-    network: Callable[[dict], torch.nn.Module]
-    batched: Callable | None = None
+    build: Callable[[PolicyValueNet], Agent]
+    network: Callable[[dict[str, Any]], PolicyValueNet]
+    batched: Callable[[PolicyValueNet, str, list[int], int, int], Games] | None = None
 
     def play(
         self,
-        net: torch.nn.Module,
+        net: PolicyValueNet,
         opponent: str,
         opponent_seed: int,
         games: list[int],
         seed: int,
         max_moves: int,
-    ) -> list:
+    ) -> Games:
         """Games `games` of the pairing (this player, `opponent`): [(index, record)]."""
         if self.batched is not None:
             return self.batched(net, opponent, games, seed, max_moves)
@@ -286,14 +296,21 @@ class Player:
         return [(i, play_pairing_game(a, b, i, seed, max_moves)) for i in games]
 
 
-def play_match_games(generator, player: Player, *args) -> list:
+class HoldsNetwork(Protocol):
+    """A self-play generator, as far as an evaluation on its actor needs it."""
+
+    net: PolicyValueNet
+
+
+def play_match_games(generator: HoldsNetwork, player: Player, *args: Any) -> Games:
     """`player.play` on a generator's network (the pool runs it on its actors)."""
     return player.play(generator.net, *args)
 
 
-def play_in_worker(job: tuple) -> list:
+def play_in_worker(job: tuple[Any, ...]) -> Games:
     """`player.play` in an evaluation process, on a network of `shape` with `weights`: the
     job is `(shape, weights, player, *arguments of player.play)`."""
+    player: Player
     shape, weights, player, *args = job
     net = player.network(shape)
     net.load_state_dict(weights)
@@ -388,13 +405,15 @@ class Trainer(abc.ABC):
         self.counters = self.Counters()
         self.history: list[Evaluation] = []
         self.finished = False
-        self.sample_game = None  # the last evaluation's first game against its last opponent
+        # the last evaluation's first game against its last opponent
+        self.sample_game: GameRecord | None = None
         self.config_changes: list[dict] = []
         self.new_changes: dict[str, list] = {}  # changes accepted when this session resumed
         self._pool: GeneratorPool | None = None  # self-play, started by `generators`
         self._generator_states: list[dict] | None = None  # the workers' streams while none runs
-        self._eval_pool = None  # evaluation processes (with distributed.workers > 1)
-        self.net: torch.nn.Module
+        # evaluation processes (with distributed.workers > 1)
+        self._eval_pool: Workers | None = None
+        self.net: PolicyValueNet
         self.optimizer: torch.optim.Optimizer
         torch.set_num_threads(config.threads)
         configure_threads()  # torch is imported: numba's idle threads may sleep
@@ -475,7 +494,7 @@ class Trainer(abc.ABC):
     def state_payload(self, full: bool = True) -> dict:
         """The state of the run now, tensors and plain data only: whole (to resume), or
         without `full` the network and the record of the run alone (final.pt)."""
-        payload = {
+        payload: dict[str, Any] = {
             "learner": self.config.learner,
             "model": {k: v.detach().cpu() for k, v in self.net.state_dict().items()},
             "model_shape": self.net.shape,
@@ -674,7 +693,7 @@ class Trainer(abc.ABC):
                     )
         return evaluation
 
-    def _keep_sample(self, i: int, record) -> None:
+    def _keep_sample(self, i: int, record: GameRecord) -> None:
         if i == 0:
             self.sample_game = record
 
@@ -686,7 +705,7 @@ class Trainer(abc.ABC):
         games: int,
         seed: int,
         max_moves: int,
-        on_record=None,
+        on_record: Callable[[int, GameRecord], None] | None = None,
     ) -> PairResult:
         """`arena.match` of the player against `opponent`: in this process; on Ray over the
         generators' actors; with more than one worker otherwise, in that many processes. Each
@@ -730,7 +749,7 @@ class Trainer(abc.ABC):
                 on_record(i, record)
         return result
 
-    def _evaluators(self, workers: int):
+    def _evaluators(self, workers: int) -> Workers:
         """The evaluation processes (started on first use, kept until `close`): fresh
         interpreters, one thread each, that the learner's numba and torch threads do not
         follow into."""
@@ -835,7 +854,8 @@ class Trainer(abc.ABC):
                 interrupt.deferred(),
             ):
                 done, total = self._bar()
-                task = progress.add_task("train", total=total, completed=done, status="")
+                task = progress.add_task("train", total=total, status="")
+                progress.update(task, completed=done)  # minutes: rich's add_task takes ints
                 while not self.trained_enough:
                     tick = time.perf_counter()
                     losses = self.iterate()
@@ -940,7 +960,7 @@ class Trainer(abc.ABC):
 
     # ------------------------------------------------------------------ reporting
 
-    def _log(self, writer, losses: dict[str, float]) -> None:
+    def _log(self, writer: SummaryWriter, losses: dict[str, float]) -> None:
         step = self.progress
         for key, value in losses.items():
             writer.add_scalar(f"loss/{key}", value, step)
@@ -950,7 +970,7 @@ class Trainer(abc.ABC):
             writer.add_scalar(key, value, step)
         log_pool(writer, self._pool, step)
 
-    def _log_evaluation(self, writer, evaluation: Evaluation) -> None:
+    def _log_evaluation(self, writer: SummaryWriter, evaluation: Evaluation) -> None:
         for key in evaluation.results:
             writer.add_scalar(
                 f"eval/win_rate_vs_{key}", evaluation.win_rate(key), evaluation.progress
@@ -1075,7 +1095,7 @@ def plot_learning_curve(
     from matplotlib.ticker import FuncFormatter
 
     figure, (elo_axis, rate_axis) = plt.subplots(1, 2, figsize=(11, 4))
-    rated = [(e.progress, e.elo()) for e in history if e.elo() is not None]
+    rated = [(e.progress, elo) for e in history if (elo := e.elo()) is not None]
     if rated:
         xs = [x for x, _ in rated]
         elo_axis.plot(xs, [r[0] for _, r in rated], marker="o", color="tab:purple")

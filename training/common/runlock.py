@@ -17,14 +17,15 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 from pathlib import Path
 
 from satellites_env.files import FileKindError, kind_of, make_folders
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
+if sys.platform == "win32":  # pragma: no cover - no flock there
     fcntl = None
+else:
+    import fcntl
 
 LOCK_NAME = "run.lock"
 
@@ -125,5 +126,5 @@ class RunLock:
         self.acquire()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()

@@ -15,10 +15,15 @@ it cannot use) nor ffmpeg.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from satellites_env.record import GameRecord
 from satellites_env.render import gif_bytes, render_rgb
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
 
 FRAME_SIZE = 192  # pixels: small, readable in the Images tab
 FPS = 6.0
@@ -40,7 +45,7 @@ def game_frames(
 
 
 def log_game(
-    writer,
+    writer: SummaryWriter,
     tag: str,
     record: GameRecord,
     step: int,

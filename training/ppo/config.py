@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from training.common.config import MAX_MOVES, Config, ConfigError, EvalConfig, section, setting
+from training.common.config import MAX_MOVES, Config, ConfigError, section, setting
 
 
 @dataclass
@@ -90,7 +90,6 @@ class PPOConfig(Config, learner="ppo"):
     model: PPOModelConfig = section(PPOModelConfig)
     selfplay: SelfPlayConfig = section(SelfPlayConfig)
     ppo: PPOUpdateConfig = section(PPOUpdateConfig)
-    eval: EvalConfig = section(EvalConfig)
 
     TOTAL = "total_steps"
     GAMES = "selfplay.envs"

@@ -8,7 +8,17 @@ from satellites_env.core import engine
 from satellites_env.core.board import N_ACTIONS, N_CELLS
 from satellites_env.core.game import Game
 from training.alphazero.agent import AZAgent
-from training.alphazero.search import BatchedSearch, considered_visits, search_options
+from training.alphazero.search import (
+    FINISHED_FIELDS,
+    TREE_FIELDS,
+    BatchedSearch,
+    Finished,
+    Tree,
+    considered_visits,
+    new_finished,
+    new_tree,
+    search_options,
+)
 from training.common.network import BatchedInference, build_network
 
 
@@ -16,6 +26,22 @@ def uniform(obs, policy_rows=None):
     """A know-nothing evaluator: equal logits, value 0."""
     n = len(obs)
     return np.zeros((n, N_ACTIONS), np.float32), np.zeros(n, np.float32)
+
+
+def test_the_typed_records_hold_the_arrays_their_tables_allocate():
+    """`Tree` and `Finished` name the rows of TREE_FIELDS and FINISHED_FIELDS in their order:
+    the records are filled positionally from the tables."""
+    assert Tree._fields == tuple(row[0] for row in TREE_FIELDS)
+    assert Finished._fields == tuple(row[0] for row in FINISHED_FIELDS)
+    tree, finished = new_tree(2, 3), new_finished(2)
+    for name, scope, shape, dtype, fill in TREE_FIELDS:
+        array = getattr(tree, name)
+        assert array.shape == ((2, 3) if scope == "node" else (2,)) + tuple(shape), name
+        assert array.dtype == dtype and (array == fill).all(), name
+    for name, shape, dtype in FINISHED_FIELDS:
+        assert (
+            getattr(finished, name).shape == (2, *shape) and getattr(finished, name).dtype == dtype
+        )
 
 
 def test_sequential_halving_schedule_matches_mctx():
@@ -76,7 +102,7 @@ def run_search(states, simulations, evaluate, gumbel=None):
             if not done[b]:
                 done[b] = True
                 actions[b] = out.action[b]
-                n = out.count[b]
+                n = out.n_legal[b]
                 policies[b] = (out.actions[b, :n].copy(), out.policy[b, :n].copy())
         tree.phase[done] = -1  # park finished games (never NEED_ROOT or SEARCHING again)
         if done.all():
@@ -168,7 +194,7 @@ def searched_moves(search: BatchedSearch, evaluate, states, kinds, moves: int):
             )
         search.step(evaluate)
         for b in np.flatnonzero(out.ready):
-            n = int(out.count[b])
+            n = int(out.n_legal[b])
             record[b].append(
                 (
                     out.state[b].tolist(),
@@ -238,7 +264,7 @@ def test_a_norm_free_trunk_starts_as_the_identity_learns_its_gains_and_round_tri
     (non-negative) input through unchanged; the gains get gradients, the network has no
     GroupNorm, and the flag survives a checkpoint round trip."""
     from satellites_env.observation import observe
-    from training.alphazero.agent import load_network
+    from training.common.checkpoint import load_network
 
     net = build_network(16, 2, seed=0, landing_values=True, norm="none")
     assert not any(isinstance(m, torch.nn.GroupNorm) for m in net.modules())
@@ -268,7 +294,8 @@ def test_the_network_plugs_into_the_uct_search_as_its_evaluator():
     from satellites_env.agents import MCTSAgent, make_agent
     from satellites_env.arena import match
     from satellites_env.observation import observe
-    from training.alphazero.agent import NetworkEvaluator, load_network
+    from training.alphazero.agent import NetworkEvaluator
+    from training.common.checkpoint import load_network
 
     net = load_network("pretrained")
     evaluator = NetworkEvaluator(net)

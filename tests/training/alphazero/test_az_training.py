@@ -7,11 +7,12 @@ import torch
 from rich.console import Console
 
 from satellites_env.core.game import Game
-from training.alphazero.agent import AZAgent, load_network
+from training.alphazero.agent import AZAgent
 from training.alphazero.config import AZConfig
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer
+from training.common.checkpoint import load_network
 from training.common.config import ConfigError
 from training.common.network import BatchedInference, build_network
 from training.common.policy_agent import PolicyAgent

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from satellites_env.agents import make_agent
 from satellites_env.core import Game
-from training.alphazero.agent import PRETRAINED
-from training.common.checkpoint import load_checkpoint
+from training.common.checkpoint import PRETRAINED, load_checkpoint
 from training.common.config import config_from_dict, load_config
 
 ROOT = Path(__file__).resolve().parents[3]
