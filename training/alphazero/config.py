@@ -157,6 +157,14 @@ class AZEvalConfig(EvalConfig):
         doc="the search agent az:PATH:N with N simulations plays "
         "the final games too; 0: the raw policy alone",
     )
+    search_games: int = setting(
+        0,
+        0,
+        100_000,
+        doc="games of the search agent (search_simulations) against the "
+        "first of opponents at each evaluation, on the learning curve "
+        "(an exploiter's target); 0: none",
+    )
 
 
 @dataclass
@@ -197,7 +205,7 @@ class AZConfig(Config, learner="alphazero"):
     eval: AZEvalConfig = section(AZEvalConfig)
 
     TOTAL = "total_positions"
-    RESUMABLE = (*Config.RESUMABLE, "eval.search_simulations")
+    RESUMABLE = (*Config.RESUMABLE, "eval.search_simulations", "eval.search_games")
     GAMES = "search.games"
 
     def agent_specs(self) -> list[tuple[str, str]]:
@@ -251,6 +259,10 @@ class AZConfig(Config, learner="alphazero"):
             or (self.device.startswith("cuda:") and self.device[5:].isdigit())
         ):
             raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
+        if self.eval.search_games and not self.eval.search_simulations:
+            raise ConfigError(
+                "eval.search_games needs eval.search_simulations > 0 (the search that plays them)"
+            )
         if self.league.share and s.opponent:
             raise ConfigError(
                 "league.share and search.opponent exclude each other: an "

@@ -49,7 +49,16 @@ from ..common.network import (
     reuse_freed_memory,
 )
 from ..common.policy_agent import PolicyAgent
-from ..common.run import Counters, Player, Trainer, rng_state, set_rng_state
+from ..common.run import (
+    EVAL_SEED,
+    Counters,
+    Evaluation,
+    Player,
+    Trainer,
+    rng_state,
+    set_rng_state,
+    torch_threads_one,
+)
 from ..distributed.pool import GeneratorPool, one_thread_each, open_pool
 from .agent import AZAgent, play_search_games
 from .config import AZConfig, AZOptimConfig, AZSearchConfig
@@ -202,18 +211,50 @@ class AZTrainer(Trainer):
         }
 
     def players(self, final: bool) -> list[Player]:
-        sims, settings = self.config.eval.search_simulations, self.config.search
         players = [Player("", raw_policy, blank_network)]
-        if final and sims:
-            players.append(
-                Player(
-                    "search",
-                    functools.partial(search_agent, simulations=sims, settings=settings),
-                    blank_network,
-                    functools.partial(play_search_games, simulations=sims, settings=settings),
-                )
-            )
+        if final and self.config.eval.search_simulations:
+            players.append(self._search_player())
         return players
+
+    def _search_player(self) -> Player:
+        """The run's search agent (`az:PATH:N`, N = eval.search_simulations) as a player."""
+        sims, settings = self.config.eval.search_simulations, self.config.search
+        return Player(
+            "search",
+            functools.partial(search_agent, simulations=sims, settings=settings),
+            blank_network,
+            functools.partial(play_search_games, simulations=sims, settings=settings),
+        )
+
+    def evaluates_first(self) -> bool:
+        """A run from a trained network (`init`) is evaluated before its first gradient step:
+        the learning curve starts where the network started."""
+        return bool(self.config.init)
+
+    def evaluate(self, *, final: bool = False) -> Evaluation:
+        """The raw policy's evaluation, and along the run (with `eval.search_games`) the
+        search's games against the first opponent (an exploiter's target), keyed
+        `search:OPPONENT` as in the final table."""
+        evaluation = super().evaluate(final=final)
+        ev = self.config.eval
+        if not final and ev.search_games and ev.opponents:
+            spec = ev.opponents[0]
+            with torch_threads_one():
+                result = self._match(
+                    self._search_player(),
+                    spec,
+                    self.config.seed,
+                    ev.search_games,
+                    EVAL_SEED * 2 + self.config.seed,
+                    ev.max_moves,
+                )
+            evaluation.results[f"search:{spec}"] = result.as_dict()
+        return evaluation
+
+    def curve_keys(self) -> list[str]:
+        keys = super().curve_keys()
+        ev = self.config.eval
+        return keys + ([f"search:{ev.opponents[0]}"] if ev.search_games and ev.opponents else [])
 
     # ------------------------------------------------------------------ checkpoints
 

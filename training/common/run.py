@@ -460,6 +460,11 @@ class Trainer(abc.ABC):
     def weights(self) -> Any:
         """What the generators play with (GeneratorPool.set_weights)."""
 
+    def evaluates_first(self) -> bool:
+        """Whether the run is evaluated once before its first iteration (a learner from a
+        trained network: its curve starts where the network started)."""
+        return False
+
     def flush(self) -> None:  # noqa: B027 (an optional hook: no-op)
         """Work left when the run reaches its length (AlphaZero's overlapped last steps)."""
 
@@ -856,6 +861,11 @@ class Trainer(abc.ABC):
                 done, total = self._bar()
                 task = progress.add_task("train", total=total, status="")
                 progress.update(task, completed=done)  # minutes: rich's add_task takes ints
+                if self.evaluates_first() and not self.history and config.eval.games > 0:
+                    evaluation = self.evaluate()
+                    self.history.append(evaluation)
+                    self._log_evaluation(writer, evaluation)
+                    self.console.print(f"before training: {_rates(evaluation)}", highlight=False)
                 while not self.trained_enough:
                     tick = time.perf_counter()
                     losses = self.iterate()
@@ -1059,9 +1069,13 @@ class Trainer(abc.ABC):
         }
         write_output(self.run_dir / "summary.json", json.dumps(summary, indent=1), "run file")
 
+    def curve_keys(self) -> list[str]:
+        """The evaluation results whose win rates the learning curve draws."""
+        return list(self.config.eval.opponents)
+
     def plot(self) -> Path | None:
         return plot_learning_curve(
-            self.history, self.config.eval.opponents, self.run_dir / "learning_curve.png", self.UNIT
+            self.history, self.curve_keys(), self.run_dir / "learning_curve.png", self.UNIT
         )
 
 
@@ -1136,8 +1150,20 @@ def plot_learning_curve(
             continue
         xs = [x for x, _ in points]
         bands = [wilson_interval(r["a_wins"], r["games"]) for _, r in points]
+        player, _, against = (
+            opponent.partition(":")
+            if opponent.startswith("search:")
+            else (
+                "policy",
+                "",
+                opponent,
+            )
+        )
         (line,) = rate_axis.plot(
-            xs, [r["a_wins"] / r["games"] for _, r in points], marker="o", label=f"vs {opponent}"
+            xs,
+            [r["a_wins"] / r["games"] for _, r in points],
+            marker="o",
+            label=f"{player} vs {against}",
         )
         rate_axis.fill_between(
             xs, [b[0] for b in bands], [b[1] for b in bands], color=line.get_color(), alpha=0.15
@@ -1147,7 +1173,7 @@ def plot_learning_curve(
         xlabel=unit,
         ylabel="win rate",
         ylim=(-0.02, 1.02),
-        title="policy win rate (95% Wilson bands)",
+        title="win rate (95% Wilson bands)",
     )
     rate_axis.legend(loc="lower right")
     thousands = FuncFormatter(lambda x, _: f"{x / 1e6:g} M" if x >= 1e6 else f"{x / 1e3:g} k")
