@@ -358,6 +358,11 @@ _Loader.add_constructor(
 )
 
 
+#: an exploiter config's section of settings that --init applies over the others (fine-tuning
+#: a trained network); read by `satellites exploit`, never by the learner
+FINE_TUNING = "fine_tuning"
+
+
 def read_yaml(path: str | Path) -> typing.Any:
     """The YAML document in `path`, read as `parse_yaml` says."""
     path = Path(path)
