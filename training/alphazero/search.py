@@ -377,22 +377,9 @@ def _interior_choice(t, b, node, options):
     total = completed_sigma(t, b, node, options)
     n = t.node_children[b, node]
     logit, sigma = t.child_logit[b, node], t.sigma[b]
-    top = NEG
     for i in range(n):
-        s = logit[i] + sigma[i]
-        sigma[i] = s
-        if s > top:
-            top = s
-    z = 0.0
-    for i in range(n):
-        z += math.exp(sigma[i] - top)
-    best = 0
-    best_score = NEG
-    for i in range(n):
-        score = math.exp(sigma[i] - top) / z - _visits_of(t, b, node, i) / (1.0 + total)
-        if score > best_score:
-            best, best_score = i, score
-    return best
+        sigma[i] = logit[i] + sigma[i]
+    return _proportional_choice(t, b, node, sigma, total)
 
 
 @njit(cache=True)
@@ -402,23 +389,30 @@ def _victim_choice(t, b, node):
     exploiter's values say is best for it, so the exploiter's q has no say here; this is the
     interior rule without sigma(q): deterministic, and each move's visits track its prior
     (the visit counts A-MCTS-S's sampled moves have in expectation)."""
-    n = t.node_children[b, node]
-    logit = t.child_logit[b, node]
-    top = NEG
     total = 0
-    for i in range(n):
-        if logit[i] > top:
-            top = logit[i]
+    for i in range(t.node_children[b, node]):
         total += _visits_of(t, b, node, i)
+    return _proportional_choice(t, b, node, t.child_logit[b, node], total)
+
+
+@njit(cache=True)
+def _proportional_choice(t, b, node, score, total):
+    """The child slot with the largest softmax(score)(a) - N(a) / (1 + total): the visits
+    follow the distribution softmax(score)."""
+    n = t.node_children[b, node]
+    top = NEG
+    for i in range(n):
+        if score[i] > top:
+            top = score[i]
     z = 0.0
     for i in range(n):
-        z += math.exp(logit[i] - top)
+        z += math.exp(score[i] - top)
     best = 0
     best_score = NEG
     for i in range(n):
-        score = math.exp(logit[i] - top) / z - _visits_of(t, b, node, i) / (1.0 + total)
-        if score > best_score:
-            best, best_score = i, score
+        value = math.exp(score[i] - top) / z - _visits_of(t, b, node, i) / (1.0 + total)
+        if value > best_score:
+            best, best_score = i, value
     return best
 
 
