@@ -3,12 +3,17 @@ network's policy, one call per network a step; off, the search is today's."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
-import yaml
 from test_az_search import RowWise, searched_moves
 from test_az_training import TINY
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from test_exploit import config_file, exploit  # noqa: F401 (config_file: a fixture)
 
 from satellites_env import cli
 from satellites_env.agents import make_agent
@@ -24,13 +29,6 @@ from training.common.network import BatchedInference, build_network
 from training.exploit import exploit_config
 
 MAX_MOVES = 200
-TINY_EXPLOIT = {
-    **TINY,
-    "learner": "alphazero",
-    "total_positions": 10**9,
-    "positions_per_iteration": 60,
-    "eval": {**TINY["eval"], "every": 1000, "final": {"random": 2}, "search_simulations": 0},
-}
 
 
 def positions(count: int, seed: int = 11) -> list[np.ndarray]:
@@ -235,33 +233,7 @@ def test_victim_play_needs_an_opponent():
         AZConfig.from_dict({**TINY, "search": {**TINY["search"], "victim_play": True}})
 
 
-@pytest.fixture
-def config_file(tmp_path):
-    path = tmp_path / "tiny.yaml"
-    path.write_text(yaml.safe_dump(TINY_EXPLOIT))
-    return path
-
-
-def exploit(config_file, out, target, *extra):
-    return cli.main(
-        [
-            "exploit",
-            "--target",
-            target,
-            "--minutes",
-            "0.02",
-            "--config",
-            str(config_file),
-            "--out",
-            str(out),
-            "--games",
-            "2",
-            *extra,
-        ]
-    )
-
-
-def test_the_flag_reaches_the_config(config_file, capsys):
+def test_the_flag_reaches_the_config(config_file, capsys):  # noqa: F811
     assert cli.main(["exploit", "--help"]) == 0
     assert "--victim-play" in capsys.readouterr().out
     config, _ = exploit_config("greedy", 1.0, str(config_file), victim_play=True)
@@ -271,10 +243,14 @@ def test_the_flag_reaches_the_config(config_file, capsys):
 
 
 def test_exploit_with_victim_play_runs_and_says_when_the_target_has_no_network(
-    config_file, tmp_path, capsys
+    config_file,  # noqa: F811
+    tmp_path,
+    capsys,
 ):
-    assert exploit(config_file, tmp_path / "greedy", "greedy", "--victim-play") == 0
+    assert exploit(config_file, tmp_path / "greedy", "--victim-play") == 0
     assert "victim-play: greedy has no network" in capsys.readouterr().out
-    # a network target: the run finishes, and says nothing of the kind
-    assert exploit(config_file, tmp_path / "net", "checkpoint:pretrained", "--victim-play") == 0
+    # a network target (a second --target overrides the helper's greedy): the run
+    # finishes, and says nothing of the kind
+    target = ("--target", "checkpoint:pretrained")
+    assert exploit(config_file, tmp_path / "net", "--victim-play", *target) == 0
     assert "has no network" not in capsys.readouterr().out
