@@ -251,12 +251,26 @@ def exploit(
     resume: bool,
     ray: str | None = None,
     init: str | None = None,
+    victim_play: bool = False,
 ) -> None:
     """`satellites exploit`: train an exploiter of the agent `target` for `minutes`, from a
-    random network or from `init` (the `train` extra; training/exploit.py)."""
+    random network or from `init`, its search modelling the target by the target's network
+    with `victim_play` (the `train` extra; training/exploit.py)."""
     command = trainer_command("exploit")  # imports torch before the engine's thread settings
     configure_threads()
-    command(target, minutes, out, config, seed, games, resume, console, ray=ray, init=init)
+    command(
+        target,
+        minutes,
+        out,
+        config,
+        seed,
+        games,
+        resume,
+        console,
+        ray=ray,
+        init=init,
+        victim_play=victim_play,
+    )
 
 
 DESCRIPTION = """\
@@ -358,6 +372,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="start from this network (a "
         "checkpoint file or pretrained) instead of a random one; the model is "
         "its shape",
+    )
+    ex.add_argument(
+        "--victim-play",
+        action="store_true",
+        help="inside the exploiter's search, the target's moves follow the target's own "
+        "network (A-MCTS-S; an az: target's raw policy); a target without a network is "
+        "searched as without it (search.victim_play)",
     )
     ex.add_argument("--resume", action="store_true", help="continue the run in --out")
     add_ray_option(ex, "self-play in Ray actors, as in train")
@@ -591,6 +612,7 @@ def run_command(args: argparse.Namespace) -> None:
             args.resume,
             args.ray,
             args.init,
+            args.victim_play,
         )
     elif args.command == "config":
         trainer_command("config")(args.config_action, getattr(args, "name", None), console)

@@ -84,6 +84,13 @@ class AZSearchConfig:
         "exploiter of that agent (`satellites exploit`); empty: "
         "self-play",
     )
+    victim_play: bool = setting(
+        False,
+        doc="victim-play (A-MCTS-S): where the opponent is to move inside the "
+        "search, its moves follow its own network's policy (an `az:` "
+        "opponent's raw policy, not its search), the values still the "
+        "network's; an opponent without a network is searched as ever",
+    )
 
 
 @dataclass
@@ -267,6 +274,11 @@ class AZConfig(Config, learner="alphazero"):
             raise ConfigError(
                 "league.share and search.opponent exclude each other: an "
                 "exploiter plays every game against its target"
+            )
+        if s.victim_play and not s.opponent:
+            raise ConfigError(
+                "search.victim_play models the target of an exploiter inside its search: "
+                "it needs search.opponent"
             )
         if len(set(self.league.opponents)) != len(self.league.opponents):
             raise ConfigError(f"league.opponents lists a network twice: {self.league.opponents}")

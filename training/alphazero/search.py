@@ -47,6 +47,15 @@ per-node quantity is a line there and its typed name in `Tree`), the settings in
 `SearchOptions`, and each finished search lands in one `Finished` record. The rules are
 reached through the engine API ([`satellites_env.core.engine`][satellites_env.core.engine]).
 
+Victim-play (A-MCTS-S of Wang et al., "Adversarial Policies Beat Superhuman Go AIs", ICML
+2023): an exploiter's search may model its frozen target by the target's own network. A game
+whose ``victim`` is a colour routes each node by its player to move: where that colour is to
+move, the node's prior (logits over its legal moves) is the target network's, and the move
+descended to is the target's (``_victim_choice``: its prior alone, no q); every leaf's value
+still comes from the searching network. So a step evaluates, besides the searcher's rows, the
+target's nodes whose logits the search reads, all of them in one call of the target's
+evaluator (``victim_leaf`` marks them; such a leaf's value is the searcher's row as ever).
+
 Values: the player to move can stay the same (the push of a displacement, grace moves), so a
 node's value sum is kept from the view of the player to move *at that node*, and the sign
 flips on the way up only where the player to move changes.
@@ -210,6 +219,10 @@ TREE_FIELDS = (
     ("refill", "game", (), np.int8, 0),  # 1: pending is evaluated for its logits only
     ("eval_row", "game", (), np.int32, -1),  # its row of the network's batch
     ("logit_row", "game", (), np.int32, -1),  # its row of the logits (-1: none)
+    # victim-play: the colour whose nodes take the target's policy (-1: none), and 1 where
+    # the node evaluated this step is such a node and needs its logits
+    ("victim", "game", (), np.int32, -1),
+    ("victim_leaf", "game", (), np.int8, 0),
     # per game: scratch
     ("obs", "game", (N_CELLS, N_PLANES), np.float32, 0),
     ("mask", "game", (N_ACTIONS,), np.int8, 0),
@@ -244,6 +257,8 @@ class Tree(NamedTuple):
     refill: np.ndarray
     eval_row: np.ndarray
     logit_row: np.ndarray
+    victim: np.ndarray
+    victim_leaf: np.ndarray
     obs: np.ndarray
     mask: np.ndarray
     work: np.ndarray
@@ -423,22 +438,49 @@ def _interior_choice(t, b, node, options):
     total = completed_sigma(t, b, node, options)
     n = t.node_children[b, node]
     logit, sigma = t.child_logit[b, node], t.sigma[b]
+    for i in range(n):
+        sigma[i] = logit[i] + sigma[i]
+    return _proportional_choice(t, b, node, sigma, total)
+
+
+@njit(cache=True)
+def _victim_choice(t, b, node):
+    """The target's move at one of its nodes (victim-play): argmax of prior(a) - N(a) / (1 +
+    sum N), the target's prior alone. The target plays its own policy, not what the
+    exploiter's values say is best for it, so the exploiter's q has no say here; this is the
+    interior rule without sigma(q): deterministic, and each move's visits track its prior
+    (the visit counts A-MCTS-S's sampled moves have in expectation)."""
+    total = 0
+    for i in range(t.node_children[b, node]):
+        total += _visits_of(t, b, node, i)
+    return _proportional_choice(t, b, node, t.child_logit[b, node], total)
+
+
+@njit(cache=True)
+def _proportional_choice(t, b, node, score, total):
+    """The child slot with the largest softmax(score)(a) - N(a) / (1 + total): the visits
+    follow the distribution softmax(score)."""
+    n = t.node_children[b, node]
     top = NEG
     for i in range(n):
-        s = logit[i] + sigma[i]
-        sigma[i] = s
-        if s > top:
-            top = s
+        if score[i] > top:
+            top = score[i]
     z = 0.0
     for i in range(n):
-        z += math.exp(sigma[i] - top)
+        z += math.exp(score[i] - top)
     best = 0
     best_score = NEG
     for i in range(n):
-        score = math.exp(sigma[i] - top) / z - _visits_of(t, b, node, i) / (1.0 + total)
-        if score > best_score:
-            best, best_score = i, score
+        value = math.exp(score[i] - top) / z - _visits_of(t, b, node, i) / (1.0 + total)
+        if value > best_score:
+            best, best_score = i, value
     return best
+
+
+@njit(cache=True)
+def _is_victim(t, b, node):
+    """Whether the target is to move at `node` (victim-play): its prior is the target's."""
+    return t.victim[b] >= 0 and t.node_state[b, node, TO_MOVE] == t.victim[b]
 
 
 @njit(cache=True)
@@ -472,13 +514,24 @@ def prepare(t, options):
     """Step 1: new roots, or one selection down to a leaf, per game; obs rows of the nodes
     that need the network: eval_flag[b] = 1 for value and logits, 2 for the value alone (a
     leaf that is never descended from), and refill[b] = 1 where a node is evaluated again
-    only for its logits."""
+    only for its logits; victim_leaf[b] = 1 where those logits are the target's
+    (victim-play: the target is to move at the node)."""
     for b in prange(t.node_state.shape[0]):
         _prepare_game(t, b, options)
 
 
 @njit(cache=True)
 def _prepare_game(t, b, options):
+    _select(t, b, options)
+    t.victim_leaf[b] = 0
+    if t.eval_flag[b] == 1:
+        node = 0 if t.phase[b] == NEED_ROOT else t.pending[b]
+        if _is_victim(t, b, node):
+            t.victim_leaf[b] = 1
+
+
+@njit(cache=True)
+def _select(t, b, options):
     max_moves = options.max_moves
     t.eval_flag[b] = 0
     t.refill[b] = 0
@@ -514,6 +567,8 @@ def _prepare_game(t, b, options):
             break
         if node == 0:
             slot = _root_choice(t, b, options.table[kind, m, t.sim[b]], options)
+        elif _is_victim(t, b, node):
+            slot = _victim_choice(t, b, node)
         else:
             slot = _interior_choice(t, b, node, options)
         depth += 1
@@ -641,12 +696,15 @@ class BatchedSearch:
     arrays, the logits either of those rows (len(policy_rows), 3217) or of every row (R, 3217).
     `step(evaluators, route)` searches each game with its own network: game b's positions go
     to `evaluators[route[b]]`, one call per evaluator with all of its games' positions (a
-    league's opponents searched in the same batch as the learner).
+    league's opponents searched in the same batch as the learner). With `victim` (an
+    evaluator), the logits of the nodes where `tree.victim[b]` is to move come from it
+    (victim-play, the module docstring).
     The caller sets each new search up in `tree` (rows where `phase == NEED_ROOT`, see
     `needs_root`): `kind[b]` picks its budget from `options.budgets` (playout caps),
-    `gumbel[b]` holds its root noise (zeros: deterministic) and `raw_move[b]` (1: play the
-    prior's most likely action instead of the search's choice). After a step, `finished`
-    holds the searches that ended in it.
+    `gumbel[b]` holds its root noise (zeros: deterministic), `raw_move[b]` (1: play the
+    prior's most likely action instead of the search's choice) and `victim[b]` (the colour
+    whose nodes take the victim evaluator's policy; -1, the default: none). After a step,
+    `finished` holds the searches that ended in it.
     """
 
     def __init__(self, games: int, options: SearchOptions):
@@ -656,6 +714,7 @@ class BatchedSearch:
         self.timers = {"tree+engine": 0.0, "network": 0.0}
         self.evaluations = 0
         self.policy_evaluations = 0  # rows whose logits were asked for
+        self.victim_evaluations = 0  # rows the target's network evaluated (victim-play)
         self.refills = 0  # refills so far (sequential halving makes them rare or absent)
         self.steps = 0
 
@@ -667,40 +726,66 @@ class BatchedSearch:
         return np.flatnonzero(self.tree.phase == NEED_ROOT)
 
     def step(
-        self, evaluate: Evaluate | Sequence[Evaluate], route: np.ndarray | None = None
+        self,
+        evaluate: Evaluate | Sequence[Evaluate],
+        route: np.ndarray | None = None,
+        victim: Evaluate | None = None,
     ) -> None:
         """One simulation step of every search; `evaluate` as the class docstring says, or,
-        with `route` (an evaluator index per game), a sequence of evaluators."""
+        with `route` (an evaluator index per game), a sequence of evaluators. `victim`: the
+        target's evaluator (victim-play, where `tree.victim` marks a colour): it gives the
+        logits of the nodes where that colour is to move, all of them in one call, while the
+        values of every leaf still come from `evaluate`."""
         t = self.tree
         tick = time.perf_counter()
         prepare(t, self.options)
         rows = np.flatnonzero(t.eval_flag)
+        target = rows[t.victim_leaf[rows] == 1]  # leaves that need the target's logits
+        if len(target) and victim is None:
+            raise ValueError("tree.victim marks the target's nodes, but no victim evaluator")
+        own = rows
+        if len(target):  # a target's node evaluated again for its logits needs no value
+            own = rows[(t.victim_leaf[rows] == 0) | (t.refill[rows] == 0)]
         t.eval_row[:] = -1
-        t.eval_row[rows] = np.arange(len(rows), dtype=np.int32)
-        policy = np.flatnonzero(t.eval_flag[rows] == 1)  # positions within `rows`
+        t.eval_row[own] = np.arange(len(own), dtype=np.int32)
+        # positions within `own` whose logits are the network's own
+        policy = np.flatnonzero((t.eval_flag[own] == 1) & (t.victim_leaf[own] == 0))
         self.refills += int(t.refill.sum())
         middle = time.perf_counter()
         t.logit_row[:] = -1
-        if len(rows):
-            obs = t.obs[rows].reshape(len(rows), 10, 10, N_PLANES)
+        if len(own):
+            obs = t.obs[own].reshape(len(own), 10, 10, N_PLANES)
             if route is None:
                 assert callable(evaluate), "one evaluator without a route"
                 logits, values = evaluate(obs, policy)
             else:
                 assert not callable(evaluate), "a sequence of evaluators with a route"
-                logits, values = _evaluate_routed(evaluate, route[rows], obs, policy)
-            if len(logits) == len(rows):  # the logits of every row
-                t.logit_row[rows[policy]] = policy
-            elif len(logits) == len(policy):
-                t.logit_row[rows[policy]] = np.arange(len(policy), dtype=np.int32)
+                logits, values = _evaluate_routed(evaluate, route[own], obs, policy)
+            if len(logits) == len(own) and not len(target):  # the logits of every row
+                t.logit_row[own[policy]] = policy
+            elif len(logits) in (len(own), len(policy)):
+                if len(logits) != len(policy):
+                    logits = logits[policy]
+                t.logit_row[own[policy]] = np.arange(len(policy), dtype=np.int32)
             else:
                 raise ValueError(
                     f"evaluate returned {len(logits)} rows of logits for "
-                    f"{len(rows)} positions and {len(policy)} policy rows"
+                    f"{len(own)} positions and {len(policy)} policy rows"
                 )
         else:
             logits = np.zeros((0, N_ACTIONS), dtype=np.float32)
             values = np.zeros(0, dtype=np.float32)
+        if len(target):
+            assert victim is not None  # checked above, before any evaluation
+            obs = t.obs[target].reshape(len(target), 10, 10, N_PLANES)
+            target_logits, _ = victim(obs, np.arange(len(target)))
+            if len(target_logits) != len(target):
+                raise ValueError(
+                    f"the victim evaluator returned {len(target_logits)} rows of logits "
+                    f"for {len(target)} positions"
+                )
+            t.logit_row[target] = len(logits) + np.arange(len(target), dtype=np.int32)
+            logits = np.concatenate([np.asarray(logits, np.float32), target_logits])
         after = time.perf_counter()
         finish(
             t,
@@ -712,8 +797,9 @@ class BatchedSearch:
         done = time.perf_counter()
         self.timers["tree+engine"] += (middle - tick) + (done - after)
         self.timers["network"] += after - middle
-        self.evaluations += len(rows)
+        self.evaluations += len(own)
         self.policy_evaluations += len(policy)
+        self.victim_evaluations += len(target)
         self.steps += 1
 
 

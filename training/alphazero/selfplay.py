@@ -17,7 +17,10 @@ With an ``opponent`` (an agent spec), every game is against that frozen agent in
 network plays one colour, drawn at random for each game, and the agent plays the other, its
 moves made here between the searches. Only the network's own positions are searched and
 stored, so it learns to beat that agent, weaknesses included: an exploiter (Wang et al. 2023;
-AlphaStar's league exploiters). Its search models the opponent by its own network. A network
+AlphaStar's league exploiters). Its search models the opponent by its own network, or, with
+``victim_play`` and an opponent that has a network (`target_policy`), by the opponent's: inside
+the search the opponent's moves follow its network's policy (A-MCTS-S, `BatchedSearch`'s
+victim-play); the network's own nodes and every value are searched as ever. A network
 opponent (`az:PATH:N`, `checkpoint:PATH`) plays all its games at once, in a batched search of
 its own beside the network's (`agent.BatchedPlayer`): a game waiting for its move sits out of
 the network's search until the move is made.
@@ -43,18 +46,53 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from satellites_env.agents import make_agent
+from satellites_env.agents import Agent, make_agent
 from satellites_env.core import engine
 from satellites_env.core.engine import DRAW, N_CELLS, ONGOING, TO_MOVE
 from satellites_env.core.game import Game
 
-from .agent import BatchedPlayer
+from ..common.network import BatchedInference, PolicyValueNet
+from ..common.policy_agent import PolicyAgent
+from .agent import AZAgent, BatchedPlayer
 from .config import AZSearchConfig
 from .replay import PositionSink
 from .search import IDLE, NEED_ROOT, SLOTS, BatchedSearch, Evaluate, search_options
 from .seats import AGENT, MEMBER, RAW, SeatPolicy, stored
 
 CHEAP, FULL = 0, 1
+
+
+class TargetPolicy:
+    """The policy of a network agent as a search's victim evaluator: the logits of its
+    network (a sampled `checkpoint:` agent's divided by its temperature, the distribution it
+    samples from), the values of its network alongside."""
+
+    def __init__(self, net: PolicyValueNet, temperature: float = 1.0):
+        self._evaluate = BatchedInference(net)
+        self.temperature = float(temperature)
+
+    def __call__(
+        self, obs: np.ndarray, policy_rows: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        logits, values = self._evaluate(obs, policy_rows)
+        if self.temperature != 1.0:
+            # in float64 and clipped: no temperature makes a logit inf (the search's
+            # softmax subtracts the largest)
+            scaled = logits.astype(np.float64) / self.temperature
+            logits = np.clip(scaled, -1e29, 1e29).astype(np.float32)
+        return logits, values
+
+
+def target_policy(agent: Agent) -> TargetPolicy | None:
+    """The network policy victim-play models `agent` by: an `az:` agent's raw network (its
+    search approximated by the policy its search starts from), a `checkpoint:` agent's
+    network; None for an agent without one (`greedy`, `mcts:N`, a PPO policy whose moves
+    need the game as well as the planes)."""
+    if isinstance(agent, AZAgent):
+        return TargetPolicy(agent.net)
+    if isinstance(agent, PolicyAgent) and agent.planes_only:
+        return TargetPolicy(agent.net, agent.temperature if agent.sample else 1.0)
+    return None
 
 
 @dataclass
@@ -109,6 +147,13 @@ class SelfPlay:
         self.opponent_batch = (
             BatchedPlayer.of(self.opponent, config.games, config.max_moves)
             if self.opponent is not None
+            else None
+        )
+        # victim-play: the opponent's policy inside the network's searches (None: its moves
+        # there are modelled by the network itself)
+        self.victim = (
+            target_policy(self.opponent)
+            if config.victim_play and self.opponent is not None
             else None
         )
         self.seat_policy = SeatPolicy(config.dagger, self.opponent is not None, league_share)
@@ -186,6 +231,8 @@ class SelfPlay:
             seat = self.seats[rows, tree.game_state[rows, TO_MOVE]]
             tree.raw_move[rows] = seat == RAW
             self.route[rows] = np.where(seat >= MEMBER, seat - MEMBER + 1, 0)
+            if self.victim is not None:  # the opponent's colour, whose nodes take its policy
+                tree.victim[rows] = self._colour_of(lambda seats: seats == AGENT)[rows]
 
     def play(self, positions: int, evaluate: Evaluate, buffer: PositionSink) -> int:
         """Play until `positions` more moves were searched; finished games go to `buffer`.
@@ -197,7 +244,9 @@ class SelfPlay:
             added += self._agent_moves(buffer)
             self._new_roots()
             # each game's move is searched with the network of the seat to move (route)
-            self.search.step([evaluate, *(e for _, e in self.league_table)], self.route)
+            self.search.step(
+                [evaluate, *(e for _, e in self.league_table)], self.route, self.victim
+            )
             for b in np.flatnonzero(out.ready):
                 self.stats.positions += 1
                 if stored(int(self.seats[b, out.state[b, TO_MOVE]])):
