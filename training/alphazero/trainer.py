@@ -23,8 +23,9 @@ members and their PFSP probabilities with the weights, and their results against
 come back with the positions; the league is in the checkpoint.
 
 The final evaluation plays the raw policy and, with `eval.search_simulations` N > 0, the
-search agent `az:PATH:N` against each opponent of `eval.final`; the search's games run all at
-once (`agent.play_search_games`), its results keyed `search:OPPONENT`.
+search agent `az:PATH:N` against each opponent of `eval.final`, its results keyed
+`search:OPPONENT`. Both players' games of a match run all at once
+(`agent.play_batched_games`): one forward pass a step for every game waiting for a move.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from ..common.network import (
 from ..common.policy_agent import PolicyAgent
 from ..common.run import Counters, Player, Trainer, rng_state, set_rng_state
 from ..distributed.pool import GeneratorPool, one_thread_each, open_pool
-from .agent import AZAgent, load_network, play_search_games
+from .agent import AZAgent, load_network, play_batched_games, play_search_games
 from .config import AZConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
 from .league import League, Member
@@ -128,6 +129,14 @@ def raw_policy(net: torch.nn.Module) -> PolicyAgent:
     return PolicyAgent(net, spec=LEARNER)
 
 
+def play_policy_games(
+    net: torch.nn.Module, opponent: str, games: list[int], seed: int, max_moves: int
+) -> list:
+    """The raw policy's games `games` against `opponent`, all at once: one forward pass a move
+    for every game waiting for one instead of one a game (the games `raw_policy` plays)."""
+    return play_batched_games(raw_policy(net), opponent, games, seed, max_moves)
+
+
 def search_agent(net: torch.nn.Module, simulations: int, settings: AZSearchConfig) -> AZAgent:
     """The network's Gumbel search as an evaluation agent (`az:PATH:SIMS` of the run)."""
     agent = AZAgent(net, simulations, settings=settings)
@@ -199,7 +208,7 @@ class AZTrainer(Trainer):
 
     def players(self, final: bool) -> list[Player]:
         sims, settings = self.config.eval.search_simulations, self.config.search
-        players = [Player("", raw_policy, blank_network)]
+        players = [Player("", raw_policy, blank_network, play_policy_games)]
         if final and sims:
             players.append(
                 Player(
