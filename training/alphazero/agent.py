@@ -186,29 +186,41 @@ def play_search_games(
     simulations: int,
     settings: AZSearchConfig,
 ) -> list:
-    """Games `games` of the pairing (the network's search, `opponent`) as
-    `arena.play_pairing_game` plays them (the same set-ups, colours and opponent seeds; the
-    search is deterministic), all at once: the search's moves in every game waiting for one
-    are found by one `BatchedSearch`, one forward pass per simulation step for all of them,
-    and so are the opponent's where it is a network agent (`BatchedPlayer`).
-    [(game index, record)] in the order of `games`."""
+    """Games `games` of the pairing (the network's search `az-search:SIMS`, `opponent`), all
+    at once ([`play_batched_games`][training.alphazero.agent.play_batched_games])."""
+    agent = AZAgent(net, simulations, settings=settings)
+    agent.spec = f"az-search:{simulations}"
+    return play_batched_games(agent, opponent, games, seed, max_moves)
+
+
+def play_batched_games(
+    agent: Agent, opponent: str, games: list[int], seed: int, max_moves: int
+) -> list:
+    """Games `games` of the pairing (`agent`, `opponent`) as `arena.play_pairing_game` plays
+    them (the same set-ups, colours and opponent seeds; the agent is deterministic), all at
+    once. The agent has a batched form
+    ([`BatchedPlayer.of`][training.alphazero.agent.BatchedPlayer.of]: a network's search or
+    its raw policy's argmax); its moves in every game waiting for one are found together, one
+    forward pass per simulation step for all of them, and so are the opponent's where it is a
+    network agent. [(game index, record)] in the order of `games`."""
     from satellites_env.agents import make_agent
     from satellites_env.record import GameRecord
 
     n = len(games)
     if not n:
         return []
-    spec = f"az-search:{simulations}"
+    spec = agent.spec
     boards = [Game.new(seed=seed + i // 2, max_moves=max_moves) for i in games]
     starts = [game.to_spn() for game in boards]
-    ours = [0 if i % 2 == 0 else 1 for i in games]  # the search is red in even games
+    ours = [0 if i % 2 == 0 else 1 for i in games]  # the agent is red in even games
     first = make_agent(opponent, seed=0)
     batched_rival = BatchedPlayer.of(first, n, max_moves)
     rivals = [] if batched_rival else [first, *(make_agent(opponent, seed=0) for _ in games[1:])]
     for i, rival in zip(games, rivals, strict=False):
         rival.reset(seed=10_000 * (seed + i) + 8)
-    searcher = AZAgent(net, simulations, settings=settings)
-    search = BatchedPlayer(net, searcher.options(max_moves), False, n)
+    search = BatchedPlayer.of(agent, n, max_moves)
+    if search is None:
+        raise ValueError(f"{spec} has no batched form (a network's search or raw argmax)")
     searches = [p for p in (search, batched_rival) if p is not None]
     waiting = np.zeros(n, bool)  # a player searches the game's next move
     while True:

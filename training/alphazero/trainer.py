@@ -23,8 +23,9 @@ members and their PFSP probabilities with the weights, and their results against
 come back with the positions; the league is in the checkpoint.
 
 The final evaluation plays the raw policy and, with `eval.search_simulations` N > 0, the
-search agent `az:PATH:N` against each opponent of `eval.final`; the search's games run all at
-once (`agent.play_search_games`), its results keyed `search:OPPONENT`.
+search agent `az:PATH:N` against each opponent of `eval.final`, its results keyed
+`search:OPPONENT`. Both players' games of a match run all at once
+(`agent.play_batched_games`): one forward pass a step for every game waiting for a move.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from ..common.run import (
     EVAL_SEED,
     Counters,
     Evaluation,
+    Games,
     Player,
     Trainer,
     rng_state,
@@ -60,7 +62,7 @@ from ..common.run import (
     torch_threads_one,
 )
 from ..distributed.pool import GeneratorPool, one_thread_each, open_pool
-from .agent import AZAgent, play_search_games
+from .agent import AZAgent, play_batched_games, play_search_games
 from .config import AZConfig, AZOptimConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
 from .league import League, Member
@@ -138,6 +140,14 @@ def raw_policy(net: PolicyValueNet) -> PolicyAgent:
     return PolicyAgent(net, spec=LEARNER)
 
 
+def play_policy_games(
+    net: PolicyValueNet, opponent: str, games: list[int], seed: int, max_moves: int
+) -> Games:
+    """The raw policy's games `games` against `opponent`, all at once: one forward pass a move
+    for every game waiting for one instead of one a game (the games `raw_policy` plays)."""
+    return play_batched_games(raw_policy(net), opponent, games, seed, max_moves)
+
+
 def search_agent(net: PolicyValueNet, simulations: int, settings: AZSearchConfig) -> AZAgent:
     """The network's Gumbel search as an evaluation agent (`az:PATH:SIMS` of the run)."""
     agent = AZAgent(net, simulations, settings=settings)
@@ -211,7 +221,7 @@ class AZTrainer(Trainer):
         }
 
     def players(self, final: bool) -> list[Player]:
-        players = [Player("", raw_policy, blank_network)]
+        players = [Player("", raw_policy, blank_network, play_policy_games)]
         if final and self.config.eval.search_simulations:
             players.append(self._search_player())
         return players
@@ -239,15 +249,17 @@ class AZTrainer(Trainer):
         ev = self.config.eval
         if not final and ev.search_games and ev.opponents:
             spec = ev.opponents[0]
+            player = self._search_player()
+            match = (
+                player,
+                spec,
+                self.config.seed,
+                ev.search_games,
+                EVAL_SEED * 2 + self.config.seed,
+            )
             with torch_threads_one():
-                result = self._match(
-                    self._search_player(),
-                    spec,
-                    self.config.seed,
-                    ev.search_games,
-                    EVAL_SEED * 2 + self.config.seed,
-                    ev.max_moves,
-                )
+                (records,) = self._play_matches([match], ev.max_moves)
+            result = self.pair_result(player, spec, records)
             evaluation.results[f"search:{spec}"] = result.as_dict()
         return evaluation
 

@@ -678,81 +678,91 @@ class Trainer(abc.ABC):
         ev = self.config.eval
         opponents = ev.final if final else {spec: ev.games for spec in ev.opponents}
         players = self.players(final) if final else self.players(False)[:1]
+        matches = [
+            (player, spec, self.config.seed + k, games, EVAL_SEED * (j + 1) + self.config.seed)
+            for j, player in enumerate(players)
+            for k, (spec, games) in enumerate(opponents.items())
+            if games
+        ]
         with torch_threads_one():
-            for j, player in enumerate(players):
-                for k, (spec, games) in enumerate(opponents.items()):
-                    if not games:
-                        continue
-                    keep = j == 0 and k == len(opponents) - 1
-                    result = self._match(
-                        player,
-                        spec,
-                        self.config.seed + k,
-                        games,
-                        EVAL_SEED * (j + 1) + self.config.seed,
-                        ev.max_moves,
-                        self._keep_sample if keep else None,
-                    )
-                    evaluation.results[f"{player.key}:{spec}" if player.key else spec] = (
-                        result.as_dict()
-                    )
+            played = self._play_matches(matches, ev.max_moves)
+        last = list(opponents)[-1]
+        for (player, spec, *_), records in zip(matches, played, strict=True):
+            result = self.pair_result(player, spec, records)
+            if player is players[0] and spec == last and records and records[0][0] == 0:
+                self.sample_game = records[0][1]
+            evaluation.results[f"{player.key}:{spec}" if player.key else spec] = result.as_dict()
         return evaluation
 
-    def _keep_sample(self, i: int, record: GameRecord) -> None:
-        if i == 0:
-            self.sample_game = record
+    def pair_result(self, player: Player, opponent: str, games: Games) -> PairResult:
+        """The result of the player's `games` ([(index, record)]) against `opponent`; the
+        player is red in the even games."""
+        result = PairResult(player.build(self.net).spec, opponent)
+        for i, record in games:
+            result.add(record, a_is_red=i % 2 == 0)
+        return result
 
-    def _match(
-        self,
-        player: Player,
-        opponent: str,
-        opponent_seed: int,
-        games: int,
-        seed: int,
-        max_moves: int,
-        on_record: Callable[[int, GameRecord], None] | None = None,
-    ) -> PairResult:
-        """`arena.match` of the player against `opponent`: in this process; on Ray over the
-        generators' actors; with more than one worker otherwise, in that many processes. Each
-        game is a pure function of its index, so the results do not depend on where it ran."""
+    def _play_matches(
+        self, matches: list[tuple[Player, str, int, int, int]], max_moves: int
+    ) -> list[Games]:
+        """The games of each match (player, opponent, opponent seed, games, seed), each
+        match's as [(index, record)] in index order: in this process; on Ray over the
+        generators' actors; with more than one worker otherwise, in that many processes, every
+        match's shares in one queue, so that a worker that finishes its share of one match
+        starts on the next instead of waiting for the other's. Each game is a pure function of
+        its index, so the results do not depend on where it ran."""
         workers = self.config.distributed.workers
         if self.config.distributed.backend == "ray":
             pool = self.generators
             pool.set_weights(self.weights(), self.counters.iterations)
-            shares = [list(range(k, games, pool.workers)) for k in range(pool.workers)]
-            played = pool.run(
-                play_match_games,
-                [(player, opponent, opponent_seed, share, seed, max_moves) for share in shares],
-            )
-        elif workers > 1 and games > 1:
-            shares = [list(range(k, games, workers)) for k in range(min(workers, games))]
-            weights = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
-            played = self._evaluators(workers).run(
-                [
-                    (
-                        self.net.shape,
-                        weights,
-                        player,
-                        opponent,
-                        opponent_seed,
-                        share,
-                        seed,
-                        max_moves,
+            played = []
+            for player, opponent, opponent_seed, games, seed in matches:
+                shares = [list(range(k, games, pool.workers)) for k in range(pool.workers)]
+                played.append(
+                    pool.run(
+                        play_match_games,
+                        [
+                            (player, opponent, opponent_seed, share, seed, max_moves)
+                            for share in shares
+                        ],
                     )
-                    for share in shares
-                ],
-                play_in_worker,
-            )
+                )
+        elif workers > 1:
+            weights = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
+            jobs, owner = [], []
+            for m, (player, opponent, opponent_seed, games, seed) in enumerate(matches):
+                for k in range(min(workers, games)):
+                    share = list(range(k, games, workers))
+                    jobs.append(
+                        (
+                            self.net.shape,
+                            weights,
+                            player,
+                            opponent,
+                            opponent_seed,
+                            share,
+                            seed,
+                            max_moves,
+                        )
+                    )
+                    owner.append(m)
+            results = self._evaluators(workers).run(jobs, play_in_worker)
+            played = [[] for _ in matches]
+            for m, part in zip(owner, results, strict=True):
+                played[m].append(part)
         else:
             played = [
-                player.play(self.net, opponent, opponent_seed, list(range(games)), seed, max_moves)
+                [
+                    player.play(
+                        self.net, opponent, opponent_seed, list(range(games)), seed, max_moves
+                    )
+                ]
+                for player, opponent, opponent_seed, games, seed in matches
             ]
-        result = PairResult(player.build(self.net).spec, opponent)
-        for i, record in sorted((pair for part in played for pair in part), key=lambda p: p[0]):
-            result.add(record, a_is_red=i % 2 == 0)
-            if on_record is not None:
-                on_record(i, record)
-        return result
+        return [
+            sorted((pair for part in parts for pair in part), key=lambda p: p[0])
+            for parts in played
+        ]
 
     def _evaluators(self, workers: int) -> Workers:
         """The evaluation processes (started on first use, kept until `close`): fresh

@@ -337,6 +337,24 @@ def test_search_games_played_all_at_once_are_the_search_agents_games():
         assert record.players[side] == "az-search:6"
 
 
+def test_raw_policy_games_played_all_at_once_are_the_arenas_games():
+    """The trainer's raw-policy games, played all at once (one forward pass a move for every
+    waiting game), are the games `arena.play_pairing_game` plays with the raw policy."""
+    from satellites_env.agents import make_agent
+    from satellites_env.arena import play_pairing_game
+    from training.alphazero.trainer import play_policy_games, raw_policy
+
+    net = build_network(8, 1, seed=0)
+    for opponent in ("random", "greedy"):
+        games = [0, 1, 2, 3, 6]
+        batched = play_policy_games(net, opponent, games, 3, 60)
+        assert [i for i, _ in batched] == games
+        for i, record in batched:
+            alone = play_pairing_game(raw_policy(net), make_agent(opponent, seed=0), i, 3, 60)
+            assert record.moves == alone.moves and record.start_spn == alone.start_spn
+            assert record.result == alone.result and record.players == alone.players
+
+
 @pytest.mark.parametrize("rival", ["az:pretrained:3", "checkpoint:pretrained"])
 def test_search_games_against_a_network_batch_its_moves_too(rival):
     """A network opponent's moves in play_search_games come from its own batched search

@@ -182,3 +182,40 @@ def test_overlap_plays_with_the_weights_before_the_steps_and_trains_every_batch(
     assert np.array_equal(runs[0].buffer.states, runs[1].buffer.states)
     for key, value in runs[0].net.state_dict().items():
         assert torch.equal(runs[1].net.state_dict()[key], value)
+
+
+def test_final_table_in_worker_processes_is_the_table_of_one_process(tmp_path):
+    """Every match's shares go to the evaluation processes in one queue, and each player's
+    games are played all at once: the table is the one a single process plays, and the raw
+    policy's results are those of the arena's games one at a time."""
+    from satellites_env.agents import make_agent
+    from satellites_env.arena import match
+    from training.common.run import EVAL_SEED
+
+    final = {"random": 3, "greedy": 2}
+    tables = []
+    for workers in (1, 2):
+        config = AZConfig.from_dict(
+            {
+                **TINY,
+                "distributed": {"workers": workers},
+                "eval": {**TINY["eval"], "final": final},
+            }
+        )
+        trainer = AZTrainer(config, tmp_path / str(workers), console=quiet())
+        try:
+            tables.append(trainer.evaluate(final=True).results)
+        finally:
+            trainer.close()
+    assert tables[0] == tables[1]
+    assert set(tables[0]) == {"random", "greedy", "search:random", "search:greedy"}
+    net = trainer.net
+    for k, (opponent, games) in enumerate(final.items()):
+        alone = match(
+            PolicyAgent(net, spec="az-policy"),
+            make_agent(opponent, seed=TINY["seed"] + k),
+            games,
+            seed=EVAL_SEED + TINY["seed"],
+            max_moves=TINY["eval"]["max_moves"],
+        )
+        assert tables[0][opponent] == alone.as_dict()
