@@ -365,19 +365,27 @@ def _visits_of(t, b, node, i):
 
 
 @njit(cache=True)
+def _softmax_scale(score, n):
+    """The largest of score[:n] and z, the sum of exp(score - largest): softmax(score)(a) is
+    exp(score[a] - largest) / z, without overflow."""
+    top = NEG
+    for i in range(n):
+        if score[i] > top:
+            top = score[i]
+    z = 0.0
+    for i in range(n):
+        z += math.exp(score[i] - top)
+    return top, z
+
+
+@njit(cache=True)
 def completed_sigma(t, b, node, options):
     """sigma(completed q) of every child of `node` into t.sigma[b, :n]; returns the total
     visits of the children. q is from the view of the player to move at `node`."""
     n = t.node_children[b, node]
     me = t.node_state[b, node, TO_MOVE]
     logit, sigma = t.child_logit[b, node], t.sigma[b]
-    top = NEG
-    for i in range(n):
-        if logit[i] > top:
-            top = logit[i]
-    z = 0.0
-    for i in range(n):
-        z += math.exp(logit[i] - top)
+    top, z = _softmax_scale(logit, n)
     total = 0
     max_visits = 0
     weight = 0.0
@@ -461,13 +469,7 @@ def _proportional_choice(t, b, node, score, total):
     """The child slot with the largest softmax(score)(a) - N(a) / (1 + total): the visits
     follow the distribution softmax(score)."""
     n = t.node_children[b, node]
-    top = NEG
-    for i in range(n):
-        if score[i] > top:
-            top = score[i]
-    z = 0.0
-    for i in range(n):
-        z += math.exp(score[i] - top)
+    top, z = _softmax_scale(score, n)
     best = 0
     best_score = NEG
     for i in range(n):

@@ -61,7 +61,8 @@ from ..common.run import (
     set_rng_state,
     torch_threads_one,
 )
-from ..distributed.pool import GeneratorPool, one_thread_each, open_pool
+from ..distributed.generator import GeneratorFactory
+from ..distributed.pool import one_thread_each
 from .agent import AZAgent, play_batched_games, play_search_games
 from .config import AZConfig, AZOptimConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
@@ -201,16 +202,9 @@ class AZTrainer(Trainer):
     def progress(self) -> int:
         return self.counters.positions
 
-    def _open_pool(self) -> GeneratorPool:
-        factory = functools.partial(
+    def generator_factory(self) -> GeneratorFactory:
+        return functools.partial(
             make_generator, self.config, self.net.shape, self.config.distributed.workers
-        )
-        return open_pool(
-            factory,
-            self.config.distributed,
-            self.config.seed,
-            self._generator_states,
-            self.counters.iterations,
         )
 
     def weights(self) -> dict:

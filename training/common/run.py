@@ -86,7 +86,8 @@ from satellites_env.files import (
 from satellites_env.rating import SCALE, SCALE_ANCHOR
 from satellites_env.record import GameRecord
 
-from ..distributed.pool import GeneratorPool, log_pool
+from ..distributed.generator import GeneratorFactory
+from ..distributed.pool import GeneratorPool, log_pool, open_pool
 from .checkpoint import (
     VERSION,
     CheckpointError,
@@ -379,7 +380,7 @@ class Trainer(abc.ABC):
     A learner sets `Counters` (a [`Counters`][training.common.run.Counters] dataclass), `UNIT` (what
     its progress counts) and `ITERATION` (what one iteration is called), and implements `setup`,
     `iterate`, `progress`, `players`, `learner_payload`, `restore_learner`, `weights` and
-    `_open_pool`.
+    `generator_factory`.
 
     Self-play runs in a `GeneratorPool` (training/distributed/pool.py) that the trainer holds:
     started on first use (a finished run that is only reported starts none) and stopped by
@@ -778,9 +779,20 @@ class Trainer(abc.ABC):
         return self._eval_pool
 
     @abc.abstractmethod
+    def generator_factory(self) -> GeneratorFactory:
+        """What builds one of this learner's self-play generators in a worker (picklable: it
+        travels to processes and Ray actors)."""
+
     def _open_pool(self) -> GeneratorPool:
-        """A new pool for this learner's self-play (with `open_pool`), continuing
-        `_generator_states`: None for fresh streams, else a checkpoint's."""
+        """A new pool for this learner's self-play, continuing `_generator_states`: None for
+        fresh streams, else a checkpoint's."""
+        return open_pool(
+            self.generator_factory(),
+            self.config.distributed,
+            self.config.seed,
+            self._generator_states,
+            self.counters.iterations,
+        )
 
     @property
     def generators(self) -> GeneratorPool:

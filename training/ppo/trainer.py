@@ -24,7 +24,7 @@ import torch
 from ..common.checkpoint import CheckpointError, check_weights, load_weights
 from ..common.policy_agent import PolicyAgent
 from ..common.run import Counters, Player, Trainer
-from ..distributed.pool import GeneratorPool, open_pool
+from ..distributed.generator import GeneratorFactory
 from .config import PPOConfig
 from .prior import network_from_shape, policy_agent
 from .selfplay import make_generator
@@ -72,16 +72,9 @@ class PPOTrainer(Trainer):
     def progress(self) -> int:
         return self.counters.steps
 
-    def _open_pool(self) -> GeneratorPool:
-        factory = functools.partial(
+    def generator_factory(self) -> GeneratorFactory:
+        return functools.partial(
             make_generator, self.config.selfplay, self.net.shape, self.config.distributed.workers
-        )
-        return open_pool(
-            factory,
-            self.config.distributed,
-            self.config.seed,
-            self._generator_states,
-            self.counters.iterations,
         )
 
     def add_snapshot(self) -> None:
