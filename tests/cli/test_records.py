@@ -4,10 +4,11 @@ true results for unfinished games, atomic saves, and a fuzz of records and their
 from __future__ import annotations
 
 import copy
+import functools
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from satellites_env import cli
@@ -487,12 +488,19 @@ def duplicated_key_text(draw) -> str:
     if not target:
         target["moves"] = []
     key = draw(st.sampled_from(sorted(target)))
-    extra = json.dumps({key: draw(FIELD_VALUES)})[1:-1]
-    text = json.dumps(target)
+    # only the repeated key is wrong: a non-finite number (Infinity, NaN) is a second,
+    # separate defect, refused for itself before the object closes
+    dumps = functools.partial(json.dumps, allow_nan=False)
+    try:
+        extra = dumps({key: draw(FIELD_VALUES)})[1:-1]
+        text = dumps(target)
+        if target is not data:
+            outer = dumps({**data, "result": "@@"})
+    except ValueError:
+        reject()
     text = text[:-1] + ", " + extra + "}" if draw(st.booleans()) else "{" + extra + ", " + text[1:]
     if target is not data:
-        data = {**data, "result": "@@"}
-        text = json.dumps(data).replace('"@@"', text)
+        text = outer.replace('"@@"', text)
     return text
 
 
