@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .common.config import FINE_TUNING, Config, ConfigError, config_path, load_config, read_yaml
+from .common.config import Config, config_path, load_config
 from .common.run import Trainer, claim_run_folder
 from .common.runlock import RunLock
 
@@ -55,13 +55,7 @@ def train(
     `ray` (from `--ray [ADDRESS]`): run self-play on Ray, a local one ("") or the cluster at
     that address, in place of the config's `distributed.backend` and `address`."""
     path = config_path(config)
-    data = read_yaml(path)
-    if isinstance(data, dict) and FINE_TUNING in data:
-        raise ConfigError(
-            f"{path} is an exploiter's config (it has {FINE_TUNING}:): train it with "
-            f"satellites exploit --target SPEC --config {config}"
-        )
-    settings = load_config(path)  # everything checked before anything runs
+    settings = load_config(config)  # everything checked before anything runs
     run_dir = Path(out) if out else Path("runs") / path.stem
     return run(settings, path, run_dir, resume, console, ray)
 

@@ -645,6 +645,11 @@ def load_config(name_or_path: str | Path, check_agents: bool = True) -> Config:
     names the file and the key."""
     path = config_path(name_or_path)
     data = read_yaml(path)
+    if isinstance(data, dict) and FINE_TUNING in data:
+        raise ConfigError(
+            f"{path} is an exploiter's config (it has {FINE_TUNING}:): train it with "
+            f"satellites exploit --target SPEC --config {name_or_path}"
+        )
     try:
         return config_from_dict(data, check_agents)
     except ConfigError as error:
