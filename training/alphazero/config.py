@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from training.alphazero.league import WEIGHTINGS
 from training.common.config import (
     MAX_MOVES,
     NORMS,
@@ -90,33 +89,6 @@ class AZSearchConfig:
         "search, its moves follow its own network's policy (an `az:` "
         "opponent's raw policy, not its search), the values still the "
         "network's; an opponent without a network is searched as ever",
-    )
-
-
-@dataclass
-class AZLeagueConfig:
-    """`league:` a share of self-play games against past networks and fixed ones, drawn by
-    prioritised fictitious self-play (training/alphazero/league.py)."""
-
-    share: float = setting(
-        0.0, 0.0, 1.0, doc="share of self-play games against a league member (0: no league)"
-    )
-    snapshot_every: int = setting(
-        16, 1, 10**6, doc="iterations between the network's copies joining the league"
-    )
-    size: int = setting(8, 1, 64, doc="past networks kept (the oldest leaves)")
-    weighting: str = setting(
-        "hard",
-        choices=WEIGHTINGS,
-        doc="PFSP: hard (1-p)^2 favours the members that beat the "
-        "learner, variance p(1-p) those of its strength, uniform "
-        "all alike (p: the learner's score against the member)",
-    )
-    opponents: list[str] = setting(
-        [],
-        doc="networks in the league for the whole run: "
-        "checkpoint files (or `pretrained`), e.g. "
-        "exploiters' final.pt",
     )
 
 
@@ -206,7 +178,6 @@ class AZConfig(Config, learner="alphazero"):
     )
     model: AZModelConfig = section(AZModelConfig)
     search: AZSearchConfig = section(AZSearchConfig)
-    league: AZLeagueConfig = section(AZLeagueConfig)
     replay: AZReplayConfig = section(AZReplayConfig)
     optim: AZOptimConfig = section(AZOptimConfig)
     eval: AZEvalConfig = section(AZEvalConfig)
@@ -219,11 +190,7 @@ class AZConfig(Config, learner="alphazero"):
         specs = super().agent_specs()
         if self.search.opponent:
             specs.insert(0, ("search.opponent", self.search.opponent))
-        # a league member is a network the search can batch: what an az: agent loads
-        return specs + [
-            (f"league.opponents[{i}]", f"az:{path}:1")
-            for i, path in enumerate(self.league.opponents)
-        ]
+        return specs
 
     def check_files(self) -> None:
         super().check_files()
@@ -270,18 +237,11 @@ class AZConfig(Config, learner="alphazero"):
             raise ConfigError(
                 "eval.search_games needs eval.search_simulations > 0 (the search that plays them)"
             )
-        if self.league.share and s.opponent:
-            raise ConfigError(
-                "league.share and search.opponent exclude each other: an "
-                "exploiter plays every game against its target"
-            )
         if s.victim_play and not s.opponent:
             raise ConfigError(
                 "search.victim_play models the target of an exploiter inside its search: "
                 "it needs search.opponent"
             )
-        if len(set(self.league.opponents)) != len(self.league.opponents):
-            raise ConfigError(f"league.opponents lists a network twice: {self.league.opponents}")
         if self.overlap and self.threads != 1:
             raise ConfigError(
                 f"overlap: true runs self-play and the gradient steps on one "

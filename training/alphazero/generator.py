@@ -2,8 +2,7 @@
 (in this process, or as Ray actors on a cluster).
 
 `AZGenerator` wraps one `SelfPlay` (its share of `search.games` in flight) and a network of the
-run's shape whose weights the learner sends (`set_weights({"model": state_dict, "league":
-League.broadcast() or None}, version)`; the league's networks are built once per member).
+run's shape whose weights the learner sends (`set_weights({"model": state_dict}, version)`).
 `generate(n)` searches `n` more positions and returns the positions of the games that ended
 meanwhile: exactly the arguments `SelfPlay` gave the replay buffer's `add`, by name
 (`Collector`), so the learner's `ReplayBuffer.add(**batch.samples)` stores what
@@ -13,9 +12,8 @@ generator and are delivered, once, by the call in which they end.
 
 The counters of a batch are the deltas of `SelfPlay.stats` over the call (every number in it:
 positions, full_searches, games, red_wins, blue_wins, draws, and any added later), the search's
-network `evaluations`, `lengths`, the lengths of the games that ended, and `league`, the
-results against each league member ({name: [games, wins, draws]}); `add_batches` adds them up
-(the numbers into the learner's own `SelfPlayStats`).
+network `evaluations`, and `lengths`, the lengths of the games that ended; `add_batches` adds
+them up (the numbers into the learner's own `SelfPlayStats`).
 
 Evaluation games during a run on Ray are spread over the same actors
 (`training.common.run.play_match_games`, which builds the learner's agent around the
@@ -32,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..common.network import BatchedInference, PolicyValueNet, device_of, resolve_device
+from ..common.network import BatchedInference, PolicyValueNet, resolve_device
 from ..distributed.generator import SampleBatch, split
 from .config import AZConfig
 from .replay import ReplayBuffer
@@ -42,7 +40,7 @@ from .selfplay import SelfPlay, SelfPlayStats
 def build_selfplay(config: AZConfig, seed: int, games: int | None = None) -> SelfPlay:
     """The run's self-play with `games` of `search.games` in flight (default: all of them)."""
     search = config.search if games is None else dataclasses.replace(config.search, games=games)
-    return SelfPlay(search, seed, config.league.share)
+    return SelfPlay(search, seed)
 
 
 def cpu_weights(net: torch.nn.Module) -> dict:
@@ -120,31 +118,12 @@ class AZGenerator:
         self.selfplay = selfplay
         self.net = net.eval()
         self.version = -1  # of the weights given by set_weights: the learner's iteration
-        self.league_version = -1
-        self.league_nets: dict[str, BatchedInference] = {}
 
     def set_weights(self, weights: dict, version: int) -> None:
-        """`weights`: {"model": the learner network's state dict, "league": the league's
-        broadcast or None}; `version`: the learner's iteration count."""
+        """`weights`: {"model": the learner network's state dict}; `version`: the learner's
+        iteration count."""
         self.net.load_state_dict(weights["model"])
         self.version = version
-        league = weights.get("league")
-        if league is None:
-            return
-        if league["version"] != self.league_version:
-            nets = {}
-            for name, shape, state in league["members"]:
-                if name not in self.league_nets:
-                    with torch.random.fork_rng(devices=[]):
-                        net = PolicyValueNet(**shape).to(device_of(self.net))
-                    net.load_state_dict(state)
-                    self.league_nets[name] = BatchedInference(net.eval())
-                nets[name] = self.league_nets[name]
-            self.league_nets, self.league_version = nets, league["version"]
-        self.selfplay.set_league(
-            [(name, self.league_nets[name]) for name, _, _ in league["members"]],
-            league["probabilities"],
-        )
 
     def generate(self, n: int) -> SampleBatch:
         """Search `n` more positions; the positions of the games that ended, with counters."""
@@ -156,7 +135,6 @@ class AZGenerator:
         }
         lengths = self.selfplay.stats.lengths
         counters["lengths"] = list(lengths)[len(lengths) - min(counters["games"], len(lengths)) :]
-        counters["league"], self.selfplay.league_results = self.selfplay.league_results, {}
         return SampleBatch(collector.samples(), added, counters, self.version)
 
     def state(self) -> dict:
@@ -175,7 +153,7 @@ def add_batches(
 ) -> dict[str, Any]:
     """Put the batches' positions into `buffer` (in the order given: worker order) and their
     counters into `stats`; returns the counters summed, with `samples` (positions added)."""
-    played: dict[str, Any] = {"samples": 0, "league": {}}
+    played: dict[str, Any] = {"samples": 0}
     for batch in batches:
         if batch.count:
             buffer.add(**batch.samples)
@@ -183,11 +161,6 @@ def add_batches(
         for key, value in batch.counters.items():
             if key == "lengths":
                 stats.lengths.extend(value)
-                continue
-            if key == "league":
-                for name, result in value.items():
-                    total = played["league"].setdefault(name, [0, 0, 0])
-                    total[:] = [a + b for a, b in zip(total, result, strict=False)]
                 continue
             played[key] = played.get(key, 0) + value
             if hasattr(stats, key):

@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -696,11 +696,8 @@ class BatchedSearch:
     `evaluate(obs, policy_rows)` takes (R, 10, 10, 22) float32 planes and the indices of the
     rows whose logits the search needs, and returns (logits, values (R,)) as float32 numpy
     arrays, the logits either of those rows (len(policy_rows), 3217) or of every row (R, 3217).
-    `step(evaluators, route)` searches each game with its own network: game b's positions go
-    to `evaluators[route[b]]`, one call per evaluator with all of its games' positions (a
-    league's opponents searched in the same batch as the learner). With `victim` (an
-    evaluator), the logits of the nodes where `tree.victim[b]` is to move come from it
-    (victim-play, the module docstring).
+    With `victim` (an evaluator), the logits of the nodes where `tree.victim[b]` is to move
+    come from it (victim-play, the module docstring).
     The caller sets each new search up in `tree` (rows where `phase == NEED_ROOT`, see
     `needs_root`): `kind[b]` picks its budget from `options.budgets` (playout caps),
     `gumbel[b]` holds its root noise (zeros: deterministic), `raw_move[b]` (1: play the
@@ -727,17 +724,11 @@ class BatchedSearch:
     def needs_root(self) -> np.ndarray:
         return np.flatnonzero(self.tree.phase == NEED_ROOT)
 
-    def step(
-        self,
-        evaluate: Evaluate | Sequence[Evaluate],
-        route: np.ndarray | None = None,
-        victim: Evaluate | None = None,
-    ) -> None:
-        """One simulation step of every search; `evaluate` as the class docstring says, or,
-        with `route` (an evaluator index per game), a sequence of evaluators. `victim`: the
-        target's evaluator (victim-play, where `tree.victim` marks a colour): it gives the
-        logits of the nodes where that colour is to move, all of them in one call, while the
-        values of every leaf still come from `evaluate`."""
+    def step(self, evaluate: Evaluate, victim: Evaluate | None = None) -> None:
+        """One simulation step of every search; `evaluate` as the class docstring says.
+        `victim`: the target's evaluator (victim-play, where `tree.victim` marks a colour): it
+        gives the logits of the nodes where that colour is to move, all of them in one call,
+        while the values of every leaf still come from `evaluate`."""
         t = self.tree
         tick = time.perf_counter()
         prepare(t, self.options)
@@ -757,12 +748,7 @@ class BatchedSearch:
         t.logit_row[:] = -1
         if len(own):
             obs = t.obs[own].reshape(len(own), 10, 10, N_PLANES)
-            if route is None:
-                assert callable(evaluate), "one evaluator without a route"
-                logits, values = evaluate(obs, policy)
-            else:
-                assert not callable(evaluate), "a sequence of evaluators with a route"
-                logits, values = _evaluate_routed(evaluate, route[own], obs, policy)
+            logits, values = evaluate(obs, policy)
             if len(logits) == len(own) and not len(target):  # the logits of every row
                 t.logit_row[own[policy]] = policy
             elif len(logits) in (len(own), len(policy)):
@@ -803,28 +789,3 @@ class BatchedSearch:
         self.policy_evaluations += len(policy)
         self.victim_evaluations += len(target)
         self.steps += 1
-
-
-def _evaluate_routed(
-    evaluators: Sequence[Evaluate], owner: np.ndarray, obs: np.ndarray, policy_rows: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's position evaluated by `evaluators[owner[row]]`, one call per evaluator with
-    all of its rows, the answers put together: (logits of the policy rows, values)."""
-    owners = np.unique(owner)
-    if len(owners) == 1:  # one network searches every game now (plain self-play)
-        return evaluators[int(owners[0])](obs, policy_rows)
-    values = np.zeros(len(obs), np.float32)
-    logits = np.zeros((len(policy_rows), N_ACTIONS), np.float32)
-    wants_logits = np.zeros(len(obs), bool)
-    wants_logits[policy_rows] = True
-    where = np.full(len(obs), -1, np.int64)  # row -> its place among the policy rows
-    where[policy_rows] = np.arange(len(policy_rows))
-    for k in np.unique(owner):
-        rows = np.flatnonzero(owner == k)
-        mine = np.flatnonzero(wants_logits[rows])  # positions within `rows`
-        part_logits, part_values = evaluators[int(k)](obs[rows], mine)
-        values[rows] = part_values
-        if len(part_logits) == len(rows):
-            part_logits = part_logits[mine]
-        logits[where[rows[mine]]] = part_logits
-    return logits, values

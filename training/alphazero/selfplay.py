@@ -17,20 +17,13 @@ With an ``opponent`` (an agent spec), every game is against that frozen agent in
 network plays one colour, drawn at random for each game, and the agent plays the other, its
 moves made here between the searches. Only the network's own positions are searched and
 stored, so it learns to beat that agent, weaknesses included: an exploiter (Wang et al. 2023;
-AlphaStar's league exploiters). Its search models the opponent by its own network, or, with
+AlphaStar's exploiter agents). Its search models the opponent by its own network, or, with
 ``victim_play`` and an opponent that has a network (`target_policy`), by the opponent's: inside
 the search the opponent's moves follow its network's policy (A-MCTS-S, `BatchedSearch`'s
 victim-play); the network's own nodes and every value are searched as ever. A network
 opponent (`az:PATH:N`, `checkpoint:PATH`) plays all its games at once, in a batched search of
 its own beside the network's (`agent.BatchedPlayer`): a game waiting for its move sits out of
 the network's search until the move is made.
-
-With a league (`set_league`, training/alphazero/league.py), a share of the new games is
-against a league member drawn by the league's probabilities: it plays one colour, at random,
-searched as the network is but with its own network, in the same batched step
-(`BatchedSearch.step` routes each game's positions to its evaluator). Its moves count as
-searched positions (they cost what the network's do) but only the network's positions are
-stored; the results against each member are kept for the league (`league_results`).
 
 When a game ends, every position of it gets the final result as value target, from the view
 of the player to move there (R24; a game the training cap stopped is scored there, R22), and
@@ -44,7 +37,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from satellites_env.agents import Agent, make_agent
 from satellites_env.core import engine
@@ -57,7 +49,7 @@ from .agent import AZAgent, BatchedPlayer
 from .config import AZSearchConfig
 from .replay import PositionSink
 from .search import IDLE, NEED_ROOT, SLOTS, BatchedSearch, Evaluate, search_options
-from .seats import AGENT, MEMBER, RAW, SeatPolicy, stored
+from .seats import AGENT, RAW, SeatPolicy
 
 CHEAP, FULL = 0, 1
 
@@ -108,9 +100,6 @@ class SelfPlayStats:
     opponent_games: int = 0  # games against `opponent` (an exploiter's run)
     opponent_wins: int = 0  # of them, won by the network
     opponent_losses: int = 0  # of them, won by the opponent
-    league_games: int = 0  # games against a league member
-    league_wins: int = 0  # of them, won by the network
-    league_moves: int = 0  # the members' searched moves (counted in positions, not stored)
     lengths: deque = field(default_factory=lambda: deque(maxlen=200))
 
 
@@ -119,10 +108,10 @@ class SelfPlay:
 
     Who plays each colour of a game is the seat policy's answer at its start
     ([`SeatPolicy`][training.alphazero.seats.SeatPolicy]): the play loop asks the seats, never
-    the mode (self-play, DAgger, a fixed opponent, a league).
+    the mode (self-play, DAgger, a fixed opponent).
     """
 
-    def __init__(self, config: AZSearchConfig, seed: int, league_share: float = 0.0):
+    def __init__(self, config: AZSearchConfig, seed: int):
         self.config = config
         self.search = BatchedSearch(
             config.games,
@@ -156,15 +145,8 @@ class SelfPlay:
             if config.victim_play and self.opponent is not None
             else None
         )
-        self.seat_policy = SeatPolicy(config.dagger, self.opponent is not None, league_share)
+        self.seat_policy = SeatPolicy(config.dagger, self.opponent is not None)
         self.seats = np.zeros((config.games, 2), np.int32)  # per game, per colour
-        # the league: (name, evaluate) of the members and of those still playing a game in
-        # flight (a league seat MEMBER + k is league_table[k]); route: who searches each
-        # game's current move, 0 the network, k league_table[k - 1]
-        self.league_share = league_share
-        self.league_table: list[tuple[str, Evaluate]] = []
-        self.route = np.zeros(config.games, np.int32)
-        self.league_results: dict[str, list[int]] = {}  # name -> [games, wins, draws]
         self.restart_games()
 
     def _colour_of(self, seat_test: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
@@ -176,36 +158,6 @@ class SelfPlay:
     def dagger_side(self) -> np.ndarray:
         """Per game, the colour that plays the raw policy's moves, -1 for none."""
         return self._colour_of(lambda seats: seats == RAW)
-
-    @property
-    def league_member(self) -> np.ndarray:
-        """Per game, the index in `league_table` of the member it is against, -1 for none."""
-        seat = self.seats.max(axis=1)
-        return np.where(seat >= MEMBER, seat - MEMBER, -1).astype(np.int32)
-
-    def set_league(self, members: list[tuple[str, Evaluate]], probabilities: ArrayLike) -> None:
-        """The league's members as (name, evaluate) and the chance of each to be drawn for a
-        new league game; a member that left finishes the games it is playing."""
-        in_game = self.seats >= MEMBER
-        playing = {int(k) for k in self.seats[in_game] - MEMBER}
-        names = {name for name, _ in members}
-        keep = [
-            k for k, (name, _) in enumerate(self.league_table) if k in playing and name not in names
-        ]
-        table = [self.league_table[k] for k in keep] + list(members)
-        where = {old: new for new, old in enumerate(keep)}
-        index = {name: len(keep) + i for i, (name, _) in enumerate(members)}
-        for b, colour in zip(*np.nonzero(in_game), strict=False):
-            old = int(self.seats[b, colour]) - MEMBER
-            name = self.league_table[old][0]
-            self.seats[b, colour] = MEMBER + (index[name] if name in index else where[old])
-        self.league_table = table
-        probabilities = np.asarray(probabilities, np.float64)
-        if len(probabilities) != len(members):
-            raise ValueError(f"{len(members)} league members, {len(probabilities)} probabilities")
-        self.seat_policy.set_members(np.arange(len(keep), len(table)), probabilities)
-        if self.league_share and members and not self.stats.positions and not self.route.any():
-            self.restart_games()  # before the first move: the first games are drawn too
 
     def restart_games(self) -> None:
         """Fresh games in every slot (the games in flight are dropped)."""
@@ -230,7 +182,6 @@ class SelfPlay:
             )
             seat = self.seats[rows, tree.game_state[rows, TO_MOVE]]
             tree.raw_move[rows] = seat == RAW
-            self.route[rows] = np.where(seat >= MEMBER, seat - MEMBER + 1, 0)
             if self.victim is not None:  # the opponent's colour, whose nodes take its policy
                 tree.victim[rows] = self._colour_of(lambda seats: seats == AGENT)[rows]
 
@@ -243,26 +194,16 @@ class SelfPlay:
         while self.stats.positions < target:
             added += self._agent_moves(buffer)
             self._new_roots()
-            # each game's move is searched with the network of the seat to move (route)
-            self.search.step(
-                [evaluate, *(e for _, e in self.league_table)], self.route, self.victim
-            )
+            self.search.step(evaluate, victim=self.victim)
+            # every searched move is the network's (an opponent moves outside this search)
             for b in np.flatnonzero(out.ready):
                 self.stats.positions += 1
-                if stored(int(self.seats[b, out.state[b, TO_MOVE]])):
-                    n = int(out.n_legal[b])
-                    full = int(out.kind[b]) == FULL and bool(out.searched[b])
-                    self.stats.full_searches += full
-                    self.trajectories[b].append(
-                        (
-                            out.state[b].copy(),
-                            out.actions[b, :n].copy(),
-                            out.policy[b, :n].copy(),
-                            full,
-                        )
-                    )
-                else:  # a league member's move: searched, not stored
-                    self.stats.league_moves += 1
+                n = int(out.n_legal[b])
+                full = int(out.kind[b]) == FULL and bool(out.searched[b])
+                self.stats.full_searches += full
+                self.trajectories[b].append(
+                    (out.state[b].copy(), out.actions[b, :n].copy(), out.policy[b, :n].copy(), full)
+                )
                 if out.done[b]:
                     added += self._game_over(int(b), int(out.winner[b]), buffer)
             added += self._batched_agent_moves(buffer)
@@ -323,15 +264,6 @@ class SelfPlay:
                 self.stats.opponent_games += 1
                 self.stats.opponent_wins += other_won
                 self.stats.opponent_losses += seat_won
-            elif seat >= MEMBER:
-                self.stats.league_games += 1
-                self.stats.league_wins += other_won
-                result = self.league_results.setdefault(
-                    self.league_table[seat - MEMBER][0], [0, 0, 0]
-                )
-                result[0] += 1
-                result[1] += other_won
-                result[2] += winner == DRAW
             elif seat == RAW:
                 self.stats.dagger_games += 1
                 self.stats.dagger_wins += seat_won

@@ -17,11 +17,6 @@ actors). The learner sends them its weights before each iteration and adds their
 games to the buffer in worker order, so one worker count gives the same run on every
 backend, and one local worker the run of a single `SelfPlay`.
 
-With `league.share` > 0 the learner keeps a `League` (training/alphazero/league.py): a copy
-of the network joins it every `league.snapshot_every` iterations, the generators get its
-members and their PFSP probabilities with the weights, and their results against each member
-come back with the positions; the league is in the checkpoint.
-
 The final evaluation plays the raw policy and, with `eval.search_simulations` N > 0, the
 search agent `az:PATH:N` against each opponent of `eval.final`, its results keyed
 `search:OPPONENT`. Both players' games of a match run all at once
@@ -42,6 +37,7 @@ import numpy as np
 import torch
 
 from ..common.checkpoint import load_network
+from ..common.config import Config
 from ..common.network import (
     PolicyValueNet,
     masked_entropy,
@@ -56,6 +52,7 @@ from ..common.run import (
     Evaluation,
     Games,
     Player,
+    RunError,
     Trainer,
     rng_state,
     set_rng_state,
@@ -66,7 +63,6 @@ from ..distributed.pool import one_thread_each
 from .agent import AZAgent, play_batched_games, play_search_games
 from .config import AZConfig, AZOptimConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
-from .league import League, Member
 from .replay import ReplayBuffer, make_batch
 from .selfplay import SelfPlayStats
 
@@ -191,12 +187,6 @@ class AZTrainer(Trainer):
         self.last_losses: dict[str, float] = {}
         # (games, won) against search.opponent in each of the last iterations
         self.opponent_window: deque = deque(maxlen=8)
-        league = config.league
-        self.league = League(league.size, league.weighting) if league.share else None
-        for path in league.opponents if self.league else ():
-            net = load_network(path)
-            assert self.league is not None
-            self.league.add(Member(str(path), net.shape, cpu_weights(net), fixed=True))
 
     @property
     def progress(self) -> int:
@@ -209,10 +199,7 @@ class AZTrainer(Trainer):
 
     def weights(self) -> dict:
         """What the generators play with (AZGenerator.set_weights)."""
-        return {
-            "model": cpu_weights(self.net),
-            "league": self.league.broadcast() if self.league else None,
-        }
+        return {"model": cpu_weights(self.net)}
 
     def players(self, final: bool) -> list[Player]:
         players = [Player("", raw_policy, blank_network, play_policy_games)]
@@ -264,19 +251,30 @@ class AZTrainer(Trainer):
 
     # ------------------------------------------------------------------ checkpoints
 
+    def _saved_config(self, payload: dict, path: Path) -> Config:
+        """The run's saved config. A run saved while the learner had a league holds a
+        `league:` section: dropped when the run played no league (`share: 0`, as in every
+        shipped config); a run that played one cannot be resumed (its network still plays)."""
+        saved = payload.get("config")
+        if isinstance(saved, dict) and isinstance(saved.get("league"), dict):
+            if saved["league"].get("share"):
+                raise RunError(
+                    f"{self.run_dir} holds a run that played a league (league.share "
+                    f"{saved['league']['share']!r}), which satellites no longer has: its "
+                    f"network plays (checkpoint:{path}), but the run cannot be resumed; "
+                    f"train into another --out folder"
+                )
+            payload = {**payload, "config": {k: v for k, v in saved.items() if k != "league"}}
+        return super()._saved_config(payload, path)
+
     def learner_payload(self) -> dict:
-        payload = {
+        return {
             "replay": self.buffer.state_dict(),
             "rng": {"train": rng_state(self.train_rng), "torch": torch.get_rng_state()},
         }
-        if self.league:
-            payload["league"] = self.league.state_dict()
-        return payload
 
     def restore_learner(self, payload: dict, path: Path) -> None:
         self.buffer.load_state_dict(payload["replay"])
-        if self.league:
-            self.league.load_state_dict(payload.get("league"), path)
         set_rng_state(self.train_rng, payload["rng"]["train"])
         torch.set_rng_state(payload["rng"]["torch"])
 
@@ -322,22 +320,12 @@ class AZTrainer(Trainer):
         c.samples += played["samples"]
         if played.get("opponent_games"):
             self.opponent_window.append((played["opponent_games"], played["opponent_wins"]))
-        if self.league:
-            self.league.record(played["league"])
         if config.overlap:
             c.pending = played["samples"]
         else:
             torch.set_num_threads(config.threads)
             losses = self.train(played["samples"])
         c.iterations += 1
-        if self.league and c.iterations % config.league.snapshot_every == 0:
-            self.league.add(
-                Member(
-                    f"iteration-{c.iterations}",
-                    self.net.shape,
-                    {k: v.clone() for k, v in cpu_weights(self.net).items()},
-                )
-            )
         return losses
 
     def flush(self) -> None:
@@ -407,9 +395,6 @@ class AZTrainer(Trainer):
         share = self.opponent_win_share()
         if share is not None:
             text += f"  beats {self.config.search.opponent} {share:.0%}"
-        if self.league and self.league.members:
-            scores = [m.score for m in self.league.members]
-            text += f"  league {len(scores)} (lowest score {min(scores):.0%})"
         return text
 
     def opponent_win_share(self) -> float | None:
@@ -456,9 +441,4 @@ class AZTrainer(Trainer):
         share = self.opponent_win_share()
         if share is not None:  # an exploiter's run: how often it beats its target
             scalars["selfplay/opponent_win_share"] = share
-        if self.league and self.league.members:  # the hardest member: the league's point
-            scalars["league/size"] = float(len(self.league.members))
-            scalars["league/lowest_score"] = min(m.score for m in self.league.members)
-        if s.league_games:
-            scalars["league/win_share"] = s.league_wins / s.league_games
         return scalars

@@ -371,34 +371,3 @@ def test_search_games_against_a_network_batch_its_moves_too(rival):
     for i, record in batched:
         alone = play_pairing_game(agent, make_agent(rival, seed=0), i, 4, 40)
         assert record.moves == alone.moves and record.result == alone.result
-
-
-class RoutedSearch(BatchedSearch):
-    """A search whose every step routes game b's positions to evaluators[route[b]]."""
-
-    def __init__(self, games, options, evaluators, route):
-        super().__init__(games, options)
-        self.evaluators, self.route = evaluators, np.asarray(route, np.int32)
-
-    def step(self, evaluate) -> None:
-        super().step(self.evaluators, self.route)
-
-
-def test_a_routed_step_searches_each_game_with_its_own_evaluator():
-    """Games routed to two evaluators (one answering with every row's logits) play exactly
-    what each game plays when its evaluator searches all the games alone, and each evaluator
-    is asked only for its own games' positions."""
-    rng = np.random.default_rng(7)
-    states = [engine.init(rng=rng) for _ in range(6)]
-    kinds = [0, 1, 0, 1, 1, 0]
-    route = [0, 1, 0, 1, 1, 0]
-    options = search_options([8, 64], max_considered=64, c_scale=1.0, max_moves=200)
-    a, b = RowWise(seed=0), RowWise(seed=1, every_row=True)
-    routed = searched_moves(RoutedSearch(6, options, [a, b], route), None, states, kinds, 10)
-    alone_a = searched_moves(BatchedSearch(6, options), RowWise(seed=0), states, kinds, 10)
-    alone_b = searched_moves(BatchedSearch(6, options), RowWise(seed=1), states, kinds, 10)
-    for game, owner in enumerate(route):
-        assert routed[game] == (alone_b if owner else alone_a)[game]
-    assert a.rows and b.rows and a.rows + b.rows > 0
-    # evaluator b answered with every row's logits, a with the policy rows' alone
-    assert b.policy_rows == b.rows and a.policy_rows < a.rows

@@ -315,8 +315,8 @@ def _record_selfplay(selfplay, evaluate, n_games):
         games.append((side, winner, trajectory, slice(before, buffer.size)))
         return added
 
-    def recorded_step(*args):
-        step(*args)
+    def recorded_step(*args, **kwargs):
+        step(*args, **kwargs)
         for b in np.flatnonzero(out.ready):
             moves.append(
                 (

@@ -48,6 +48,8 @@ def test_config_errors_name_the_key_and_value():
         AZConfig.from_dict({"search": {"dagger": 1.5}})
     with pytest.raises(ConfigError, match=r"unknown config key replay\.capacty"):
         AZConfig.from_dict({"replay": {"capacty": 3}})
+    with pytest.raises(ConfigError, match=r"unknown config key league; known keys: "):
+        AZConfig.from_dict({"league": {"share": 0.5}})  # the league was removed
     with pytest.raises(ConfigError, match=r"model\.blocks must be an integer.*'two'"):
         AZConfig.from_dict({"model": {"blocks": "two"}})
     with pytest.raises(ConfigError, match="cheap_simulations"):
@@ -98,6 +100,35 @@ def test_tiny_run_checkpoints_load_and_play_and_resume_exactly(tmp_path):
     resumed.iterate()
     assert resumed.counters.iterations == iterations + 1
     assert resumed.counters.positions >= trainer.counters.positions + 40
+
+
+def test_a_run_saved_with_a_league_section_resumes_unless_it_played_a_league(tmp_path):
+    """Runs saved while the learner had a league hold a `league:` section in their config
+    (and, with share > 0, the league in the checkpoint): an unused one is dropped on resume,
+    a run that played a league is refused with a clear error."""
+    from training.common.run import RunError
+
+    config = AZConfig.from_dict(TINY)
+    trainer = AZTrainer(config, tmp_path, console=quiet())
+    trainer.iterate()
+    trainer.save()
+    path = tmp_path / "checkpoint.pt"
+    payload = torch.load(path, weights_only=True)
+    league = {"share": 0.0, "snapshot_every": 16, "size": 8, "weighting": "hard", "opponents": []}
+    payload["config"]["league"] = league
+    payload["league"] = {"version": 0, "members": []}
+    torch.save(payload, path)
+    resumed = AZTrainer(config, tmp_path, resume=True, console=quiet())
+    assert resumed.counters == trainer.counters
+    assert not resumed.new_changes  # the dropped section is no change of the config
+    resumed.save()
+    assert "league" not in torch.load(path, weights_only=True)["config"]
+    payload["config"]["league"] = {**league, "share": 0.5}
+    torch.save(payload, path)
+    with pytest.raises(
+        RunError, match=r"played a league \(league\.share 0\.5\).*cannot be resumed"
+    ):
+        AZTrainer(config, tmp_path, resume=True, console=quiet())
 
 
 def test_same_seed_same_self_play():

@@ -178,8 +178,8 @@ def test_a_search_without_targets_is_todays_search():
     unused = Counting(1)
 
     class WithVictim(BatchedSearch):
-        def step(self, evaluate, route=None, victim=None):
-            super().step(evaluate, route, unused)
+        def step(self, evaluate, victim=None):
+            super().step(evaluate, unused)
 
     first = searched_moves(BatchedSearch(4, options), RowWise(seed=0), states, kinds, 5)
     second = searched_moves(WithVictim(4, options), RowWise(seed=0), states, kinds, 5)
