@@ -49,14 +49,12 @@ from ..common.policy_agent import PolicyAgent
 from ..common.run import (
     EVAL_SEED,
     Counters,
-    Evaluation,
     Games,
     Player,
     RunError,
     Trainer,
     rng_state,
     set_rng_state,
-    torch_threads_one,
 )
 from ..distributed.generator import GeneratorFactory
 from ..distributed.pool import one_thread_each
@@ -222,27 +220,15 @@ class AZTrainer(Trainer):
         the learning curve starts where the network started."""
         return bool(self.config.init)
 
-    def evaluate(self, *, final: bool = False) -> Evaluation:
-        """The raw policy's evaluation, and along the run (with `eval.search_games`) the
-        search's games against the first opponent (an exploiter's target), keyed
-        `search:OPPONENT` as in the final table."""
-        evaluation = super().evaluate(final=final)
-        ev = self.config.eval
-        if not final and ev.search_games and ev.opponents:
-            spec = ev.opponents[0]
-            player = self._search_player()
-            match = (
-                player,
-                spec,
-                self.config.seed,
-                ev.search_games,
-                EVAL_SEED * 2 + self.config.seed,
-            )
-            with torch_threads_one():
-                (records,) = self._play_matches([match], ev.max_moves)
-            result = self.pair_result(player, spec, records)
-            evaluation.results[f"search:{spec}"] = result.as_dict()
-        return evaluation
+    def matches_along_the_run(self) -> list[tuple[Player, str, int, int, int]]:
+        """With `eval.search_games`, the search's games against the first opponent (an
+        exploiter's target), keyed `search:OPPONENT` as in the final table."""
+        ev, seed = self.config.eval, self.config.seed
+        if not (ev.search_games and ev.opponents):
+            return []
+        return [
+            (self._search_player(), ev.opponents[0], seed, ev.search_games, EVAL_SEED * 2 + seed)
+        ]
 
     def curve_keys(self) -> list[str]:
         keys = super().curve_keys()

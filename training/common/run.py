@@ -685,15 +685,21 @@ class Trainer(abc.ABC):
             for k, (spec, games) in enumerate(opponents.items())
             if games
         ]
+        matches += [] if final else self.matches_along_the_run()
         with torch_threads_one():
             played = self._play_matches(matches, ev.max_moves)
-        last = list(opponents)[-1]
+        last = list(opponents)[-1] if opponents else None
         for (player, spec, *_), records in zip(matches, played, strict=True):
             result = self.pair_result(player, spec, records)
             if player is players[0] and spec == last and records and records[0][0] == 0:
                 self.sample_game = records[0][1]
             evaluation.results[f"{player.key}:{spec}" if player.key else spec] = result.as_dict()
         return evaluation
+
+    def matches_along_the_run(self) -> list[tuple[Player, str, int, int, int]]:
+        """Matches besides the policy's that every evaluation along the run plays, in the
+        same worker queue, as (player, opponent, opponent seed, games, seed); none here."""
+        return []
 
     def pair_result(self, player: Player, opponent: str, games: Games) -> PairResult:
         """The result of the player's `games` ([(index, record)]) against `opponent`; the
