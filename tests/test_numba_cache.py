@@ -1,0 +1,31 @@
+"""The test session drops numba's cache when kernel code changes, and only then."""
+
+from pathlib import Path
+
+import conftest
+
+
+def test_a_docstring_or_comment_edit_keeps_the_code(tmp_path: Path) -> None:
+    before = tmp_path / "before.py"
+    before.write_text('"""Module."""\nX = 1\n\n\ndef f():\n    """Doc."""\n    return X\n')
+    after = tmp_path / "after.py"
+    after.write_text(
+        '"""Other."""\nX = 1  # note\n\n\ndef f():\n    """New doc."""\n    return X\n'
+    )
+    changed = tmp_path / "changed.py"
+    changed.write_text('"""Module."""\nX = 2\n\n\ndef f():\n    """Doc."""\n    return X\n')
+    assert conftest._code(before) == conftest._code(after)
+    assert conftest._code(before) != conftest._code(changed)
+
+
+def test_the_kernel_sources_are_the_kernels_and_what_they_import() -> None:
+    names = {p.relative_to(conftest.ROOT).as_posix() for p in conftest._kernel_sources()}
+    # kernels, and the modules whose constants they read
+    assert {"satellites_env/core/rules.py", "training/alphazero/search.py"} <= names
+    assert "satellites_env/core/state.py" in names
+    # modules no kernel reaches
+    assert not names & {
+        "satellites_env/cli.py",
+        "training/common/run.py",
+        "satellites_env/ladder.py",
+    }
