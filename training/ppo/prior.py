@@ -11,6 +11,8 @@ observation planes (one lookahead costs about the price of one greedy move).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch import nn
@@ -64,6 +66,7 @@ class PriorNet(PolicyValueNet):
         # lookahead values: greedy-like play instead of random-init noise.
         for head in (self.move_head, self.landing_head, self.push_head, self.pass_head):
             nn.init.zeros_(head.weight)
+            assert head.bias is not None  # every head is built with a bias
             nn.init.zeros_(head.bias)
         self._features: LookaheadFeatures | None = None
 
@@ -102,6 +105,7 @@ class PriorAgent(PolicyAgent):
     (`policy` is a ValueError)."""
 
     planes_only = False
+    net: PriorNet
 
     def _logits(
         self, x: torch.Tensor, mask: torch.Tensor, game: Game | None, legal: np.ndarray
@@ -111,7 +115,7 @@ class PriorAgent(PolicyAgent):
         return logits
 
 
-def policy_agent(net: PolicyValueNet, **options) -> PolicyAgent:
+def policy_agent(net: PolicyValueNet, **options: Any) -> PolicyAgent:
     """The raw-policy agent of a network (`PolicyAgent`'s options): a `PriorAgent` for one
     with the prior."""
     return (PriorAgent if isinstance(net, PriorNet) else PolicyAgent)(net, **options)
