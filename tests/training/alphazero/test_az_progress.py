@@ -54,3 +54,14 @@ def test_a_log_file_gets_the_final_tables_progress_as_lines(tmp_path):
     log = Console(file=io.StringIO(), width=200)
     AZTrainer(AZConfig.from_dict(TINY), tmp_path, console=log).run()
     assert "final table: 4/4 games" in log.file.getvalue()
+
+
+def test_the_final_tables_bar_counts_the_shares_of_worker_processes(tmp_path, monkeypatch):
+    bars = recorded_bars(monkeypatch)
+    config = {**TINY, "distributed": {"backend": "thread", "workers": 2}}
+    log = Console(file=io.StringIO(), width=200)
+    AZTrainer(AZConfig.from_dict(config), tmp_path, console=log).run()
+    final = bars[-1]
+    steps = [(u["completed"], u["total"]) for u in final["updates"]]
+    # 2 players x 2 games, each match in 2 shares of one game
+    assert steps == [(k, 4) for k in range(1, 5)]
