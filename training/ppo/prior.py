@@ -65,8 +65,9 @@ class PriorNet(PolicyValueNet):
         # The learned logits start at exactly 0, so the first policy is softmax of the scaled
         # lookahead values: greedy-like play instead of random-init noise.
         for head in (self.move_head, self.landing_head, self.push_head, self.pass_head):
+            # the heads are convolutions and a linear layer, each with a bias
+            assert isinstance(head, (nn.Conv2d, nn.Linear)) and head.bias is not None
             nn.init.zeros_(head.weight)
-            assert head.bias is not None  # every head is built with a bias
             nn.init.zeros_(head.bias)
         self._features: LookaheadFeatures | None = None
 
