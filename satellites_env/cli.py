@@ -225,13 +225,14 @@ def trainer_command(name: str) -> Callable:
     imports no trainer code itself)."""
     points = entry_points(group="satellites.commands", name=name)
     try:
-        return next(iter(points)).load()
+        command: Callable = next(iter(points)).load()
     except (StopIteration, ImportError) as error:
         raise ValueError(
             f"`satellites {name}` needs the trainer: install the 'train' extra "
             f"(pip install 'satellites-env[train]'); "
             f"{error or 'not installed'}"
         ) from None
+    return command
 
 
 def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -> None:

@@ -111,7 +111,7 @@ def _name(text: str) -> str:
 
 def read_key() -> str:
     """Wait for one key press and return its name (see the module docstring)."""
-    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
 
         char = msvcrt.getwch()

@@ -99,7 +99,8 @@ class TournamentView(Reporter):
     def close(self) -> None:
         """Take the progress bar off the screen, if one is shown."""
         if self.bar is not None:
-            self.bar, bar = None, self.bar
+            bar = self.bar
+            self.bar = None
             bar.stop()
 
     def games(self, done: int, total: int) -> None:
