@@ -9,7 +9,8 @@ trainer's commands (`satellites.commands` entry points of the `train` extra, PyT
 
 Errors and guarantees: a bad argument, agent spec, record, position, config, checkpoint or
 output path ends with one `error: ...` line and exit status 2 (never a traceback); Ctrl-C
-ends with status 130. Output paths are checked before any game is played, and a finished
+ends with status 130, and SIGTERM (143) and SIGHUP (129) take the same path, as does a worker
+process that dies (status 1). Output paths are checked before any game is played, and a finished
 game or tournament is never lost: if writing it still fails at the end, it goes to a fresh
 file in the current folder (or the temp folder) and the message says where. Ctrl-C during
 `evaluate` writes every finished game (`--out` marked incomplete, `--records`) before it
@@ -34,6 +35,7 @@ from . import tournament
 from .arena import TournamentResult
 from .core.batch import configure_threads
 from .core.board import DEFAULT_MAX_MOVES
+from .stops import exit_status, stop_reason, stop_signals
 from .terminal import CliError, console, errors, say
 from .terminal_game import demo, play, replay
 from .tournament_view import TournamentView
@@ -278,7 +280,8 @@ Satellites, a two-player board game: its agents, tournaments, rating ladder, rep
 page, and (with the train extra) self-play training.
 
 A bad argument, agent spec, record, config or output path ends with one `error: ...` line
-and exit status 2; Ctrl-C ends with status 130. Output paths are checked before any game is
+and exit status 2; Ctrl-C ends with status 130 (SIGTERM 143, SIGHUP 129), keeping every
+finished game. Output paths are checked before any game is
 played, and a finished game or tournament is never lost: if writing it fails at the end, it
 goes to a fresh file in the current folder (or the temporary folder) and the message says
 where."""
@@ -669,16 +672,19 @@ def _silence_stdout() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; the exit status: 0 done, 2 a user error (one `error: ...` line),
-    130 interrupted, 1 an internal error (a bug: set SATELLITES_TRACEBACK=1 to see it)."""
+    128 + the signal when stopped by one (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP: what finished
+    is kept, `satellites_env.stops`), 1 a worker process that died (what finished is kept)
+    or an internal error (a bug: set SATELLITES_TRACEBACK=1 to see it)."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit:  # --help, or argparse's usage error (it printed why)
         return exit.code if isinstance(exit.code, int) else EXIT_ERROR if exit.code else 0
     try:
-        run_command(args)
-    except KeyboardInterrupt:
-        errors.print("interrupted")
-        return EXIT_INTERRUPTED
+        with stop_signals():
+            run_command(args)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP or a dead worker: what finished is kept
+        errors.print(stop_reason(), markup=False, highlight=False)
+        return exit_status()
     except BrokenPipeError:  # the reader left (`| head`): stop quietly, as Unix tools do
         _silence_stdout()
         return EXIT_BROKEN_PIPE

@@ -29,6 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from satellites_env.stops import exit_status
 
 from .common.config import Config, config_path, load_config
 from .common.run import Trainer, claim_run_folder
@@ -99,8 +100,8 @@ def run(
                 console.print(f"training ({settings.learner}) with {path} -> {run_dir}/")
             try:
                 trainer.run()
-            except KeyboardInterrupt:
-                raise SystemExit(130) from None
+            except KeyboardInterrupt:  # the run said what it kept: no second line
+                raise SystemExit(exit_status()) from None
     final = run_dir / "final.pt"
     agents = f"checkpoint:{final}" + (
         f", search agent az:{final}:32" if settings.learner == "alphazero" else ""

@@ -85,6 +85,7 @@ from satellites_env.files import (
 )
 from satellites_env.rating import SCALE, SCALE_ANCHOR
 from satellites_env.record import GameRecord
+from satellites_env.stops import received
 
 from ..distributed.generator import GeneratorFactory
 from ..distributed.pool import GeneratorPool, log_pool, open_pool
@@ -341,8 +342,8 @@ def set_rng_state(rng: np.random.Generator, data: dict) -> None:
 
 
 class _Interrupt:
-    """Ctrl-C during the loop: the first asks it to stop after the iteration under way, a
-    second stops at once (KeyboardInterrupt)."""
+    """Ctrl-C (or SIGTERM, SIGHUP: `satellites_env.stops`) during the loop: the first asks it
+    to stop after the iteration under way, a second stops at once (KeyboardInterrupt)."""
 
     def __init__(self, console: Console):
         self.console = console
@@ -360,8 +361,10 @@ class _Interrupt:
             if self.requested:
                 raise KeyboardInterrupt
             self.requested = True
+            stopped = received()
             self.console.print(
-                "Ctrl-C: finishing this iteration, then saving (Ctrl-C again to stop now)"
+                f"{signal.Signals(stopped).name if stopped else 'Ctrl-C'}: finishing this "
+                f"iteration, then saving (Ctrl-C again to stop now)"
             )
 
         signal.signal(signal.SIGINT, handler)
