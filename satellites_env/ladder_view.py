@@ -171,7 +171,8 @@ def show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> None:
 
 def standings_table(table: dict[str, Any], db: Path) -> Table:
     """The ratings of [`standings`][satellites_env.web.leaderboard.standings] `table`: rank,
-    Elo with its 95% interval, games, score and the likelihood of superiority over the next."""
+    Elo with its 95% interval, games, score and the likelihood of superiority over the next
+    (an unrated agent: "unrated", and none of them)."""
     from .rating import anchor_text
 
     out = Table(
@@ -184,11 +185,12 @@ def standings_table(table: dict[str, Any], db: Path) -> Table:
     for column in ("#", "agent", "Elo", "95% interval", "games", "score", "LOS next"):
         out.add_column(column, justify="left" if column == "agent" else "right")
     for row in table["agents"]:
+        rated = row["elo"] is not None  # else no chain of games links it to the anchor
         out.add_row(
-            str(row["rank"]),
+            str(row["rank"]) if rated else "",
             Text(row["name"]),
-            f"{row['elo']:+.0f}",
-            f"[{row['low']:+.0f}, {row['high']:+.0f}]",
+            f"{row['elo']:+.0f}" if rated else "unrated",
+            f"[{row['low']:+.0f}, {row['high']:+.0f}]" if rated else "",
             str(row["games"]),
             "" if row["score"] is None else f"{100 * row['score']:.1f}%",
             "" if row["los_next"] is None else f"{100 * row['los_next']:.1f}%",

@@ -55,10 +55,11 @@ def results_table(result: TournamentResult, title: str) -> Table:
 
 def elo_title(result: TournamentResult) -> str:
     """Names the agent whose rating is fixed (the shipped scale's anchor, or the first)."""
-    from .rating import anchor_text
+    from .rating import SCALE, anchor_text
 
     anchor = result.elo_anchor or result.agents[0]
-    return f"Elo, {anchor_text(anchor, result.elo.get(anchor, 0.0))}"
+    elo = result.elo.get(anchor)  # None when no game was played: pinned all the same
+    return f"Elo, {anchor_text(anchor, SCALE.get(anchor, 0.0) if elo is None else elo)}"
 
 
 def elo_table(result: TournamentResult) -> Table:
@@ -66,8 +67,12 @@ def elo_table(result: TournamentResult) -> Table:
     table = Table(title=Text(elo_title(result)))
     table.add_column("agent")
     table.add_column("Elo", justify="right")
-    for agent, elo in sorted(result.elo.items(), key=lambda item: -item[1]):
+    rated = {agent: elo for agent, elo in result.elo.items() if elo is not None}
+    for agent, elo in sorted(rated.items(), key=lambda item: -item[1]):
         table.add_row(Text(agent), f"{elo:+.0f}")
+    for agent in result.agents:  # no chain of games links it to the anchor
+        if agent not in rated:
+            table.add_row(Text(agent), "unrated")
     return table
 
 

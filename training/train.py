@@ -29,6 +29,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+
 from satellites_env.stops import exit_status
 
 from .common.config import Config, config_path, load_config
