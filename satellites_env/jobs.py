@@ -239,8 +239,9 @@ class Workers:
                 break
             time.sleep(0.02)
         unusual = [code for code in codes if code not in (None, 0, -signal.SIGTERM)]
-        return describe_exit(unusual[0] if unusual else next(
-            (code for code in codes if code is not None), None))
+        return describe_exit(
+            unusual[0] if unusual else next((code for code in codes if code is not None), None)
+        )
 
     def _processes(self, count: int) -> ProcessPoolExecutor:
         """The pool, with at least `count` processes (a smaller idle one is replaced), all

@@ -876,8 +876,8 @@ class Ladder:
     ) -> RateResult:
         """Rate one agent against the roster's fixed ratings (the roster is not refitted; its
         unrated agents take no part): a third of the games spread over every rated roster
-        agent, the rest against the two whose ratings are nearest the estimate. Its games are kept; it joins the roster only if
-        added."""
+        agent, the rest against the two whose ratings are nearest the estimate. Its games
+        are kept; it joins the roster only if added."""
         roster = self.agents()
         if len(roster) < 2:
             raise LadderError("rating needs a ladder of at least 2 agents")

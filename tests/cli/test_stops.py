@@ -193,9 +193,7 @@ def test_a_dead_worker_ends_the_run_keeping_every_finished_result():
 
 def test_evaluate_whose_worker_is_killed_keeps_its_games_and_continues(tmp_path):
     out = tmp_path / "out.json"
-    process = satellites(
-        "evaluate", *ARGS, "--workers", "2", "--out", str(out), cwd=tmp_path
-    )
+    process = satellites("evaluate", *ARGS, "--workers", "2", "--out", str(out), cwd=tmp_path)
     try:
         time.sleep(1)
         while not (workers := children(process.pid)):

@@ -136,9 +136,13 @@ def test_ladder_rate_measures_against_rated_agents_only(split_ladder, capsys):
     assert cli.main(["ladder", "rate", "mcts:5", "--games", "4", "--db", str(split_ladder)]) == 0
     with Ladder(split_ladder) as ladder:
         ids = {e.spec: e.id for e in ladder.agents(roster_only=False)}
-        faced = {b if a == ids["mcts:5"] else a for _, a, b, _ in ladder.game_rows()
-                 if ids["mcts:5"] in (a, b)}
+        faced = {
+            b if a == ids["mcts:5"] else a
+            for _, a, b, _ in ladder.game_rows()
+            if ids["mcts:5"] in (a, b)
+        }
     assert faced == {ids["random"], ids["greedy"]}  # the unrated have no rating to meet
+
 
 def test_ladder_rate_without_two_rated_agents_is_refused(tmp_path, capsys):
     db = tmp_path / "ladder.db"
