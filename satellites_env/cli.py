@@ -36,7 +36,7 @@ from .arena import TournamentResult
 from .core.batch import configure_threads
 from .core.board import DEFAULT_MAX_MOVES
 from .stops import exit_status, stop_reason, stop_signals
-from .terminal import CliError, console, errors, say
+from .terminal import CliError, console, errors, printable, say
 from .terminal_game import demo, play, replay
 from .tournament_view import TournamentView
 
@@ -689,14 +689,14 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except (ValueError, OSError) as error:  # user errors: spec, record, SPN, config, paths...
-        errors.print(f"[red]error:[/red] {escape(_describe(error))}")
+        errors.print(f"[red]error:[/red] {escape(printable(_describe(error)))}")
         return EXIT_ERROR
     except Exception as error:
         if os.environ.get("SATELLITES_TRACEBACK"):
             raise
         errors.print(
             f"[red]internal error:[/red] {type(error).__name__}: "
-            f"{escape(str(error))} (please report it; SATELLITES_TRACEBACK=1 shows "
+            f"{escape(printable(error))} (please report it; SATELLITES_TRACEBACK=1 shows "
             f"the traceback)"
         )
         return 1

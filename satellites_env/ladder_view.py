@@ -22,7 +22,7 @@ from .core.board import DEFAULT_MAX_MOVES
 from .core.checks import quoted_path
 from .files import check_output_file, kind_at
 from .ladder import Ladder, RateResult
-from .terminal import CliError, console, progress_bar, say
+from .terminal import CliError, console, plain, printable, progress_bar, say
 
 #: the columns of `satellites ladder show --csv`
 CSV_COLUMNS = ("rank", "name", "spec", "elo", "low", "high", "games", "score", "los_next")
@@ -124,7 +124,7 @@ def rate(
 def rating_table(result: RateResult) -> Table:
     """An agent's rating with its 95% interval, and its games against each opponent."""
     table = Table(
-        title=Text(
+        title=plain(
             f"{result.name}: Elo {result.elo:+.0f} "
             f"[{result.low:+.0f}, {result.high:+.0f}] (95%), against the "
             f"ladder's fixed ratings"
@@ -133,7 +133,7 @@ def rating_table(result: RateResult) -> Table:
     table.add_column("opponent")
     table.add_column("games", justify="right")
     for opponent, count in result.games.items():
-        table.add_row(Text(opponent), str(count))
+        table.add_row(plain(opponent), str(count))
     return table
 
 
@@ -160,8 +160,12 @@ def show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> None:
     elif as_csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
-        writer.writerows(
-            [("" if row[c] is None else row[c]) for c in CSV_COLUMNS] for row in table["agents"]
+        writer.writerows(  # a name or spec from the database is shown escaped (`printable`)
+            [
+                "" if row[c] is None else printable(row[c]) if isinstance(row[c], str) else row[c]
+                for c in CSV_COLUMNS
+            ]
+            for row in table["agents"]
         )
     else:
         console.print(standings_table(table, db))
@@ -176,7 +180,7 @@ def standings_table(table: dict[str, Any], db: Path) -> Table:
     from .rating import anchor_text
 
     out = Table(
-        title=Text(
+        title=plain(
             f"Ladder {db}: {table['games']} games, Elo "
             f"{anchor_text(table['anchor'], table['anchor_elo'])}, "
             f"95% intervals"
@@ -188,7 +192,7 @@ def standings_table(table: dict[str, Any], db: Path) -> Table:
         rated = row["elo"] is not None  # else no chain of games links it to the anchor
         out.add_row(
             str(row["rank"]) if rated else "",
-            Text(row["name"]),
+            plain(row["name"]),
             f"{row['elo']:+.0f}" if rated else "unrated",
             f"[{row['low']:+.0f}, {row['high']:+.0f}]" if rated else "",
             str(row["games"]),
@@ -209,5 +213,5 @@ def head_to_head_table(table: dict[str, Any]) -> Table:
     for rank, a in enumerate(names, start=1):
         cells = [table["matrix"].get(a, {}).get(b) for b in names]
         scores = ("" if c is None else f"{100 * c['score'] / c['games']:.0f}" for c in cells)
-        matrix.add_row(Text(f"{rank} {a}"), *scores)
+        matrix.add_row(plain(f"{rank} {a}"), *scores)
     return matrix

@@ -26,7 +26,7 @@ from .core.game import Game
 from .core.notation import NotationError
 from .files import check_output_file, write_or_fallback
 from .record import GameRecord
-from .terminal import CliError, console, interactive, say
+from .terminal import CliError, console, interactive, printable, say
 from .terminal import read_key as terminal_key
 
 
@@ -114,7 +114,7 @@ def play(
             try:
                 game.play_move(text)
             except (NotationError, IllegalActionError) as error:
-                console.print(f"[red]not played:[/red] {escape(str(error))}", highlight=False)
+                console.print(f"[red]not played:[/red] {escape(printable(error))}", highlight=False)
                 continue
             show()
     finally:  # the game so far is saved whatever stopped it

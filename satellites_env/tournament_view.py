@@ -12,10 +12,9 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
-from rich.text import Text
 
 from .arena import TournamentResult, rate_with_interval
-from .terminal import console, errors, progress_bar, say
+from .terminal import console, errors, plain, printable, progress_bar, say
 from .tournament import Reporter
 
 
@@ -35,8 +34,8 @@ def results_table(result: TournamentResult, title: str) -> Table:
         table.add_column(column, justify="left" if column in ("a", "b") else "right")
     for pair in result.pairs:
         table.add_row(
-            Text(pair.a),
-            Text(pair.b),
+            plain(pair.a),
+            plain(pair.b),
             str(pair.games),
             str(pair.a_wins),
             str(pair.draws),
@@ -64,15 +63,15 @@ def elo_title(result: TournamentResult) -> str:
 
 def elo_table(result: TournamentResult) -> Table:
     """The agents' Elo ratings, best first."""
-    table = Table(title=Text(elo_title(result)))
+    table = Table(title=plain(elo_title(result)))
     table.add_column("agent")
     table.add_column("Elo", justify="right")
     rated = {agent: elo for agent, elo in result.elo.items() if elo is not None}
     for agent, elo in sorted(rated.items(), key=lambda item: -item[1]):
-        table.add_row(Text(agent), f"{elo:+.0f}")
+        table.add_row(plain(agent), f"{elo:+.0f}")
     for agent in result.agents:  # no chain of games links it to the anchor
         if agent not in rated:
-            table.add_row(Text(agent), "unrated")
+            table.add_row(plain(agent), "unrated")
     return table
 
 
@@ -123,4 +122,4 @@ class TournamentView(Reporter):
         say(text)
 
     def problem(self, text: str) -> None:
-        errors.print(f"[red]error:[/red] {escape(text)}")
+        errors.print(f"[red]error:[/red] {escape(printable(text))}")

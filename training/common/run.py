@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import torch
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -86,6 +87,7 @@ from satellites_env.files import (
 from satellites_env.rating import SCALE, SCALE_ANCHOR
 from satellites_env.record import GameRecord
 from satellites_env.stops import received
+from satellites_env.terminal import plain, printable
 
 from ..distributed.generator import GeneratorFactory
 from ..distributed.pool import GeneratorPool, log_pool, open_pool
@@ -928,8 +930,11 @@ class Trainer(abc.ABC):
         except KeyboardInterrupt:
             if not interrupt.saved:  # stopped mid-iteration: the last checkpoint stands
                 self.console.print(
-                    f"interrupted: the last checkpoint in {self.checkpoint_path} "
-                    f"is the run's state; continue with --resume"
+                    printable(
+                        f"interrupted: the last checkpoint in {self.checkpoint_path} "
+                        f"is the run's state; continue with --resume"
+                    ),
+                    markup=False,
                 )
             raise
         finally:
@@ -954,9 +959,12 @@ class Trainer(abc.ABC):
     def _stop(self) -> None:
         self.save()
         self.console.print(
-            f"interrupted: saved the state after {self.ITERATION} "
-            f"{self.counters.iterations} ({self.progress:,} {self.UNIT}) to "
-            f"{self.checkpoint_path}; continue with --resume"
+            printable(
+                f"interrupted: saved the state after {self.ITERATION} "
+                f"{self.counters.iterations} ({self.progress:,} {self.UNIT}) to "
+                f"{self.checkpoint_path}; continue with --resume"
+            ),
+            markup=False,
         )
         raise KeyboardInterrupt
 
@@ -1060,8 +1068,8 @@ class Trainer(abc.ABC):
             if player not in keys:  # the policy's results are keyed by the opponent alone
                 player, opponent = "", key
             table.add_row(
-                player or "policy",
-                opponent,
+                plain(player or "policy"),
+                plain(opponent),
                 str(r["games"]),
                 str(r["a_wins"]),
                 str(r["draws"]),
@@ -1122,7 +1130,11 @@ def torch_threads_one():
 
 
 def _rates(evaluation: Evaluation) -> str:
-    return "  ".join(f"{o} {evaluation.win_rate(o):.0%}" for o in evaluation.results)
+    """Each opponent's win rate, as rich markup (a name from a config is escaped, and its
+    control characters shown escaped)."""
+    return "  ".join(
+        f"{escape(printable(o))} {evaluation.win_rate(o):.0%}" for o in evaluation.results
+    )
 
 
 def plot_learning_curve(
