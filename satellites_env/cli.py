@@ -114,6 +114,16 @@ def add_ray_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     )
 
 
+def add_force(parser: argparse.ArgumentParser, outputs: str) -> None:
+    """`--force`: replace `outputs` even when satellites did not write what is there."""
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help=f"replace {outputs} even when it is a file (or folder) that satellites did not "
+        "write; without it, only new paths and satellites' own outputs are replaced",
+    )
+
+
 GAMES = int_in(1, 1_000_000)
 SEED = int_in(0, 2**32 - 1)
 WORKERS = int_in(1, 256)
@@ -169,6 +179,7 @@ def evaluate(
     records: Path | None,
     max_moves: int,
     ray: str | None = None,
+    force: bool = False,
 ) -> TournamentResult:
     """`satellites evaluate` ([`tournament.play`][satellites_env.tournament.play] with
     progress bars and tables); `ray` None: this machine's processes, "" a local Ray, else
@@ -187,6 +198,7 @@ def evaluate(
             ray=ray is not None,
             ray_address=ray or None,
             reporter=shown,
+            force=force,
         )
     finally:
         shown.close()
@@ -448,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"(the results, and which record is which game) and {INDEX} (every game, "
         "linked to its replay)",
     )
+    add_force(ev, "--out")
 
     pl = sub.add_parser("play", help="play a game in the terminal against an agent")
     pl.add_argument(
@@ -475,6 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="save the game record (JSON) to this file, "
         "however the game stops (checked before the game)",
     )
+    add_force(pl, "--save")
 
     sv = sub.add_parser("serve", help="play against an agent in the browser (a local page)")
     sv.add_argument(
@@ -515,6 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="GIF frames per second, 0.1 to 50 (default 2); a frame lasts a whole "
         "number of hundredths of a second, so rates are rounded to 100/n",
     )
+    add_force(rp, "--html and --gif")
 
     dm = sub.add_parser("demo", help="play and render one game between two agents")
     add_seed(dm, "the set-up and the agents")
@@ -532,6 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
     dm.add_argument(
         "--blue", default="random", metavar="SPEC", help="agent spec playing blue (default random)"
     )
+    add_force(dm, "--gif")
 
     ld = sub.add_parser(
         "ladder", help="a rating ladder: every game in a database, ratings with 95%% intervals"
@@ -587,6 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ls.add_argument("--json", action="store_true", help="print the table as JSON")
     ls.add_argument("--csv", action="store_true", help="print the ratings as CSV")
+    add_force(ls, "the --html folder's pages")
     for command in (la, lr, lq, ls):
         command.add_argument("--db", type=path_arg, default=Path("ladder.db"), help=db_help)
     return parser
@@ -629,15 +646,40 @@ def run_command(args: argparse.Namespace) -> None:
             args.records,
             args.max_moves,
             args.ray,
+            args.force,
         )
     elif args.command == "play":
-        play(args.opponent, args.color, args.seed, args.render, args.max_moves, args.save)
+        play(
+            args.opponent,
+            args.color,
+            args.seed,
+            args.render,
+            args.max_moves,
+            args.save,
+            force=args.force,
+        )
     elif args.command == "serve":
         serve(args.opponent, args.host, args.port, args.max_moves, args.open)
     elif args.command == "replay":
-        replay(args.record, args.gif, args.boards, args.frame_size, args.fps, args.html)
+        replay(
+            args.record,
+            args.gif,
+            args.boards,
+            args.frame_size,
+            args.fps,
+            args.html,
+            force=args.force,
+        )
     elif args.command == "demo":
-        demo(args.seed, args.max_moves, args.gif, args.frame_size, args.red, args.blue)
+        demo(
+            args.seed,
+            args.max_moves,
+            args.gif,
+            args.frame_size,
+            args.red,
+            args.blue,
+            force=args.force,
+        )
     elif args.command == "ladder":
         from . import ladder_view
 
@@ -652,7 +694,7 @@ def run_command(args: argparse.Namespace) -> None:
         else:
             if args.json and args.csv:
                 raise CliError("--json and --csv: choose one")
-            ladder_view.show(args.db, args.html, args.json, args.csv)
+            ladder_view.show(args.db, args.html, args.json, args.csv, force=args.force)
 
 
 #: the exit status of a command whose output's reader went away (128 + SIGPIPE, as the shell

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from .core.board import DEFAULT_MAX_MOVES
 from .core.checks import quoted_path
-from .files import check_output_file, kind_at
+from .files import check_output_file, kind_at, refuse_folder_unless_ours
 from .ladder import Ladder, RateResult
 from .terminal import CliError, console, plain, printable, progress_bar, say
 
@@ -137,7 +137,7 @@ def rating_table(result: RateResult) -> Table:
     return table
 
 
-def show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> None:
+def show(db: Path, html: Path | None, as_json: bool, as_csv: bool, force: bool = False) -> None:
     """`satellites ladder show`: the ratings, intervals, games and head-to-head matrix (a
     table, JSON, CSV of the ratings, or an HTML leaderboard). The database is opened for
     reading only."""
@@ -149,7 +149,8 @@ def show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> None:
                 f"--html {quoted_path(html)} is {kind_at(html)}; give a folder for the "
                 f"leaderboard page"
             )
-        check_output_file(html / "index.html", "--html", "index.html")
+        check_output_file(html / "index.html", "--html", "index.html", "html", force)
+        refuse_folder_unless_ours(html, "--html", "index.html", "html", force)
     with open_ladder(db, create=False, readonly=True) as ladder:
         table = standings(ladder)
         if html is not None:

@@ -55,15 +55,17 @@ def play(
     max_moves: int,
     save: Path | None,
     input_fn: Callable[[str], str] | None = None,
+    force: bool = False,
 ) -> GameRecord:
     """Play a game against `opponent` in the terminal, moves typed in notation.
 
     An illegal or malformed move changes nothing. However the game stops (its end, 'quit',
-    end of input, Ctrl-C, an error), the record is saved to `save` when given."""
+    end of input, Ctrl-C, SIGTERM, SIGHUP, an error), the record is saved to `save` when
+    given (a file there must be a record of ours, unless `force`)."""
     from .render import HumanWindow, render_rgb, render_rich
 
     if save:
-        check_output_file(save, "--save", "game.json")
+        check_output_file(save, "--save", "game.json", "record", force)
     input_fn = input_fn or _stdin_line(input)  # looked up now: a patched input is used
     agent = make_agent(opponent, seed=seed)
     game = Game.new(seed=seed, max_moves=max_moves)
@@ -138,6 +140,7 @@ def demo(
     frame_size: int,
     red: str = "greedy",
     blue: str = "random",
+    force: bool = False,
 ) -> None:
     """Play one game between two agents through the wrapped PettingZoo env and render it."""
     from . import satellites_v0
@@ -145,7 +148,7 @@ def demo(
     from .render.files import check_gif_budget
 
     if gif:
-        check_output_file(gif, "--gif", "game.gif")
+        check_output_file(gif, "--gif", "game.gif", "gif", force)
     env = satellites_v0.env(render_mode="ansi", max_moves=max_moves)
     env.reset(seed=seed)
     game = env.unwrapped.game
@@ -196,6 +199,7 @@ def replay(
     fps: float,
     html: Path | None = None,
     read_key: Callable[[], str] | None = None,
+    force: bool = False,
 ) -> None:
     """Show a saved game: an HTML replay (`html`), a GIF (`gif`), and/or the boards in the
     terminal. Without `html` or `gif` (or with `boards`), a terminal steps through the game
@@ -204,9 +208,9 @@ def replay(
     from .render import render_rgb, render_rich, save_gif
 
     if gif:
-        check_output_file(gif, "--gif", "game.gif")
+        check_output_file(gif, "--gif", "game.gif", "gif", force)
     if html:
-        check_output_file(html, "--html", "game.html")
+        check_output_file(html, "--html", "game.html", "html", force)
     record = GameRecord.load(path)
     if gif:
         from .render.files import check_gif_budget
