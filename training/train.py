@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from satellites_env.stops import exit_status
+from satellites_env.stops import exit_status, stop_reason
 from satellites_env.terminal import printable
 
 from .common.config import Config, config_path, load_config
@@ -111,7 +111,9 @@ def run(
                 _line(console, f"training ({settings.learner}) with {path} -> {run_dir}/")
             try:
                 trainer.run()
-            except KeyboardInterrupt:  # the run said what it kept: no second line
+            except KeyboardInterrupt:  # the run said what it kept; then what stopped it
+                if stop_reason() != "interrupted":
+                    _line(console, stop_reason())
                 raise SystemExit(exit_status()) from None
     final = run_dir / "final.pt"
     agents = f"checkpoint:{final}" + (

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from satellites_env import cli, terminal, terminal_game, tournament_view
+from satellites_env import cli, terminal_game, tournament_view
 from satellites_env.arena import tournament_result
 from satellites_env.core.game import Game
 from satellites_env.ladder_view import head_to_head_table, standings_table
@@ -107,13 +107,8 @@ def test_a_records_players_are_printed_escaped_while_stepping(red, blue):
     game.play(game.legal_actions()[0])
     game_record = GameRecord.of(start, game, {"red": red, "blue": blue})
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        saved = terminal.console.file
-        terminal.console.file = out
-        try:
-            terminal_game.step_through(game_record.replay("test"), game_record, lambda: "q")
-        finally:
-            terminal.console.file = saved
+    with contextlib.redirect_stdout(out):  # the console writes to sys.stdout of the moment
+        terminal_game.step_through(game_record.replay("test"), game_record, lambda: "q")
     assert not unsafe(out.getvalue())
 
 
