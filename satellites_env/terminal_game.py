@@ -67,16 +67,11 @@ def play(
     if save:
         check_output_file(save, "--save", "game.json", "record", force)
     input_fn = input_fn or _stdin_line(input)  # looked up now: a patched input is used
-    agent = make_agent(opponent, seed=seed)
     game = Game.new(seed=seed, max_moves=max_moves)
     start = game.to_spn()
     you = 0 if color == "red" else 1
     window = HumanWindow() if render == "human" else None
     players = {"red": "human" if you == 0 else opponent, "blue": "human" if you == 1 else opponent}
-    say(
-        f"You are {color}. Type moves like c10-c7, c10-f7>f9 (displacement) or "
-        f"pass; 'moves' lists your legal moves, 'quit' resigns."
-    )
 
     def show() -> None:
         last = game.history[-1] if game.history else None
@@ -85,7 +80,14 @@ def play(
             window.show(render_rgb(game, last_move=last))
 
     resigned = None
+    keep = False  # a bad spec saves nothing; a stop while the agent is built saves the start
     try:
+        agent = make_agent(opponent, seed=seed)  # can take a while (a search is compiled)
+        keep = True
+        say(
+            f"You are {color}. Type moves like c10-c7, c10-f7>f9 (displacement) or "
+            f"pass; 'moves' lists your legal moves, 'quit' resigns."
+        )
         if window:
             try:
                 show()
@@ -119,12 +121,15 @@ def play(
                 console.print(f"[red]not played:[/red] {escape(printable(error))}", highlight=False)
                 continue
             show()
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP (`satellites_env.stops`)
+        keep = True
+        raise
     finally:  # the game so far is saved whatever stopped it
         # history holds whole moves only, even if an agent was stopped mid-displacement
         record = GameRecord.of(start, game, players, resigned=resigned)
         if window:
             window.close()
-        if save:
+        if save and keep:
             write_or_fallback(record.save, save, "--save")
             say(f"saved the game to {save}")
     result = record.result

@@ -215,3 +215,18 @@ def test_evaluate_whose_worker_is_killed_keeps_its_games_and_continues(tmp_path)
     assert kept["complete"] is False
     assert cli.main(["evaluate", *ARGS, "--out", str(out)]) == 0
     assert len(json.loads(out.read_text())["games"]) == TOTAL
+
+
+def test_play_stopped_while_its_opponent_is_built_saves_the_start(tmp_path, monkeypatch):
+    from satellites_env import terminal_game
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # a stop signal while a search compiles
+
+    monkeypatch.setattr(terminal_game, "make_agent", stopped)
+    save = tmp_path / "game.json"
+    assert cli.main(["play", "--save", str(save)]) == 130
+    assert GameRecord.load(save).moves == []
+    monkeypatch.undo()
+    assert cli.main(["play", "--opponent", "mcts:x", "--save", str(tmp_path / "no.json")]) == 2
+    assert not (tmp_path / "no.json").exists()  # a bad spec is an error, not a game
