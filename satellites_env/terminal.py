@@ -7,8 +7,8 @@ is the bar its long steps show.
 Text from data (a name, spec or reason from a record, a database, a config or a checkpoint)
 reaches the terminal only through `printable` (or `plain`, its rich `Text`, never read as
 markup): control characters (C0, DEL, C1: the ANSI and OSC escapes that retitle, clear or
-recolour a terminal), bidirectional overrides and line separators are shown as `\x1b`,
-`\u202e`... instead. `say` and the command line's error lines apply it to the whole line.
+recolour a terminal), bidirectional overrides and line separators are shown as `\\x1b`,
+`\\u202e`... instead. `say` and the command line's error lines apply it to the whole line.
 
 `read_key` returns a key name (``"right"``, ``"left"``, ``"home"``, ``"end"``,
 ``"space"``, ``"enter"``, ``"escape"``, or the character typed) without waiting for Enter,
@@ -25,7 +25,15 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 
 # Long messages stay on one line (greppable); tables keep their columns when piped to a file.
@@ -49,7 +57,7 @@ def _escaped(match: re.Match) -> str:
 
 def printable(text: object) -> str:
     """`text` (as `str`) with every character that could drive a terminal (see the module)
-    written out as an escape, e.g. ESC as `\x1b`: safe to print, one line."""
+    written out as an escape, e.g. ESC as `\\x1b`: safe to print, one line."""
     return UNPRINTABLE.sub(_escaped, str(text))
 
 
@@ -64,20 +72,27 @@ def say(message: str) -> None:
     console.print(printable(message), markup=False, highlight=False)
 
 
-def progress_bar(label: str = "{task.description}", **options: Any) -> Progress:
-    """A progress bar on `console`: the label, the bar, done of total and the time taken.
+def progress_bar(
+    label: str = "{task.description}", *columns: ProgressColumn, **options: Any
+) -> Progress:
+    """A progress bar on `console`: the label, the bar, done of total, `columns`, the time
+    taken and the time left (rich's estimate from the speed so far).
 
     Args:
         label: The text before the bar (a rich format string; the default is the task's
             description).
-        **options: Passed to rich's `Progress` (`transient`, `disable`).
+        *columns: More columns after the count (a status text, say).
+        **options: Passed to rich's `Progress` (`transient`, `disable`, `console`,
+            `speed_estimate_period`).
     """
+    options.setdefault("console", console)
     return Progress(
         TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
+        *columns,
         TimeElapsedColumn(),
-        console=console,
+        TimeRemainingColumn(),
         **options,
     )
 

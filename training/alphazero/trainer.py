@@ -290,6 +290,7 @@ class AZTrainer(Trainer):
         generators = self.generators
         generators.set_weights(self.weights(), c.iterations)  # loaded: steps may follow
         if config.overlap:
+            self.doing("self-play beside the last iteration's gradient steps")
             with ThreadPoolExecutor(
                 1, thread_name_prefix="selfplay", initializer=one_thread_each
             ) as pool:
@@ -297,6 +298,7 @@ class AZTrainer(Trainer):
                 losses = self.train(c.pending)
                 batches, play_seconds = playing.result()
         else:
+            self.doing("self-play")
             batches, play_seconds = _timed(generators.generate, config.positions_per_iteration)
         c.selfplay_seconds += play_seconds
         played = add_batches(batches, self.buffer, self.selfplay_stats)  # in worker order
@@ -310,6 +312,7 @@ class AZTrainer(Trainer):
             c.pending = played["samples"]
         else:
             torch.set_num_threads(config.threads)
+            self.doing("gradient steps")
             losses = self.train(played["samples"])
         c.iterations += 1
         return losses
