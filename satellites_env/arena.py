@@ -147,9 +147,9 @@ class TournamentResult:
 
     agents: list[str]
     pairs: list[PairResult]
-    elo: dict[str, float] = field(default_factory=dict)
+    elo: dict[str, float | None] = field(default_factory=dict)  # None: unrated (no games)
     records: list[GameRecord | None] = field(default_factory=list)
-    elo_anchor: str = ""  # the agent whose Elo is fixed at 0
+    elo_anchor: str = ""  # the agent whose Elo is fixed
     seed: int = 0
     games_per_pairing: int = 0
     max_moves: int = DEFAULT_MAX_MOVES
@@ -401,12 +401,13 @@ def tournament_result(
             pairs[pair].add(records[k], a_is_red=i % 2 == 0)
         elif k in known:
             pairs[pair].add_winner(known[k]["winner"], a_is_red=i % 2 == 0)
+    fitted = _fit(agents, pairs)
     return TournamentResult(
         list(agents),
         pairs,
-        fit_elo(agents, pairs),
+        fitted.as_dict(),
         list(records),
-        elo_anchor=elo_anchor(agents),
+        elo_anchor=fitted.anchor,
         seed=seed,
         games_per_pairing=games,
         max_moves=max_moves,
@@ -422,11 +423,15 @@ def elo_anchor(agents: list[str]) -> str:
 
 def fit_elo(
     agents: list[str], pairs: list[PairResult], prior_games: float = 1.0
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """Bradley-Terry maximum likelihood ratings on the Elo scale of a tournament's pairings
     ([`rating.fit`][satellites_env.rating.fit]: draws count half a win, `prior_games` virtual drawn
     games per pairing, placed on the shipped scale by the first of its agents that played,
-    else the first agent at 0)."""
+    else the first agent at 0); None for an agent no chain of games links to the anchor."""
+    return _fit(agents, pairs, prior_games).as_dict()
+
+
+def _fit(agents: list[str], pairs: list[PairResult], prior_games: float = 1.0) -> rating.Ratings:
     index = {a: i for i, a in enumerate(agents)}
     scores = np.zeros((len(agents), len(agents)))
     games = np.zeros_like(scores)
@@ -436,4 +441,4 @@ def fit_elo(
         scores[j, i] += pair.b_wins + 0.5 * pair.draws
         games[i, j] += pair.games
         games[j, i] += pair.games
-    return rating.fit(agents, scores, games, prior_games=prior_games).as_dict()
+    return rating.fit(agents, scores, games, prior_games=prior_games)

@@ -9,7 +9,8 @@ trainer's commands (`satellites.commands` entry points of the `train` extra, PyT
 
 Errors and guarantees: a bad argument, agent spec, record, position, config, checkpoint or
 output path ends with one `error: ...` line and exit status 2 (never a traceback); Ctrl-C
-ends with status 130. Output paths are checked before any game is played, and a finished
+ends with status 130, and SIGTERM (143) and SIGHUP (129) take the same path, as does a worker
+process that dies (status 1). Output paths are checked before any game is played, and a finished
 game or tournament is never lost: if writing it still fails at the end, it goes to a fresh
 file in the current folder (or the temp folder) and the message says where. Ctrl-C during
 `evaluate` writes every finished game (`--out` marked incomplete, `--records`) before it
@@ -34,7 +35,8 @@ from . import tournament
 from .arena import TournamentResult
 from .core.batch import configure_threads
 from .core.board import DEFAULT_MAX_MOVES
-from .terminal import CliError, console, errors, say
+from .stops import exit_status, stop_reason, stop_signals
+from .terminal import CliError, console, errors, printable, say
 from .terminal_game import demo, play, replay
 from .tournament_view import TournamentView
 
@@ -112,6 +114,16 @@ def add_ray_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     )
 
 
+def add_force(parser: argparse.ArgumentParser, outputs: str) -> None:
+    """`--force`: replace `outputs` even when satellites did not write what is there."""
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help=f"replace {outputs} even when it is a file (or folder) that satellites did not "
+        "write; without it, only new paths and satellites' own outputs are replaced",
+    )
+
+
 GAMES = int_in(1, 1_000_000)
 SEED = int_in(0, 2**32 - 1)
 WORKERS = int_in(1, 256)
@@ -167,6 +179,7 @@ def evaluate(
     records: Path | None,
     max_moves: int,
     ray: str | None = None,
+    force: bool = False,
 ) -> TournamentResult:
     """`satellites evaluate` ([`tournament.play`][satellites_env.tournament.play] with
     progress bars and tables); `ray` None: this machine's processes, "" a local Ray, else
@@ -186,6 +199,7 @@ def evaluate(
             ray=ray is not None,
             ray_address=ray or None,
             reporter=shown,
+            force=force,
         )
     finally:
         shown.close()
@@ -280,7 +294,8 @@ Satellites, a two-player board game: its agents, tournaments, rating ladder, rep
 page, and (with the train extra) self-play training.
 
 A bad argument, agent spec, record, config or output path ends with one `error: ...` line
-and exit status 2; Ctrl-C ends with status 130. Output paths are checked before any game is
+and exit status 2; Ctrl-C ends with status 130 (SIGTERM 143, SIGHUP 129), keeping every
+finished game. Output paths are checked before any game is
 played, and a finished game or tournament is never lost: if writing it fails at the end, it
 goes to a fresh file in the current folder (or the temporary folder) and the message says
 where."""
@@ -448,6 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"(the results, and which record is which game) and {INDEX} (every game, "
         "linked to its replay)",
     )
+    add_force(ev, "--out")
 
     pl = sub.add_parser("play", help="play a game in the terminal against an agent")
     pl.add_argument(
@@ -475,6 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="save the game record (JSON) to this file, "
         "however the game stops (checked before the game)",
     )
+    add_force(pl, "--save")
 
     sv = sub.add_parser("serve", help="play against an agent in the browser (a local page)")
     sv.add_argument(
@@ -515,6 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="GIF frames per second, 0.1 to 50 (default 2); a frame lasts a whole "
         "number of hundredths of a second, so rates are rounded to 100/n",
     )
+    add_force(rp, "--html and --gif")
 
     dm = sub.add_parser("demo", help="play and render one game between two agents")
     add_seed(dm, "the set-up and the agents")
@@ -532,6 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
     dm.add_argument(
         "--blue", default="random", metavar="SPEC", help="agent spec playing blue (default random)"
     )
+    add_force(dm, "--gif")
 
     ld = sub.add_parser(
         "ladder", help="a rating ladder: every game in a database, ratings with 95%% intervals"
@@ -587,6 +606,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ls.add_argument("--json", action="store_true", help="print the table as JSON")
     ls.add_argument("--csv", action="store_true", help="print the ratings as CSV")
+    add_force(ls, "the --html folder's pages")
     for command in (la, lr, lq, ls):
         command.add_argument("--db", type=path_arg, default=Path("ladder.db"), help=db_help)
     return parser
@@ -629,15 +649,40 @@ def run_command(args: argparse.Namespace) -> None:
             args.records,
             args.max_moves,
             args.ray,
+            args.force,
         )
     elif args.command == "play":
-        play(args.opponent, args.color, args.seed, args.render, args.max_moves, args.save)
+        play(
+            args.opponent,
+            args.color,
+            args.seed,
+            args.render,
+            args.max_moves,
+            args.save,
+            force=args.force,
+        )
     elif args.command == "serve":
         serve(args.opponent, args.host, args.port, args.max_moves, args.open)
     elif args.command == "replay":
-        replay(args.record, args.gif, args.boards, args.frame_size, args.fps, args.html)
+        replay(
+            args.record,
+            args.gif,
+            args.boards,
+            args.frame_size,
+            args.fps,
+            args.html,
+            force=args.force,
+        )
     elif args.command == "demo":
-        demo(args.seed, args.max_moves, args.gif, args.frame_size, args.red, args.blue)
+        demo(
+            args.seed,
+            args.max_moves,
+            args.gif,
+            args.frame_size,
+            args.red,
+            args.blue,
+            force=args.force,
+        )
     elif args.command == "ladder":
         from . import ladder_view
 
@@ -652,7 +697,7 @@ def run_command(args: argparse.Namespace) -> None:
         else:
             if args.json and args.csv:
                 raise CliError("--json and --csv: choose one")
-            ladder_view.show(args.db, args.html, args.json, args.csv)
+            ladder_view.show(args.db, args.html, args.json, args.csv, force=args.force)
 
 
 #: the exit status of a command whose output's reader went away (128 + SIGPIPE, as the shell
@@ -672,28 +717,31 @@ def _silence_stdout() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; the exit status: 0 done, 2 a user error (one `error: ...` line),
-    130 interrupted, 1 an internal error (a bug: set SATELLITES_TRACEBACK=1 to see it)."""
+    128 + the signal when stopped by one (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP: what finished
+    is kept, `satellites_env.stops`), 1 a worker process that died (what finished is kept)
+    or an internal error (a bug: set SATELLITES_TRACEBACK=1 to see it)."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit:  # --help, or argparse's usage error (it printed why)
         return exit.code if isinstance(exit.code, int) else EXIT_ERROR if exit.code else 0
     try:
-        run_command(args)
-    except KeyboardInterrupt:
-        errors.print("interrupted")
-        return EXIT_INTERRUPTED
+        with stop_signals():
+            run_command(args)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP or a dead worker: what finished is kept
+        errors.print(stop_reason(), markup=False, highlight=False)
+        return exit_status()
     except BrokenPipeError:  # the reader left (`| head`): stop quietly, as Unix tools do
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except (ValueError, OSError) as error:  # user errors: spec, record, SPN, config, paths...
-        errors.print(f"[red]error:[/red] {escape(_describe(error))}")
+        errors.print(f"[red]error:[/red] {escape(printable(_describe(error)))}")
         return EXIT_ERROR
     except Exception as error:
         if os.environ.get("SATELLITES_TRACEBACK"):
             raise
         errors.print(
             f"[red]internal error:[/red] {type(error).__name__}: "
-            f"{escape(str(error))} (please report it; SATELLITES_TRACEBACK=1 shows "
+            f"{escape(printable(error))} (please report it; SATELLITES_TRACEBACK=1 shows "
             f"the traceback)"
         )
         return 1

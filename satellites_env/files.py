@@ -19,6 +19,14 @@ without reading more than the limit.
 Both raise `FileKindError`, an `OSError`, so the command line's fallback for failed
 writes and its one-line errors treat it as any other file error.
 
+Outputs are never put over what is not ours: an existing file at an output path is replaced
+only when it is recognisably one this project wrote (`OURS`: the mark each kind of output
+carries: `<meta name="generator" content="satellites-env">` in an HTML page, a GIF comment,
+the keys of a results file or a game record), or when the user gives `--force`
+(`check_output_file`'s `kind`; `refuse_folder_unless_ours` likewise for an output folder,
+by the file in it that marks it: it must be new, empty, or hold that file, ours). Anything
+else (the user's own page, picture or notes) is refused before any work, naming `--force`.
+
 Output paths (`check_output_file`, `write_or_fallback`): checked before any work, and a
 finished output that still cannot be written goes to a new file in the current folder (else
 the temp folder), the `OutputError` saying where. Missing folders are made one at a time
@@ -29,6 +37,7 @@ RecursionError.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import secrets
 import stat
@@ -167,6 +176,75 @@ def read_input(path: str | Path, limit: int, what: str = "input file") -> bytes:
     return data
 
 
+# --------------------------------------------------------------------------- ours or not
+
+#: the mark of this project's outputs: in an HTML page's generator meta tag, a GIF's comment
+GENERATOR = "satellites-env"
+GENERATOR_META = f'<meta name="generator" content="{GENERATOR}">'
+_HEAD_BYTES = 8192  # a mark lies in a file's first bytes (a GIF: after its colour table)
+_JSON_MARK_BYTES = 256 * 1024 * 1024  # the most read to recognise one of our JSON files
+
+
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as file:
+        return file.read(_HEAD_BYTES)
+
+
+def _json_with(*keys: str) -> Callable[[Path], bool]:
+    def ours(path: Path) -> bool:
+        data = json.loads(read_input(path, _JSON_MARK_BYTES, "output file"))
+        return isinstance(data, dict) and all(key in data for key in keys)
+
+    return ours
+
+
+#: how each kind of output is recognised as ours, from the file at its path
+OURS: dict[str, Callable[[Path], bool]] = {
+    "html": lambda path: GENERATOR_META.encode() in _head(path),
+    "gif": lambda path: (
+        _head(path)[:6] in (b"GIF87a", b"GIF89a") and GENERATOR.encode() in _head(path)
+    ),
+    "results": _json_with("agents", "games_per_pairing", "seed", "complete", "games"),
+    "record": _json_with("start_spn", "moves", "players", "result"),
+}
+
+
+def is_ours(path: Path, kind: str) -> bool:
+    """Whether the regular file at `path` is an output of `kind` (a key of `OURS`) that this
+    project wrote; a file that cannot be read or parsed is not."""
+    try:
+        return bool(OURS[kind](path))
+    except (OSError, ValueError, RecursionError):
+        return False
+
+
+def refuse_unless_ours(path: Path, option: str, kind: str, force: bool) -> None:
+    """Refuse (OutputError) to replace the regular file at `path` unless it is ours
+    (`is_ours`) or `force`: the one rule for every output file and folder."""
+    if force or not path.is_file() or path.is_symlink() or is_ours(path, kind):
+        return
+    raise OutputError(
+        f"{option} {quoted_path(path)} exists and was not written by satellites; give "
+        f"another path, or --force to replace it"
+    )
+
+
+def refuse_folder_unless_ours(
+    folder: Path, option: str, marker: str, kind: str, force: bool
+) -> None:
+    """Refuse (OutputError) to write into `folder` unless it is new, empty, holds our `kind`
+    of file named `marker` (so an earlier run of the command made it), or `force`."""
+    if force or not folder.is_dir() or not any(folder.iterdir()):
+        return
+    if (folder / marker).is_file() and is_ours(folder / marker, kind):
+        return
+    raise OutputError(
+        f"{option} {quoted_path(folder)} is a folder that satellites did not write (no "
+        f"{marker} of its own in it); give a new or empty folder, or --force to write "
+        f"into it"
+    )
+
+
 # --------------------------------------------------------------------------- output paths
 
 
@@ -208,17 +286,22 @@ def _probe_folder(folder: Path) -> None:
         pass
 
 
-def check_output_file(path: Path, option: str, example: str) -> None:
+def check_output_file(
+    path: Path, option: str, example: str, kind: str | None = None, force: bool = False
+) -> None:
     """Refuse, before any work, an output file that cannot be written.
 
     Args:
         path: The output file (it may not exist yet, nor the folders above it).
         option: What names it in messages (`--out`).
         example: A file name suggested when `path` is a folder (`results.json`).
+        kind: What the output is (a key of `OURS`): an existing file must be one of ours.
+        force: Replace an existing file even when it is not ours.
 
     Raises:
         OutputError: `path` is a folder, a special file (a FIFO, a device), a symbolic link,
-            lies under a file, or cannot be written (a path too long included).
+            lies under a file, cannot be written (a path too long included), or is a file
+            this project did not write (without `force`).
     """
     try:
         if path.is_dir() and not path.is_symlink():
@@ -237,6 +320,8 @@ def check_output_file(path: Path, option: str, example: str) -> None:
             raise OutputError(str(error)) from None
         if existing is not None and not os.access(path, os.W_OK):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        if existing is not None and kind is not None:
+            refuse_unless_ours(path, option, kind, force)
         _probe_folder(ancestor)
     except OSError as error:
         raise OutputError(

@@ -12,8 +12,12 @@ ends. The rules:
   are cancelled, running ones killed), then raises. A job that raises ends the run the same
   way, without handing over anything after it.
 * Worker processes compute on one thread each (`init`, e.g.
-  [`init_worker`][satellites_env.arena.init_worker]) and ignore Ctrl-C: the terminal sends it
-  to every process of its group, and the parent alone decides what stops.
+  [`init_worker`][satellites_env.arena.init_worker]) and ignore Ctrl-C and SIGHUP: the
+  terminal sends them to every process of its group, and the parent alone decides what
+  stops (SIGTERM and SIGHUP reach it as Ctrl-C: `satellites_env.stops`).
+* A worker process that dies (killed for memory, a crash) ends the run as Ctrl-C does: every
+  result already finished is handed over, the other workers end, and
+  [`WorkerDied`][satellites_env.stops.WorkerDied] (a KeyboardInterrupt) says how it died.
 * Worker processes end when their parent dies, whatever kills it (SIGKILL included): on Linux
   the kernel kills them (`PR_SET_PDEATHSIG`, set only when the pool starts its processes from
   the main thread, since the signal follows the death of the thread that forked); everywhere, a
@@ -40,7 +44,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+
+from .stops import STOP_SIGNALS, WorkerDied, describe_exit
 
 __all__ = ["Workers", "run_jobs"]
 
@@ -86,9 +93,14 @@ def _alive(pid: int) -> bool:
 
 
 def _start_worker(parent: int, kernel: bool, init: Callable[[], None] | None) -> None:
-    """A worker process's initializer: end with the parent, ignore Ctrl-C, then `init()`."""
+    """A worker process's initializer: end with the parent, ignore Ctrl-C and SIGHUP (the
+    parent's handlers of a forked process are dropped: SIGTERM ends a worker), then `init()`."""
     _end_with_parent(parent, kernel)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_DFL if number == signal.SIGTERM else signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # started with them blocked (`_ctrl_c_blocked`)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, *STOP_SIGNALS})
     if init is not None:
         init()
 
@@ -122,6 +134,7 @@ class Workers:
         self.init, self.context = init, context
         self._pool: ProcessPoolExecutor | None = None
         self._size = 0
+        self._started: list = []  # the pool's processes, to say how one died
 
     def __enter__(self) -> Workers:
         return self
@@ -144,7 +157,10 @@ class Workers:
             `play(job)` for each job, in job order.
 
         Raises:
-            KeyboardInterrupt: Ctrl-C, once every finished result has been handed over.
+            KeyboardInterrupt: Ctrl-C (or a stop signal), once every finished result has
+                been handed over.
+            WorkerDied: A worker process died, once every finished result has been handed
+                over.
         """
         results: list = [None] * len(jobs)
         delivered: set[int] = set()
@@ -191,20 +207,49 @@ class Workers:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=futures.__getitem__):
                     deliver(futures[future], future.result())
+        except BrokenProcessPool:
+            try:
+                self._deliver_finished(futures, deliver, delivered)
+            finally:
+                died = self._how_one_died()
+                self._end()
+            raise WorkerDied(died) from None
         except BaseException as error:
             try:
                 if isinstance(error, KeyboardInterrupt):
-                    for future, index in sorted(futures.items(), key=lambda item: item[1]):
-                        if (
-                            index not in delivered
-                            and future.done()
-                            and not future.cancelled()
-                            and future.exception() is None
-                        ):
-                            deliver(index, future.result())
+                    self._deliver_finished(futures, deliver, delivered)
             finally:  # a second Ctrl-C while handing over still ends the workers
                 self._end()
             raise
+
+    @staticmethod
+    def _deliver_finished(
+        futures: dict[Future, int], deliver: Callable[[int, Any], None], delivered: set[int]
+    ) -> None:
+        """Hand over every result finished and not yet handed over, in job order."""
+        for future, index in sorted(futures.items(), key=lambda item: item[1]):
+            if (
+                index not in delivered
+                and future.done()
+                and not future.cancelled()
+                and future.exception() is None
+            ):
+                deliver(index, future.result())
+
+    def _how_one_died(self) -> str:
+        """How a worker process of a broken pool ended (the first that did not end by the
+        pool's own SIGTERM, which follows a death)."""
+        deadline = time.monotonic() + 2
+        codes: list[int | None] = []
+        while time.monotonic() < deadline:
+            codes = [process.exitcode for process in self._started]
+            if any(code not in (None, 0, -signal.SIGTERM) for code in codes):
+                break
+            time.sleep(0.02)
+        unusual = [code for code in codes if code not in (None, 0, -signal.SIGTERM)]
+        return describe_exit(
+            unusual[0] if unusual else next((code for code in codes if code is not None), None)
+        )
 
     def _processes(self, count: int) -> ProcessPoolExecutor:
         """The pool, with at least `count` processes (a smaller idle one is replaced), all
@@ -229,6 +274,7 @@ class Workers:
                     started = [pool.submit(os.getpid) for _ in range(count)]
                 for future in started:
                     future.result()
+                self._started = list((getattr(pool, "_processes", None) or {}).values())
             except BaseException:
                 self._end()
                 raise
@@ -256,12 +302,13 @@ class Workers:
 
 @contextlib.contextmanager
 def _ctrl_c_blocked() -> Iterator[None]:
-    """Block SIGINT in this thread for the block (a Ctrl-C meanwhile waits, and is delivered
-    as it ends); processes started meanwhile begin with it blocked."""
+    """Block SIGINT and the stop signals in this thread for the block (a Ctrl-C meanwhile
+    waits, and is delivered as it ends); processes started meanwhile begin with them
+    blocked."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, *STOP_SIGNALS})
     try:
         yield
     finally:

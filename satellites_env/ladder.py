@@ -65,7 +65,7 @@ from .arena import init_worker, play_pairing_game
 from .core.board import DEFAULT_MAX_MOVES, MAX_MOVES_LIMIT
 from .core.checks import quoted, quoted_path
 from .jobs import Workers
-from .rating import Ratings, against_known, fit, scale_anchor
+from .rating import Ratings, against_known, fit, played_anchor
 from .record import MAX_RECORD_BYTES, GameRecord, RecordError
 
 FORMAT = 1
@@ -852,15 +852,16 @@ class Ladder:
     @_guarded
     def ratings(self, agents: list[Entry] | None = None, prior_games: float = 1.0) -> Ratings:
         """Bradley-Terry ratings of the roster (or `agents`) from all their games, on the
-        shipped scale: its anchor among the agents (by spec: `greedy` first) at its shipped
-        rating, else the first agent at 0 (`satellites_env.rating.scale_anchor`)."""
+        shipped scale: its anchor among the agents that played (by spec: `greedy` first) at
+        its shipped rating, else the first of them at 0 (`satellites_env.rating.played_anchor`);
+        an agent no chain of games links to it is unrated."""
         agents = self.agents() if agents is None else agents
         if not agents:
             raise LadderError("the ladder has no agents yet: `satellites ladder add SPEC`")
         names = [entry.name for entry in agents]
-        spec, elo = scale_anchor([entry.spec for entry in agents])
-        anchor = next(e.name for e in agents if e.spec == spec)
         scores, games = self.results(agents)
+        spec, elo = played_anchor([entry.spec for entry in agents], games)
+        anchor = next(e.name for e in agents if e.spec == spec)
         return fit(names, scores, games, anchor, prior_games, anchor_elo=elo)
 
     @_guarded
@@ -873,10 +874,11 @@ class Ladder:
         progress: Callable[[int, int], None] | None = None,
         name: str | None = None,
     ) -> RateResult:
-        """Rate one agent against the roster's fixed ratings (the roster is not refitted):
-        a third of the games spread over every roster agent, the rest against the two whose
-        ratings are nearest the estimate. Its games are kept; it joins the roster only if
-        added. `progress` is called as (games played, games to play) after each game."""
+        """Rate one agent against the roster's fixed ratings (the roster is not refitted; its
+        unrated agents take no part): a third of the games spread over every rated roster
+        agent, the rest against the two whose ratings are nearest the estimate. Its games
+        are kept; it joins the roster only if added. `progress` is called as (games played,
+        games to play) after each game."""
         roster = self.agents()
         if len(roster) < 2:
             raise LadderError("rating needs a ladder of at least 2 agents")
@@ -888,6 +890,13 @@ class Ladder:
         entry = self.add(spec, name=name, roster=False)
         if entry.roster:
             raise LadderError(f"{quoted(entry.name)} is on the ladder already: `ladder show`")
+        # only rated agents have a rating to be measured against
+        roster = [r for r in roster if fixed.is_rated(r.name)]
+        if len(roster) < 2:
+            raise LadderError(
+                "rating needs at least 2 rated agents (linked by games to the ladder's "
+                "anchor): `satellites ladder run` first"
+            )
         first = max(2, 2 * (games // (3 * 2 * len(roster))))  # even: both colours
         target = {r.id: first for r in roster}
         rest = max(0, games - sum(target.values()))

@@ -20,9 +20,9 @@ from rich.text import Text
 
 from .core.board import DEFAULT_MAX_MOVES
 from .core.checks import quoted_path
-from .files import check_output_file, kind_at
+from .files import check_output_file, kind_at, refuse_folder_unless_ours
 from .ladder import Ladder, RateResult
-from .terminal import CliError, console, progress_bar, say
+from .terminal import CliError, console, plain, printable, progress_bar, say
 
 #: the columns of `satellites ladder show --csv`
 CSV_COLUMNS = ("rank", "name", "spec", "elo", "low", "high", "games", "score", "los_next")
@@ -128,7 +128,7 @@ def rate(
 def rating_table(result: RateResult) -> Table:
     """An agent's rating with its 95% interval, and its games against each opponent."""
     table = Table(
-        title=Text(
+        title=plain(
             f"{result.name}: Elo {result.elo:+.0f} "
             f"[{result.low:+.0f}, {result.high:+.0f}] (95%), against the "
             f"ladder's fixed ratings"
@@ -137,11 +137,11 @@ def rating_table(result: RateResult) -> Table:
     table.add_column("opponent")
     table.add_column("games", justify="right")
     for opponent, count in result.games.items():
-        table.add_row(Text(opponent), str(count))
+        table.add_row(plain(opponent), str(count))
     return table
 
 
-def show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> None:
+def show(db: Path, html: Path | None, as_json: bool, as_csv: bool, force: bool = False) -> None:
     """`satellites ladder show`: the ratings, intervals, games and head-to-head matrix (a
     table, JSON, CSV of the ratings, or an HTML leaderboard). The database is opened for
     reading only."""
@@ -153,7 +153,8 @@ def show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> None:
                 f"--html {quoted_path(html)} is {kind_at(html)}; give a folder for the "
                 f"leaderboard page"
             )
-        check_output_file(html / "index.html", "--html", "index.html")
+        check_output_file(html / "index.html", "--html", "index.html", "html", force)
+        refuse_folder_unless_ours(html, "--html", "index.html", "html", force)
     with open_ladder(db, create=False, readonly=True) as ladder:
         table = standings(ladder)
         if html is not None:
@@ -164,8 +165,12 @@ def show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> None:
     elif as_csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(CSV_COLUMNS)
-        writer.writerows(
-            [("" if row[c] is None else row[c]) for c in CSV_COLUMNS] for row in table["agents"]
+        writer.writerows(  # a name or spec from the database is shown escaped (`printable`)
+            [
+                "" if row[c] is None else printable(row[c]) if isinstance(row[c], str) else row[c]
+                for c in CSV_COLUMNS
+            ]
+            for row in table["agents"]
         )
     else:
         console.print(standings_table(table, db))
@@ -175,11 +180,12 @@ def show(db: Path, html: Path | None, as_json: bool, as_csv: bool) -> None:
 
 def standings_table(table: dict[str, Any], db: Path) -> Table:
     """The ratings of [`standings`][satellites_env.web.leaderboard.standings] `table`: rank,
-    Elo with its 95% interval, games, score and the likelihood of superiority over the next."""
+    Elo with its 95% interval, games, score and the likelihood of superiority over the next
+    (an unrated agent: "unrated", and none of them)."""
     from .rating import anchor_text
 
     out = Table(
-        title=Text(
+        title=plain(
             f"Ladder {db}: {table['games']} games, Elo "
             f"{anchor_text(table['anchor'], table['anchor_elo'])}, "
             f"95% intervals"
@@ -188,11 +194,12 @@ def standings_table(table: dict[str, Any], db: Path) -> Table:
     for column in ("#", "agent", "Elo", "95% interval", "games", "score", "LOS next"):
         out.add_column(column, justify="left" if column == "agent" else "right")
     for row in table["agents"]:
+        rated = row["elo"] is not None  # else no chain of games links it to the anchor
         out.add_row(
-            str(row["rank"]),
-            Text(row["name"]),
-            f"{row['elo']:+.0f}",
-            f"[{row['low']:+.0f}, {row['high']:+.0f}]",
+            str(row["rank"]) if rated else "",
+            plain(row["name"]),
+            f"{row['elo']:+.0f}" if rated else "unrated",
+            f"[{row['low']:+.0f}, {row['high']:+.0f}]" if rated else "",
             str(row["games"]),
             "" if row["score"] is None else f"{100 * row['score']:.1f}%",
             "" if row["los_next"] is None else f"{100 * row['los_next']:.1f}%",
@@ -211,5 +218,5 @@ def head_to_head_table(table: dict[str, Any]) -> Table:
     for rank, a in enumerate(names, start=1):
         cells = [table["matrix"].get(a, {}).get(b) for b in names]
         scores = ("" if c is None else f"{100 * c['score'] / c['games']:.0f}" for c in cells)
-        matrix.add_row(Text(f"{rank} {a}"), *scores)
+        matrix.add_row(plain(f"{rank} {a}"), *scores)
     return matrix

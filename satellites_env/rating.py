@@ -17,6 +17,12 @@ neither won nor lost every game of any pairing); `random`, which nearly always l
 anchor of last resort, since its rating is the one the prior decides. A fit with no player
 of the scale fixes its first player at 0.
 
+Only players linked to the anchor by a chain of games are rated: a player without games, or
+whose games never reach the anchor through any chain of opponents (two agents that only ever
+played each other), has no rating, no interval and no likelihood of superiority (`rated`
+false, its Elo NaN, `as_dict` None), since nothing places it on the scale. The anchor is the
+scale's agent among those that played.
+
 Intervals come from the likelihood's curvature: the covariance of the ratings is the inverse
 of the observed information (the Hessian of the negative log-likelihood) over the free
 ratings, and an interval is the rating +- 1.96 standard deviations (a Wald interval). The
@@ -94,27 +100,69 @@ class Ratings:
     covariance: np.ndarray
     anchor: str
     anchor_elo: float = 0.0
+    rated: np.ndarray | None = None  # linked to the anchor by games (None: every player)
+
+    def __post_init__(self) -> None:
+        if self.rated is None:
+            self.rated = np.ones(len(self.players), dtype=bool)
+
+    def is_rated(self, player: str) -> bool:
+        """Whether a chain of games links `player` to the anchor (else it has no rating)."""
+        assert self.rated is not None
+        return bool(self.rated[self.players.index(player)])
+
+    def _index(self, player: str) -> int:
+        if not self.is_rated(player):
+            raise ValueError(f"{player!r} is unrated: no chain of games links it to the anchor")
+        return self.players.index(player)
 
     def rating(self, player: str) -> float:
-        return float(self.elo[self.players.index(player)])
+        """A rated player's rating (ValueError for an unrated one)."""
+        return float(self.elo[self._index(player)])
 
     def interval(self, player: str, z: float = Z95) -> tuple[float, float]:
-        """The (low, high) interval of a player's rating (95% by default)."""
-        i = self.players.index(player)
+        """The (low, high) interval of a rated player's rating (95% by default)."""
+        i = self._index(player)
         half = z * math.sqrt(max(self.covariance[i, i], 0.0))
         return float(self.elo[i] - half), float(self.elo[i] + half)
 
     def superiority(self, a: str, b: str) -> float:
-        """The likelihood that `a` is stronger than `b`."""
-        i, j = self.players.index(a), self.players.index(b)
+        """The likelihood that `a` is stronger than `b` (both rated)."""
+        i, j = self._index(a), self._index(b)
         variance = self.covariance[i, i] + self.covariance[j, j] - 2 * self.covariance[i, j]
         difference = self.elo[i] - self.elo[j]
         if variance <= 0:
             return 0.5 if difference == 0 else float(difference > 0)
         return 0.5 * (1 + math.erf(difference / math.sqrt(2 * variance)))
 
-    def as_dict(self) -> dict[str, float]:
-        return {p: float(r) for p, r in zip(self.players, self.elo, strict=False)}
+    def as_dict(self) -> dict[str, float | None]:
+        """Each player's rating; None for an unrated one."""
+        assert self.rated is not None
+        return {
+            p: float(r) if rated else None
+            for p, r, rated in zip(self.players, self.elo, self.rated, strict=True)
+        }
+
+
+def linked(start: int, games: np.ndarray) -> np.ndarray:
+    """Which players a chain of games links to player `start` (`start` itself only when it
+    played): a boolean per player."""
+    reached = np.zeros(len(games), dtype=bool)
+    if not (np.asarray(games)[start] > 0).any():
+        return reached
+    reached[start] = True
+    frontier = [start]
+    while frontier:
+        found = np.flatnonzero((np.asarray(games)[frontier] > 0).any(axis=0) & ~reached)
+        reached[found] = True
+        frontier = found.tolist()
+    return reached
+
+
+def played_anchor(players: list[str], games: np.ndarray) -> tuple[str, float]:
+    """`scale_anchor` among the players that played (all of them when none did)."""
+    played = [p for k, p in enumerate(players) if (np.asarray(games)[k] > 0).any()]
+    return scale_anchor(played or list(players))
 
 
 def fit(
@@ -133,31 +181,33 @@ def fit(
         players: the players' names (agent specs, for the scale's anchor to be found).
         scores: n x n, i's score against j.
         games: n x n, symmetric, the games between i and j.
-        anchor: the player fixed at `anchor_elo`; default: the scale's anchor among
-            `players` ([`scale_anchor`][satellites_env.rating.scale_anchor]).
+        anchor: the player fixed at `anchor_elo`; default: the scale's anchor among the
+            players that played ([`played_anchor`][satellites_env.rating.played_anchor]).
         prior_games: virtual drawn games added to every pairing that played.
         iterations: the most Newton steps.
         anchor_elo: the anchor's rating; default its shipped rating when `anchor` is
             None, else 0.
 
     Returns:
-        The ratings with their covariance.
+        The ratings with their covariance; players no chain of games links to the anchor
+        are unrated (NaN).
     """
     n = len(players)
-    if anchor is None:
-        anchor, default_elo = scale_anchor(list(players))
-    else:
-        default_elo = 0.0
-    anchor_elo = default_elo if anchor_elo is None else float(anchor_elo)
     scores = np.asarray(scores, dtype=np.float64)
     games = np.asarray(games, dtype=np.float64)
     if scores.shape != (n, n) or games.shape != (n, n) or not np.allclose(games, games.T):
         raise ValueError("scores and games must be n x n, games symmetric")
+    if anchor is None:
+        anchor, default_elo = played_anchor(list(players), games)
+    else:
+        default_elo = 0.0
+    anchor_elo = default_elo if anchor_elo is None else float(anchor_elo)
     fixed = players.index(anchor)
+    rated = linked(fixed, games)
     played = games > 0
     scores = scores + 0.5 * prior_games * played
     games = games + prior_games * played
-    free = [i for i in range(n) if i != fixed]
+    free = [i for i in range(n) if i != fixed and rated[i]]
     theta = np.zeros(n)  # natural-log strengths
     for _ in range(iterations):  # Newton's method on the concave log-likelihood
         gradient, hessian = _derivatives(theta, scores, games)
@@ -177,13 +227,11 @@ def fit(
     if free:
         information = -hessian[np.ix_(free, free)]
         covariance[np.ix_(free, free)] = np.linalg.pinv(information) * ELO_PER_NAT**2
-    return Ratings(
-        list(players),
-        (theta - theta[fixed]) * ELO_PER_NAT + anchor_elo,
-        covariance,
-        anchor,
-        anchor_elo,
-    )
+    elo = (theta - theta[fixed]) * ELO_PER_NAT + anchor_elo
+    elo[~rated] = math.nan
+    covariance[~rated, :] = math.nan
+    covariance[:, ~rated] = math.nan
+    return Ratings(list(players), elo, covariance, anchor, anchor_elo, rated)
 
 
 def _derivatives(

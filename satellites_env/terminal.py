@@ -4,6 +4,12 @@
 `satellites` command; `say` prints a line that is never read as markup, and `progress_bar`
 is the bar its long steps show.
 
+Text from data (a name, spec or reason from a record, a database, a config or a checkpoint)
+reaches the terminal only through `printable` (or `plain`, its rich `Text`, never read as
+markup): control characters (C0, DEL, C1: the ANSI and OSC escapes that retitle, clear or
+recolour a terminal), bidirectional overrides and line separators are shown as `\\x1b`,
+`\\u202e`... instead. `say` and the command line's error lines apply it to the whole line.
+
 `read_key` returns a key name (``"right"``, ``"left"``, ``"home"``, ``"end"``,
 ``"space"``, ``"enter"``, ``"escape"``, or the character typed) without waiting for Enter,
 for `satellites replay` stepping through a game. It needs a terminal on standard input
@@ -14,6 +20,7 @@ KeyboardInterrupt as usual; Ctrl-D reads as ``"eof"``.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any
 
@@ -27,6 +34,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 # Long messages stay on one line (greppable); tables keep their columns when piped to a file.
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -37,9 +45,31 @@ class CliError(ValueError):
     """A user error found by the command line itself (an output path, a refused folder...)."""
 
 
+#: what `printable` shows escaped: C0 controls, DEL, C1 controls, the bidirectional marks,
+#: embeddings, overrides and isolates, and the line and paragraph separators
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: object) -> str:
+    """`text` (as `str`) with every character that could drive a terminal (see the module)
+    written out as an escape, e.g. ESC as `\\x1b`: safe to print, one line."""
+    return UNPRINTABLE.sub(_escaped, str(text))
+
+
+def plain(text: object) -> Text:
+    """`printable(text)` as a rich `Text`: for table cells and titles (never read as markup)."""
+    return Text(printable(text))
+
+
 def say(message: str) -> None:
-    """Print a plain line: text from users, files or errors is never read as rich markup."""
-    console.print(message, markup=False, highlight=False)
+    """Print a plain line: text from users, files or errors is never read as rich markup, and
+    its control characters are shown escaped (`printable`)."""
+    console.print(printable(message), markup=False, highlight=False)
 
 
 def progress_bar(

@@ -26,7 +26,7 @@ from .core.game import Game
 from .core.notation import NotationError
 from .files import check_output_file, write_or_fallback
 from .record import GameRecord
-from .terminal import CliError, console, interactive, say
+from .terminal import CliError, console, interactive, printable, say
 from .terminal import read_key as terminal_key
 
 
@@ -55,26 +55,23 @@ def play(
     max_moves: int,
     save: Path | None,
     input_fn: Callable[[str], str] | None = None,
+    force: bool = False,
 ) -> GameRecord:
     """Play a game against `opponent` in the terminal, moves typed in notation.
 
     An illegal or malformed move changes nothing. However the game stops (its end, 'quit',
-    end of input, Ctrl-C, an error), the record is saved to `save` when given."""
+    end of input, Ctrl-C, SIGTERM, SIGHUP, an error), the record is saved to `save` when
+    given (a file there must be a record of ours, unless `force`)."""
     from .render import HumanWindow, render_rgb, render_rich
 
     if save:
-        check_output_file(save, "--save", "game.json")
+        check_output_file(save, "--save", "game.json", "record", force)
     input_fn = input_fn or _stdin_line(input)  # looked up now: a patched input is used
-    agent = make_agent(opponent, seed=seed)
     game = Game.new(seed=seed, max_moves=max_moves)
     start = game.to_spn()
     you = 0 if color == "red" else 1
     window = HumanWindow() if render == "human" else None
     players = {"red": "human" if you == 0 else opponent, "blue": "human" if you == 1 else opponent}
-    say(
-        f"You are {color}. Type moves like c10-c7, c10-f7>f9 (displacement) or "
-        f"pass; 'moves' lists your legal moves, 'quit' resigns."
-    )
 
     def show() -> None:
         last = game.history[-1] if game.history else None
@@ -83,7 +80,14 @@ def play(
             window.show(render_rgb(game, last_move=last))
 
     resigned = None
+    keep = False  # a bad spec saves nothing; a stop while the agent is built saves the start
     try:
+        agent = make_agent(opponent, seed=seed)  # can take a while (a search is compiled)
+        keep = True
+        say(
+            f"You are {color}. Type moves like c10-c7, c10-f7>f9 (displacement) or "
+            f"pass; 'moves' lists your legal moves, 'quit' resigns."
+        )
         if window:
             try:
                 show()
@@ -114,15 +118,18 @@ def play(
             try:
                 game.play_move(text)
             except (NotationError, IllegalActionError) as error:
-                console.print(f"[red]not played:[/red] {escape(str(error))}", highlight=False)
+                console.print(f"[red]not played:[/red] {escape(printable(error))}", highlight=False)
                 continue
             show()
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP (`satellites_env.stops`)
+        keep = True
+        raise
     finally:  # the game so far is saved whatever stopped it
         # history holds whole moves only, even if an agent was stopped mid-displacement
         record = GameRecord.of(start, game, players, resigned=resigned)
         if window:
             window.close()
-        if save:
+        if save and keep:
             write_or_fallback(record.save, save, "--save")
             say(f"saved the game to {save}")
     result = record.result
@@ -138,6 +145,7 @@ def demo(
     frame_size: int,
     red: str = "greedy",
     blue: str = "random",
+    force: bool = False,
 ) -> None:
     """Play one game between two agents through the wrapped PettingZoo env and render it."""
     from . import satellites_v0
@@ -145,7 +153,7 @@ def demo(
     from .render.files import check_gif_budget
 
     if gif:
-        check_output_file(gif, "--gif", "game.gif")
+        check_output_file(gif, "--gif", "game.gif", "gif", force)
     env = satellites_v0.env(render_mode="ansi", max_moves=max_moves)
     env.reset(seed=seed)
     game = env.unwrapped.game
@@ -196,6 +204,7 @@ def replay(
     fps: float,
     html: Path | None = None,
     read_key: Callable[[], str] | None = None,
+    force: bool = False,
 ) -> None:
     """Show a saved game: an HTML replay (`html`), a GIF (`gif`), and/or the boards in the
     terminal. Without `html` or `gif` (or with `boards`), a terminal steps through the game
@@ -204,9 +213,9 @@ def replay(
     from .render import render_rgb, render_rich, save_gif
 
     if gif:
-        check_output_file(gif, "--gif", "game.gif")
+        check_output_file(gif, "--gif", "game.gif", "gif", force)
     if html:
-        check_output_file(html, "--html", "game.html")
+        check_output_file(html, "--html", "game.html", "html", force)
     record = GameRecord.load(path)
     if gif:
         from .render.files import check_gif_budget

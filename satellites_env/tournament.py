@@ -376,6 +376,7 @@ def resume(
     out: Path | None = None,
     records: Path | None = None,
     say: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> dict[int, GameRecord | dict]:
     """Check a tournament's outputs and read back the games it finished before.
 
@@ -388,6 +389,7 @@ def resume(
         records: The records folder, if any: the games are read from it when given (each
             record replayed), else from `out` (summaries).
         say: Told when `out` holds an unfinished tournament of other settings.
+        force: Replace an `out` file that is not a results file of ours.
 
     Returns:
         The finished games by schedule index, for `run_tournament(..., finished=...)`.
@@ -397,7 +399,7 @@ def resume(
         TournamentError: Outputs that hold another tournament, or damaged games.
     """
     if out:
-        check_output_file(out, "--out", "results.json")
+        check_output_file(out, "--out", "results.json", "results", force)
     settings = {
         "agents": list(agents),
         "games_per_pairing": games,
@@ -588,6 +590,7 @@ def play(
     ray_address: str | None = None,
     reporter: Reporter | None = None,
     finished: Mapping[int, GameRecord | dict] | None = None,
+    force: bool = False,
 ) -> TournamentResult:
     """Play a round robin, continuing the unfinished one in its outputs, and save it.
 
@@ -607,6 +610,7 @@ def play(
             `TournamentResult.game_summaries` gives it), e.g. those of a
             `TournamentInterrupted`'s result; None: those kept in the outputs (`resume`).
             The outputs are checked either way.
+        force: Replace an `out` file that is not a results file of ours.
 
     Returns:
         The tournament's result.
@@ -618,7 +622,7 @@ def play(
         TournamentInterrupted: Ctrl-C, once every finished game is saved (its `result`).
     """
     reporter = reporter or Reporter()
-    held = resume(agents, games, seed, max_moves, out, records, reporter.message)
+    held = resume(agents, games, seed, max_moves, out, records, reporter.message, force)
     finished = held if finished is None else dict(finished)
     total = len(schedule(agents, games, seed)) if len(agents) >= 2 else 0
     if finished:

@@ -12,10 +12,9 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
-from rich.text import Text
 
 from .arena import TournamentResult, rate_with_interval
-from .terminal import console, errors, progress_bar, say
+from .terminal import console, errors, plain, printable, progress_bar, say
 from .tournament import Reporter
 
 
@@ -41,8 +40,8 @@ def results_table(result: TournamentResult, title: str) -> Table:
         )
     for pair in result.pairs:
         table.add_row(
-            Text(pair.a),
-            Text(pair.b),
+            plain(pair.a),
+            plain(pair.b),
             str(pair.games),
             str(pair.a_wins),
             str(pair.draws),
@@ -61,19 +60,24 @@ def results_table(result: TournamentResult, title: str) -> Table:
 
 def elo_title(result: TournamentResult) -> str:
     """Names the agent whose rating is fixed (the shipped scale's anchor, or the first)."""
-    from .rating import anchor_text
+    from .rating import SCALE, anchor_text
 
     anchor = result.elo_anchor or result.agents[0]
-    return f"Elo, {anchor_text(anchor, result.elo.get(anchor, 0.0))}"
+    elo = result.elo.get(anchor)  # None when no game was played: pinned all the same
+    return f"Elo, {anchor_text(anchor, SCALE.get(anchor, 0.0) if elo is None else elo)}"
 
 
 def elo_table(result: TournamentResult) -> Table:
     """The agents' Elo ratings, best first."""
-    table = Table(title=Text(elo_title(result)))
+    table = Table(title=plain(elo_title(result)))
     table.add_column("agent", overflow="fold")
     table.add_column("Elo", justify="right")
-    for agent, elo in sorted(result.elo.items(), key=lambda item: -item[1]):
-        table.add_row(Text(agent), f"{elo:+.0f}")
+    rated = {agent: elo for agent, elo in result.elo.items() if elo is not None}
+    for agent, elo in sorted(rated.items(), key=lambda item: -item[1]):
+        table.add_row(plain(agent), f"{elo:+.0f}")
+    for agent in result.agents:  # no chain of games links it to the anchor
+        if agent not in rated:
+            table.add_row(plain(agent), "unrated")
     return table
 
 
@@ -125,4 +129,4 @@ class TournamentView(Reporter):
         say(text)
 
     def problem(self, text: str) -> None:
-        errors.print(f"[red]error:[/red] {escape(text)}")
+        errors.print(f"[red]error:[/red] {escape(printable(text))}")

@@ -30,6 +30,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from satellites_env.stops import exit_status, stop_reason
+from satellites_env.terminal import printable
+
 from .common.config import Config, config_path, load_config
 from .common.run import Trainer, claim_run_folder
 from .common.runlock import RunLock
@@ -60,6 +63,12 @@ def train(
     return run(settings, path, run_dir, resume, console, ray)
 
 
+def _line(console: Console, text: str) -> None:
+    """Print a line holding paths and config values: never read as markup, control
+    characters escaped (`satellites_env.terminal.printable`)."""
+    console.print(printable(text), markup=False, highlight=False)
+
+
 def run(
     settings: Config,
     path: Path,
@@ -76,36 +85,42 @@ def run(
     with RunLock(run_dir):
         trainer = trainer_class(settings)(settings, run_dir, resume=resume, console=console)
         if trainer.finished:
-            console.print(
+            _line(
+                console,
                 f"{run_dir} holds a finished run ({trainer.progress:,} "
-                f"{trainer.UNIT}): nothing to train. Its final evaluation:"
+                f"{trainer.UNIT}): nothing to train. Its final evaluation:",
             )
             trainer.report()
         else:
             if trainer.resumed:
-                console.print(
+                _line(
+                    console,
                     f"resuming {run_dir}/ at {trainer.progress:,} of "
-                    f"{settings.total:,} {trainer.UNIT}"
+                    f"{settings.total:,} {trainer.UNIT}",
                 )
                 if trainer.new_changes:
-                    console.print(
+                    _line(
+                        console,
                         "config changes, recorded in config_changes.json: "
                         + ", ".join(
                             f"{key} {old!r} -> {new!r}"
                             for key, (old, new) in trainer.new_changes.items()
-                        )
+                        ),
                     )
             else:
-                console.print(f"training ({settings.learner}) with {path} -> {run_dir}/")
+                _line(console, f"training ({settings.learner}) with {path} -> {run_dir}/")
             try:
                 trainer.run()
-            except KeyboardInterrupt:
-                raise SystemExit(130) from None
+            except KeyboardInterrupt:  # the run said what it kept; then what stopped it
+                if stop_reason() != "interrupted":
+                    _line(console, stop_reason())
+                raise SystemExit(exit_status()) from None
     final = run_dir / "final.pt"
     agents = f"checkpoint:{final}" + (
         f", search agent az:{final}:32" if settings.learner == "alphazero" else ""
     )
-    console.print(
-        f"network: {final} (policy {agents}); learning curve: {run_dir / 'learning_curve.png'}"
+    _line(
+        console,
+        f"network: {final} (policy {agents}); learning curve: {run_dir / 'learning_curve.png'}",
     )
     return trainer

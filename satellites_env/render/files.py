@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.checks import quoted
-from ..files import open_output, write_output
+from ..files import GENERATOR, open_output, write_output
 
 
 def save_png(frame: np.ndarray, path: str | Path) -> Path:
@@ -129,6 +129,7 @@ def gif_bytes(frames: Iterable[np.ndarray], fps: float = 2) -> bytes:
         append_images=images[1:],
         duration=[d * 10 for d in delays],
         loop=0,
+        comment=GENERATOR,  # marks the file as ours (`satellites_env.files.OURS`)
     )
     return buffer.getvalue()
 

@@ -24,33 +24,46 @@ if TYPE_CHECKING:
 def standings(ladder: Ladder) -> dict:
     """The ladder's table as plain data: agents sorted by rating (name, spec, Elo, interval,
     games, score, likelihood of superiority over the next), the head-to-head scores, the
-    anchor."""
+    anchor. An unrated agent (no chain of games links it to the anchor) comes last, its
+    rank, Elo, interval and likelihood None."""
     agents = ladder.agents()
     ratings = ladder.ratings(agents)
     scores, games = ladder.results(agents)
-    order = sorted(range(len(agents)), key=lambda k: -ratings.elo[k])
+    assert ratings.rated is not None
+    # the rated by rating, then the unrated (no chain of games to the anchor), in roster order
+    rated = sorted(
+        (k for k in range(len(agents)) if ratings.rated[k]), key=lambda k: -ratings.elo[k]
+    )
+    order = rated + [k for k in range(len(agents)) if not ratings.rated[k]]
     rows = []
     for position, k in enumerate(order):
         entry = agents[k]
-        low, high = ratings.interval(entry.name)
-        below = agents[order[position + 1]].name if position + 1 < len(order) else None
         played = int(games[k].sum())
-        rows.append(
-            {
+        row = {
+            "rank": None,
+            "name": entry.name,
+            "spec": entry.spec,
+            "key": entry.key,
+            "elo": None,
+            "low": None,
+            "high": None,
+            "games": played,
+            "score": round(float(scores[k].sum()) / played, 4) if played else None,
+            "los_next": None,
+        }
+        if ratings.rated[k]:
+            low, high = ratings.interval(entry.name)
+            below = agents[rated[position + 1]].name if position + 1 < len(rated) else None
+            row |= {
                 "rank": position + 1,
-                "name": entry.name,
-                "spec": entry.spec,
-                "key": entry.key,
                 "elo": round(float(ratings.elo[k]), 1),
                 "low": round(low, 1),
                 "high": round(high, 1),
-                "games": played,
-                "score": round(float(scores[k].sum()) / played, 4) if played else None,
                 "los_next": None
                 if below is None
                 else round(ratings.superiority(entry.name, below), 4),
             }
-        )
+        rows.append(row)
     matrix = {
         agents[i].name: {
             agents[j].name: {"score": float(scores[i, j]), "games": int(games[i, j])}
@@ -78,8 +91,8 @@ def leaderboard_html(
     """The page of a `standings` table; `games` maps an agent's name to its games as
     (game id, summary with `red`, `blue`, `winner`, `moves`), each linked to games/ID.html."""
     rows = table["agents"]
-    lows = [r["low"] for r in rows] or [0.0]
-    highs = [r["high"] for r in rows] or [1.0]
+    lows = [r["low"] for r in rows if r["low"] is not None] or [0.0]
+    highs = [r["high"] for r in rows if r["high"] is not None] or [1.0]
     left: float = min([*lows, 0.0])
     right: float = max([*highs, 1.0])
     span = max(right - left, 1.0)
@@ -88,21 +101,27 @@ def leaderboard_html(
         return round(100 * (value - left) / span, 2)
 
     body_rows = []
-    for r in rows:
-        bar = (
-            f'<svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" '
-            f'aria-label="{r["low"]:+.0f} to {r["high"]:+.0f}">'
-            f'<rect x="{x(r["low"])}" y="3" width="{max(x(r["high"]) - x(r["low"]), 0.5)}" '
-            f'height="4" class="interval"/><rect x="{x(r["elo"]) - 0.4}" y="1" width="0.8" '
-            f'height="8" class="point"/></svg>'
-        )
+    for number, r in enumerate(rows, start=1):
+        if r["elo"] is None:  # unrated: no number, no interval, no rank
+            bar, rank, elo, interval = "", "", "unrated", ""
+        else:
+            bar = (
+                f'<svg class="bar" viewBox="0 0 100 10" preserveAspectRatio="none" '
+                f'aria-label="{r["low"]:+.0f} to {r["high"]:+.0f}">'
+                f'<rect x="{x(r["low"])}" y="3" '
+                f'width="{max(x(r["high"]) - x(r["low"]), 0.5)}" '
+                f'height="4" class="interval"/><rect x="{x(r["elo"]) - 0.4}" y="1" width="0.8" '
+                f'height="8" class="point"/></svg>'
+            )
+            rank, elo = r["rank"], f"{r['elo']:+.0f}"
+            interval = f"[{r['low']:+.0f}, {r['high']:+.0f}]"
         los = "" if r["los_next"] is None else f"{100 * r['los_next']:.1f}%"
         score = "" if r["score"] is None else f"{100 * r['score']:.1f}%"
         body_rows.append(
-            f'<tr data-name="{escape(r["name"])}"><td class="num">{r["rank"]}</td>'
-            f'<td><a href="#agent-{r["rank"]}">{escape(r["name"])}</a></td>'
-            f'<td class="num elo">{r["elo"]:+.0f}</td>'
-            f'<td class="num">[{r["low"]:+.0f}, {r["high"]:+.0f}]</td><td>{bar}</td>'
+            f'<tr data-name="{escape(r["name"])}"><td class="num">{rank}</td>'
+            f'<td><a href="#agent-{number}">{escape(r["name"])}</a></td>'
+            f'<td class="num elo">{elo}</td>'
+            f'<td class="num">{interval}</td><td>{bar}</td>'
             f'<td class="num played">{r["games"]}</td><td class="num">{score}</td>'
             f'<td class="num">{los}</td></tr>'
         )
@@ -121,7 +140,7 @@ def leaderboard_html(
             )
         matrix_rows.append(f"<tr><th>{escape(a)}</th>{''.join(cells)}</tr>")
     sections = []
-    for r in rows:
+    for number, r in enumerate(rows, start=1):
         items = []
         for game_id, summary in (games or {}).get(r["name"], []):
             result = summary.get("winner") or "draw"
@@ -132,7 +151,7 @@ def leaderboard_html(
                 f"{summary.get('moves')} moves</li>"
             )
         sections.append(
-            f'<details id="agent-{r["rank"]}"><summary>{escape(r["name"])} '
+            f'<details id="agent-{number}"><summary>{escape(r["name"])} '
             f"({len(items)} games) <code>{escape(r['spec'])}</code></summary>"
             f'<ul class="games">{"".join(items)}</ul></details>'
         )

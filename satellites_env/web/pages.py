@@ -13,6 +13,8 @@ from functools import cache
 from html import escape
 from importlib import resources
 
+from ..files import GENERATOR_META
+
 
 @cache
 def asset(name: str) -> str:
@@ -64,7 +66,7 @@ def document(
         "" if script is None else f"<script>\n{asset('common.js')}\n{asset(script)}</script>\n"
     )
     return (
-        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n{GENERATOR_META}\n'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<title>{escape(title)}</title>\n<link rel="icon" href="data:,">\n'
         f"<style>\n{asset('style.css')}</style>\n</head>\n"

@@ -143,12 +143,21 @@ def index_html(manifest: dict, title: str = "Satellites tournament") -> str:
         f'<td class="num">{p["b_wins"]}</td></tr>'
         for p in manifest.get("pairs", [])
     )
+    ratings = manifest.get("elo", {})
+    rated = sorted(
+        ((agent, value) for agent, value in ratings.items() if value is not None),
+        key=lambda item: -item[1],
+    )
     elo = "".join(
-        f'<tr><td>{escape(agent)}</td><td class="num">{rating:+.0f}</td></tr>'
-        for agent, rating in sorted(manifest.get("elo", {}).items(), key=lambda item: -item[1])
+        f'<tr><td>{escape(agent)}</td><td class="num">{value:+.0f}</td></tr>'
+        for agent, value in rated
+    ) + "".join(  # no chain of games links it to the anchor
+        f'<tr><td>{escape(agent)}</td><td class="num">unrated</td></tr>'
+        for agent, value in ratings.items()
+        if value is None
     )
     anchor = manifest.get("elo_anchor") or ""
-    anchor_elo = manifest.get("elo", {}).get(anchor, 0.0)
+    anchor_elo = ratings.get(anchor) or 0.0
     body = f"""<div class="app index">
 <header class="top"><h1>{escape(title)}</h1>
 <p class="muted">{manifest.get("games_per_pairing", "?")} games per pairing &middot; seed

@@ -213,26 +213,14 @@ def test_ladder_show_html_writes_the_page(tmp_path, capsys):
 
 
 def test_outputs_replace_a_regular_file_keeping_its_mode(tmp_path, capsys):
+    """A file satellites did not write is replaced with --force only (tests/cli/test_ours.py)."""
     out = tmp_path / "results.json"
     out.write_text("old")
     os.chmod(out, 0o640)
-    assert (
-        cli.main(
-            [
-                "evaluate",
-                "--agents",
-                "random",
-                "greedy",
-                "--games",
-                "1",
-                "--max-moves",
-                "4",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    argv = ["evaluate", "--agents", "random", "greedy", "--games", "1", "--max-moves", "4"]
+    assert cli.main([*argv, "--out", str(out)]) == 2
+    assert out.read_text() == "old"
+    assert cli.main([*argv, "--out", str(out), "--force"]) == 0
     assert json.loads(out.read_text())["agents"] == ["random", "greedy"]
     assert out.stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]

@@ -50,9 +50,11 @@ def reference(tmp_path_factory):
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def interrupt_after(argv: list[str], games: int, jitter: float, cwd: Path):
+def interrupt_after(
+    argv: list[str], games: int, jitter: float, cwd: Path, signum: int = signal.SIGINT
+):
     """Run `satellites evaluate` with its progress bar forced on; once it shows `games`
-    finished games, wait `jitter` seconds and send SIGINT. (status, games seen, output)."""
+    finished games, wait `jitter` seconds and send `signum`. (status, games seen, output)."""
     env = {**os.environ, "FORCE_COLOR": "1", "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
     process = subprocess.Popen(
         [sys.executable, "-m", "satellites_env", "evaluate", *argv],
@@ -83,7 +85,7 @@ def interrupt_after(argv: list[str], games: int, jitter: float, cwd: Path):
         )
         time.sleep(jitter)
         counted = seen["done"]
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         process.wait(timeout=120)
     finally:
         if process.poll() is None:

@@ -68,3 +68,28 @@ def test_an_evaluation_in_worker_processes_gives_the_results_of_one_process(tmp_
         finally:
             trainer.close()
     assert results[0] == results[1] and results[0]["greedy"]["games"] == 6
+
+
+def test_sigterm_during_training_saves_after_the_iteration_as_ctrl_c_does(tmp_path):
+    """SIGTERM (a scheduler's stop) takes Ctrl-C's path (`satellites_env.stops`): the run
+    finishes its iteration, saves and stops, and the command exits 143."""
+    from satellites_env.stops import exit_status, stop_signals
+
+    config = fast_config(checkpoint_every=100, total_steps=2000, eval={"every": 100})
+    console, log = log_console()
+    trainer = PPOTrainer(config, tmp_path / "run", console=console)
+    original = trainer.status
+
+    def then_sigterm(losses):
+        if trainer.counters.iterations == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return original(losses)
+
+    trainer.status = then_sigterm
+    with stop_signals():
+        with pytest.raises(KeyboardInterrupt):
+            trainer.run()
+        assert exit_status() == 143
+    assert "SIGTERM: finishing this iteration" in log.getvalue(), log.getvalue()
+    saved = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+    assert saved["counters"]["iterations"] == 1 and saved["finished"] is False

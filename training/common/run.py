@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import torch
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import TextColumn
 from rich.table import Table
 
@@ -78,7 +79,8 @@ from satellites_env.files import (
 )
 from satellites_env.rating import SCALE, SCALE_ANCHOR
 from satellites_env.record import GameRecord
-from satellites_env.terminal import progress_bar
+from satellites_env.stops import received
+from satellites_env.terminal import plain, printable, progress_bar
 
 from ..distributed.generator import GeneratorFactory
 from ..distributed.pool import GeneratorPool, log_pool, open_pool
@@ -335,8 +337,8 @@ def set_rng_state(rng: np.random.Generator, data: dict) -> None:
 
 
 class _Interrupt:
-    """Ctrl-C during the loop: the first asks it to stop after the iteration under way, a
-    second stops at once (KeyboardInterrupt)."""
+    """Ctrl-C (or SIGTERM, SIGHUP: `satellites_env.stops`) during the loop: the first asks it
+    to stop after the iteration under way, a second stops at once (KeyboardInterrupt)."""
 
     def __init__(self, console: Console):
         self.console = console
@@ -354,8 +356,10 @@ class _Interrupt:
             if self.requested:
                 raise KeyboardInterrupt
             self.requested = True
+            stopped = received()
             self.console.print(
-                "Ctrl-C: finishing this iteration, then saving (Ctrl-C again to stop now)"
+                f"{signal.Signals(stopped).name if stopped else 'Ctrl-C'}: finishing this "
+                f"iteration, then saving (Ctrl-C again to stop now)"
             )
 
         signal.signal(signal.SIGINT, handler)
@@ -950,8 +954,11 @@ class Trainer(abc.ABC):
         except KeyboardInterrupt:
             if not interrupt.saved:  # stopped mid-iteration: the last checkpoint stands
                 self.console.print(
-                    f"interrupted: the last checkpoint in {self.checkpoint_path} "
-                    f"is the run's state; continue with --resume"
+                    printable(
+                        f"interrupted: the last checkpoint in {self.checkpoint_path} "
+                        f"is the run's state; continue with --resume"
+                    ),
+                    markup=False,
                 )
             raise
         finally:
@@ -1004,9 +1011,12 @@ class Trainer(abc.ABC):
     def _stop(self) -> None:
         self.save()
         self.console.print(
-            f"interrupted: saved the state after {self.ITERATION} "
-            f"{self.counters.iterations} ({self.progress:,} {self.UNIT}) to "
-            f"{self.checkpoint_path}; continue with --resume"
+            printable(
+                f"interrupted: saved the state after {self.ITERATION} "
+                f"{self.counters.iterations} ({self.progress:,} {self.UNIT}) to "
+                f"{self.checkpoint_path}; continue with --resume"
+            ),
+            markup=False,
         )
         raise KeyboardInterrupt
 
@@ -1110,8 +1120,8 @@ class Trainer(abc.ABC):
             if player not in keys:  # the policy's results are keyed by the opponent alone
                 player, opponent = "", key
             table.add_row(
-                player or "policy",
-                opponent,
+                plain(player or "policy"),
+                plain(opponent),
                 str(r["games"]),
                 str(r["a_wins"]),
                 str(r["draws"]),
@@ -1172,7 +1182,11 @@ def torch_threads_one():
 
 
 def _rates(evaluation: Evaluation) -> str:
-    return "  ".join(f"{o} {evaluation.win_rate(o):.0%}" for o in evaluation.results)
+    """Each opponent's win rate, as rich markup (a name from a config is escaped, and its
+    control characters shown escaped)."""
+    return "  ".join(
+        f"{escape(printable(o))} {evaluation.win_rate(o):.0%}" for o in evaluation.results
+    )
 
 
 def plot_learning_curve(
