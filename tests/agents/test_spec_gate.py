@@ -11,25 +11,11 @@ from hypothesis import strategies as st
 from satellites_env import agents
 from satellites_env.agents import (
     AgentSpecError,
-    RandomAgent,
     canonical_spec,
     check_spec_from_file,
     loads_data_only,
     make_agent,
 )
-
-
-@pytest.fixture
-def plugin(monkeypatch):
-    """A run-time registered kind `plug` whose factory notes every build."""
-    built: list[str] = []
-
-    def factory(argument, seed):
-        built.append(argument)
-        return RandomAgent(seed)
-
-    monkeypatch.setitem(agents._registered, "plug", factory)
-    return built
 
 
 @pytest.mark.parametrize(

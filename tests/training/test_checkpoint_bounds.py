@@ -81,7 +81,7 @@ def test_a_compressed_member_is_refused_before_it_expands(tmp_path):
 def test_a_file_that_is_not_a_zip_archive_is_refused(tmp_path):
     legacy = tmp_path / "legacy.pt"
     torch.save({"format": "satellites-checkpoint"}, legacy, _use_new_zipfile_serialization=False)
-    refused_quickly(legacy, "not a zip archive")
+    refused_quickly(legacy, "refused: it is corrupt, or not a zip archive")
 
 
 @st.composite

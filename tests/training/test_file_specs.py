@@ -18,26 +18,12 @@ from test_run_guarantees import FAST_EVAL, fast_config
 from test_training import TINY
 
 from satellites_env import agents
-from satellites_env.agents import RandomAgent
 from satellites_env.cli import main
 from training.common.checkpoint import save_checkpoint
 from training.common.config import SHIPPED, ConfigError, load_config
 from training.common.run import RunError
 from training.exploit import exploit_config
 from training.ppo.trainer import PPOTrainer
-
-
-@pytest.fixture
-def plugin(monkeypatch):
-    """A run-time registered kind `plug` (another package's agent): its builds are noted."""
-    built: list[str] = []
-
-    def factory(argument, seed):
-        built.append(argument)
-        return RandomAgent(seed)
-
-    monkeypatch.setitem(agents._registered, "plug", factory)
-    return built
 
 
 def pickled_folder(tmp_path: Path) -> tuple[Path, Path]:

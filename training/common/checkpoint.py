@@ -161,8 +161,8 @@ def _check_archive(path: Path) -> int:
             members = archive.infolist()
     except Exception as error:  # zipfile's own errors, and NotImplementedError for odd headers
         raise CheckpointError(
-            f"checkpoint {name} is corrupt or not a torch file: it is not a zip archive "
-            f"as torch.save writes ({str(error)[:100]})"
+            f"checkpoint {name} is refused: it is corrupt, or not a zip archive as "
+            f"torch.save writes ({str(error)[:100]})"
         ) from None
     for member in members:
         if member.compress_type != zipfile.ZIP_STORED:
