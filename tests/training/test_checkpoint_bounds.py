@@ -118,7 +118,7 @@ def test_fuzz_any_graph_of_containers_loads_or_is_refused_at_once(tmp_path, extr
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.lists(st.tuples(st.integers(0, 20), st.integers(4, 40), st.integers(0, 255)), max_size=4))
 def test_fuzz_damaged_zip_headers_load_or_name_the_file(tmp_path, changes):
