@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import rating
-from .agents import Agent, make_agent
+from .agents import Agent, canonical_spec, make_agent
 from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
 from .jobs import run_jobs
@@ -235,7 +235,11 @@ def check_summary(summary, job: tuple[int, int, str, str], seed: int, max_moves:
         raise ValueError(f"expected an object with the keys {', '.join(SUMMARY_KEYS)}")
     expected = {"pair": pair, "game": i, "setup_seed": seed + i // 2, **colors_of(job)}
     for key, value in expected.items():
-        if type(summary[key]) is not type(value) or summary[key] != value:
+        if type(summary[key]) is not type(value) or (
+            canonical_spec(summary[key]) != canonical_spec(value)
+            if key in ("red", "blue")
+            else summary[key] != value
+        ):
             raise ValueError(f"'{key}' is {str(summary[key])[:40]!r}, expected {value!r}")
     if summary["winner"] not in ("red", "blue", None):
         raise ValueError('\'winner\' must be "red", "blue" or null')
@@ -333,8 +337,8 @@ def run_tournament(
     """
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least 2 agents, got {agents}")
-    if len(set(agents)) != len(agents):
-        raise ValueError(f"agent specs must be distinct, got {agents}")
+    if len({canonical_spec(spec) for spec in agents}) != len(agents):  # mcts:5 is mcts:05
+        raise ValueError(f"agent specs must be distinct agents, got {agents}")
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     jobs = schedule(agents, games, seed)

@@ -249,12 +249,19 @@ def trainer_command(name: str) -> Callable:
     return command
 
 
-def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -> None:
+def train(
+    config: str,
+    out: Path | None,
+    resume: bool,
+    ray: str | None = None,
+    allow_pickle: bool = False,
+) -> None:
     """`satellites train`: the learner named by the config (needs the `train` extra); `ray`
-    (a cluster address, or "" for a local Ray) runs self-play on Ray whatever the config says."""
+    (a cluster address, or "" for a local Ray) runs self-play on Ray whatever the config says;
+    `allow_pickle` lets the config's agent specs unpickle files."""
     command = trainer_command("train")  # imports torch before the engine's thread settings
     configure_threads()
-    command(config, out, resume, console, ray=ray)
+    command(config, out, resume, console, ray=ray, allow_pickle=allow_pickle)
 
 
 def exploit(
@@ -268,10 +275,12 @@ def exploit(
     ray: str | None = None,
     init: str | None = None,
     victim_play: bool = False,
+    allow_pickle: bool = False,
 ) -> None:
     """`satellites exploit`: train an exploiter of the agent `target` for `minutes`, from a
     random network or from `init`, its search modelling the target by the target's network
-    with `victim_play` (the `train` extra; training/exploit.py)."""
+    with `victim_play`; `allow_pickle` lets the config's agent specs unpickle files (the
+    `train` extra; training/exploit.py)."""
     command = trainer_command("exploit")  # imports torch before the engine's thread settings
     configure_threads()
     command(
@@ -286,6 +295,7 @@ def exploit(
         ray=ray,
         init=init,
         victim_play=victim_play,
+        allow_pickle=allow_pickle,
     )
 
 
@@ -400,6 +410,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ex.add_argument("--resume", action="store_true", help="continue the run in --out")
     add_ray_option(ex, "self-play in Ray actors, as in train")
+    for command in (tr, ex):
+        command.add_argument(
+            "--allow-pickle",
+            action="store_true",
+            help="let the config's agent specs load pickled files (rllib:PATH, agents of "
+            "other packages): a pickle can run any code, so only for a config and files "
+            "you trust (a spec you type, as --target, is yours)",
+        )
 
     cf = sub.add_parser(
         "config",
@@ -623,7 +641,7 @@ def run_command(args: argparse.Namespace) -> None:
     if args.command not in ("train", "exploit"):  # those set it once torch is imported
         configure_threads()
     if args.command == "train":
-        train(args.config, args.out, args.resume, args.ray)
+        train(args.config, args.out, args.resume, args.ray, args.allow_pickle)
     elif args.command == "exploit":
         exploit(
             args.target,
@@ -636,6 +654,7 @@ def run_command(args: argparse.Namespace) -> None:
             args.ray,
             args.init,
             args.victim_play,
+            args.allow_pickle,
         )
     elif args.command == "config":
         trainer_command("config")(args.config_action, getattr(args, "name", None), console)

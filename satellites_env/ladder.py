@@ -60,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .agents import Agent, make_agent
+from .agents import Agent, AgentSpecError, check_spec_from_file, make_agent
 from .arena import init_worker, play_pairing_game
 from .core.board import DEFAULT_MAX_MOVES, MAX_MOVES_LIMIT
 from .core.checks import quoted, quoted_path
@@ -79,11 +79,6 @@ MAX_GAMES_PER_PAIR = 100_000
 MAX_NAME = 100
 MAX_SPEC = 4096
 MAX_SEED = 2**32 - 1
-#: the agent kinds whose specs, read from a database, may be built without `allow_pickle`:
-#: they load data only (`checkpoint:` and `az:` read networks with torch's weights-only
-#: loader)
-DATA_ONLY_KINDS = ("random", "greedy", "mcts", "checkpoint", "az")
-
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS agents (
@@ -530,13 +525,14 @@ class Ladder:
     def _build(self, entry: Entry) -> Agent:
         """The agent of a stored entry: only a data-only kind without `allow_pickle`, and
         only while it is the player its key names."""
-        kind = entry.spec.partition(":")[0]
-        if kind not in DATA_ONLY_KINDS and not self.allow_pickle:
-            raise LadderError(
-                f"ladder database {quoted_path(self.path)}: agent {quoted(entry.name)} has the "
-                f"spec {quoted(entry.spec)}, which may unpickle files and so run code from "
-                f"them; give --allow-pickle only if you trust this database and those files"
+        try:
+            check_spec_from_file(
+                entry.spec,
+                f"ladder database {quoted_path(self.path)}: agent {quoted(entry.name)}",
+                self.allow_pickle,
             )
+        except AgentSpecError as error:
+            raise LadderError(str(error)) from None
         agent = make_agent(entry.spec, seed=0)
         if agent.identity() != entry.key:
             raise LadderError(

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from .agents import canonical_spec
 from .arena import (
     TournamentInterrupted,
     TournamentResult,
@@ -206,7 +207,7 @@ def check_records_folder(path: Path, settings: dict | None = None) -> dict[int, 
                 f"new or empty folder, so that the records in it all belong "
                 f"to one tournament"
             )
-        if _settings_of(held) != settings:
+        if _settings_of(held) != _settings_of(settings):
             raise TournamentError(
                 f"--records folder {quoted_path(path)} holds an unfinished "
                 f"tournament with other settings ({_describe_settings(held)})"
@@ -235,7 +236,12 @@ def _unfinished_tournament(path: Path) -> dict | None:
 
 
 def _settings_of(data: dict) -> dict:
-    return {key: data[key] for key in SETTINGS}
+    """A tournament's settings, its agents by canonical spec (`mcts:05` is `mcts:5`)."""
+    settings = {key: data[key] for key in SETTINGS}
+    agents = settings["agents"]
+    if isinstance(agents, list) and all(isinstance(a, str) for a in agents):
+        settings["agents"] = [canonical_spec(a) for a in agents]
+    return settings
 
 
 def _describe_settings(data: dict) -> str:
@@ -282,7 +288,8 @@ def finished_records(folder: Path, settings: dict) -> dict[int, GameRecord]:
             record = GameRecord.load(path)
             start = Game.new(seed=seed + job[1] // 2, max_moves=max_moves).to_spn()
             if (
-                record.players != colors_of(job)
+                {c: canonical_spec(s) for c, s in record.players.items()}
+                != {c: canonical_spec(s) for c, s in colors_of(job).items()}
                 or record.max_moves != max_moves
                 or record.start_spn != start
             ):
@@ -326,7 +333,7 @@ def finished_results(
     held = _unfinished_tournament(out)
     if held is None:
         return {}
-    if _settings_of(held) != settings:
+    if _settings_of(held) != _settings_of(settings):
         if say:
             say(
                 f"--out {out} holds an unfinished tournament with other settings "

@@ -146,3 +146,19 @@ def _restore_sigint():
         return None
     signal.signal(signal.SIGINT, signal.default_int_handler)
     return found
+
+
+@pytest.fixture
+def plugin(monkeypatch):
+    """A run-time registered agent kind `plug` (another package's, which may unpickle): the
+    arguments of its builds, in order (empty: never built)."""
+    from satellites_env import agents
+
+    built: list[str] = []
+
+    def factory(argument, seed):
+        built.append(argument)
+        return agents.RandomAgent(seed)
+
+    monkeypatch.setitem(agents._registered, "plug", factory)
+    return built

@@ -93,6 +93,23 @@ def az_agent(argument: str, seed: int | None = None) -> AZAgent:
     return AZAgent(path, simulations=simulations, seed=seed)
 
 
+def spec_file(spec: str) -> Path | None:
+    """The network file a `checkpoint:` or `az:` spec names (`pretrained`: the shipped one),
+    read from the spec's text as its factory reads it; None for any other spec."""
+    name, _, argument = spec.partition(":")
+    try:
+        if name == "checkpoint":
+            path = split_spec_argument(argument)[0]
+        elif name == "az":
+            head, sep, tail = argument.rpartition(":")
+            path = head if sep and tail.isdigit() else argument
+        else:
+            return None
+    except ValueError:
+        return None
+    return resolve(path) if path else None
+
+
 def rllib_agent(argument: str, seed: int | None = None) -> Agent:
     """`rllib:PATH`: an RLlib RLModule saved with `save_to_path` (the `rllib` extra)."""
     if not argument:
@@ -107,5 +124,6 @@ __all__ = [
     "az_agent",
     "checkpoint_agent",
     "rllib_agent",
+    "spec_file",
     "split_spec_argument",
 ]

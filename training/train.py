@@ -50,15 +50,22 @@ def trainer_class(config: Config) -> type[Trainer]:
 
 
 def train(
-    config: str | Path, out: Path | None, resume: bool, console: Console, ray: str | None = None
+    config: str | Path,
+    out: Path | None,
+    resume: bool,
+    console: Console,
+    ray: str | None = None,
+    allow_pickle: bool = False,
 ) -> Trainer:
     """Train from the config `config` (a YAML path or a shipped config's name) into `out`
     (default runs/<config name>); returns the trainer, finished.
 
     `ray` (from `--ray [ADDRESS]`): run self-play on Ray, a local one ("") or the cluster at
-    that address, in place of the config's `distributed.backend` and `address`."""
+    that address, in place of the config's `distributed.backend` and `address`.
+    `allow_pickle` (`--allow-pickle`): the config's agent specs may unpickle files."""
     path = config_path(config)
-    settings = load_config(config)  # everything checked before anything runs
+    # everything checked before anything runs
+    settings = load_config(config, allow_pickle=allow_pickle)
     run_dir = Path(out) if out else Path("runs") / path.stem
     return run(settings, path, run_dir, resume, console, ray)
 

@@ -117,14 +117,17 @@ class Game:
         """A game from any legal SPN position."""
         return cls(parse_spn(spn), max_moves)
 
-    def clone(self) -> Game:
-        """An independent copy (state, history and cache)."""
+    def clone(self, light: bool = False) -> Game:
+        """An independent copy (state, history and cache). A `light` copy (a replayed game's
+        positions) keeps only the last move of the history and no actions, and shares this
+        game's scratch memory (use it in the same thread): copying a game of n moves then
+        costs the same at any n, so a game's n positions cost O(n), not O(n^2)."""
         other = Game.__new__(Game)
         other.state = self.state.copy()
         other.max_moves = self.max_moves
-        other.history = list(self.history)
-        other.actions = list(self.actions)
-        other._scratch = new_work()
+        other.history = self.history[-1:] if light else list(self.history)
+        other.actions = [] if light else list(self.actions)
+        other._scratch = self._scratch if light else new_work()
         other._mask = self._mask.copy()
         other._mask_fresh = self._mask_fresh
         other._status = self._status

@@ -20,6 +20,7 @@ import torch
 
 from satellites_env.agents.base import Agent
 from satellites_env.agents.mcts import Evaluation, Evaluator
+from satellites_env.core.checks import quoted_path
 from satellites_env.core.engine import N_ACTIONS, TO_MOVE, new_work
 from satellites_env.core.game import Game
 from satellites_env.observation import observe
@@ -31,10 +32,10 @@ from .config import AZSearchConfig
 from .search import IDLE, NEED_ROOT, BatchedSearch, SearchOptions, search_options
 
 
-def search_settings(payload: dict[str, Any]) -> AZSearchConfig:
+def search_settings(payload: dict[str, Any], where: str | Path | None = None) -> AZSearchConfig:
     """The search settings a network was trained with (its run's `search:` section: the keys
     an `az:` agent uses), so that `az:PATH` searches as self-play did; the defaults for a
-    payload without them."""
+    payload without them. A CheckpointError naming the file `where` when they are bad."""
     from ..common.config import ConfigError, build
 
     config = payload.get("config")
@@ -47,7 +48,8 @@ def search_settings(payload: dict[str, Any]) -> AZSearchConfig:
             "search",
         )
     except ConfigError as error:
-        raise CheckpointError(f"the checkpoint's search settings are not valid: {error}") from None
+        name = f"checkpoint {quoted_path(where)}" if where is not None else "the checkpoint"
+        raise CheckpointError(f"{name}: its search settings are not valid: {error}") from None
 
 
 class AZAgent(Agent):
@@ -72,7 +74,7 @@ class AZAgent(Agent):
                 self.source = resolve(path_or_payload)
             payload = load_payload(path_or_payload)
             self.net = load_network(payload, getattr(self, "source", None))
-            settings = settings or search_settings(payload)
+            settings = settings or search_settings(payload, getattr(self, "source", None))
         self.settings = settings or AZSearchConfig()
         self.simulations = int(simulations)
         self.spec = (

@@ -94,6 +94,7 @@ class AZSearchConfig:
         "at random) and learning from its own moves alone: an "
         "exploiter of that agent (`satellites exploit`); empty: "
         "self-play",
+        spec=True,
     )
     victim_play: bool = setting(
         False,
@@ -261,8 +262,8 @@ class AZConfig(Config, learner="alphazero"):
             specs.insert(0, ("search.opponent", self.search.opponent))
         return specs
 
-    def check_files(self) -> None:
-        super().check_files()
+    def check_files(self, allow_pickle: bool = False, typed: tuple[str, ...] = ()) -> None:
+        super().check_files(allow_pickle, typed)
         if self.init:
             from ..common.checkpoint import load_network
             from ..common.network import network_for

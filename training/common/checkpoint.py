@@ -28,6 +28,7 @@ import math
 import os
 import pickle
 import warnings
+import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,6 +49,10 @@ FORMAT = "satellites-checkpoint"
 VERSION = 2
 #: the formats it reads: the network of a version 1 file plays, its run does not resume
 READABLE = (1, 2)
+#: how deep a checkpoint's containers may nest (this code writes fewer than 10 levels)
+MAX_DEPTH = 64
+#: the most containers and tensors a checkpoint may hold (a run's has a few thousand)
+MAX_ITEMS = 1_000_000
 #: bounds on a checkpoint's network shape (the config allows no more)
 MAX_CHANNELS = 1024
 MAX_BLOCKS = 64
@@ -99,6 +104,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(f"checkpoint {name} does not exist")
     if not path.is_file():
         raise CheckpointError(f"checkpoint {name} is not a regular file")
+    size = _check_archive(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch's notes on pickle protocols
@@ -134,13 +140,43 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             f"checkpoint {name} was made for {payload.get('planes')!r} observation planes "
             f"and {payload.get('actions')!r} actions; this code has {N_PLANES} and {N_ACTIONS}"
         )
-    check_tensors(payload, path)
+    check_tensors(payload, path, size)
     for key in ("model", "model_shape"):
         if key not in payload:
             raise CheckpointError(f"checkpoint {name} has no {key!r} entry")
     check_shape(payload["model_shape"], path)
     check_weights(payload["model"], path, "model")
     return payload
+
+
+def _check_archive(path: Path) -> int:
+    """The file's size, once its zip archive (what `torch.save` writes) is checked to expand
+    to no more than that: every member stored, not compressed, and the members' sizes
+    together at most the file's. A compressed member could expand a thousandfold (a zip
+    bomb); torch never compresses one, so none is read."""
+    name = quoted_path(path)
+    try:
+        size = path.stat().st_size
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except Exception as error:  # zipfile's own errors, and NotImplementedError for odd headers
+        raise CheckpointError(
+            f"checkpoint {name} is refused: it is corrupt, or not a zip archive as "
+            f"torch.save writes ({str(error)[:100]})"
+        ) from None
+    for member in members:
+        if member.compress_type != zipfile.ZIP_STORED:
+            raise CheckpointError(
+                f"checkpoint {name}: member {quoted(member.filename, 60)} is compressed; "
+                f"torch.save stores its members uncompressed, and a compressed one could "
+                f"expand far beyond the file's size"
+            )
+    if sum(member.file_size for member in members) > size:
+        raise CheckpointError(
+            f"checkpoint {name}: its members claim more bytes than the file holds "
+            f"(overlapping or damaged members)"
+        )
+    return size
 
 
 def _equal(value: Any, expected: str | int) -> bool:
@@ -206,21 +242,58 @@ def plain_tensor_problem(tensor: torch.Tensor) -> str | None:
     return None
 
 
-def check_tensors(payload: Any, path: str | Path = "?") -> None:
+def check_tensors(payload: Any, path: str | Path = "?", size: int | None = None) -> None:
     """Refuse a payload holding any tensor that is not plain (see
     [`plain_tensor_problem`][training.common.checkpoint.plain_tensor_problem]), wherever it
-    is; a CheckpointError names the file and the field."""
-    stack: list[tuple[Any, str]] = [(payload, "")]
+    is, or that is not a tree of plain data: a container that holds itself or is held twice
+    (a file whose walk would never end, or double with each level), nesting deeper than
+    `MAX_DEPTH`, more than `MAX_ITEMS` values, or tensors that together view more bytes than
+    the file's `size` (views of one storage, or stride-0 expansions, that would make a whole-
+    tensor check cost far more than the file). So every later walk of the payload costs at
+    most its size. A CheckpointError names the file and the field."""
+    stack: list[tuple[Any, str, int]] = [(payload, "", 0)]
+    seen: set[int] = set()
+    viewed = 0
+    items = 0
     while stack:  # a loop, not recursion: a deeply nested file is no RecursionError
-        value, where = stack.pop()
+        value, where, depth = stack.pop()
+        items += 1
+        field = where[:200] or "payload"
+        if items > MAX_ITEMS:
+            raise CheckpointError(
+                f"checkpoint {quoted_path(path)} holds more than {MAX_ITEMS:,} values"
+            )
         if isinstance(value, torch.Tensor):
             problem = plain_tensor_problem(value)
             if problem:
                 raise CheckpointError(
-                    f"checkpoint {quoted_path(path)}: {where[:200] or 'payload'}"
+                    f"checkpoint {quoted_path(path)}: {field}"
                     f" is {problem}; a checkpoint holds dense CPU tensors"
                 )
-        elif isinstance(value, dict):
+            viewed += value.numel() * value.element_size()
+            if size is not None and viewed > size:
+                raise CheckpointError(
+                    f"checkpoint {quoted_path(path)}: its tensors view more bytes than the "
+                    f"file holds (at {field}: tensors sharing one storage, or expanded)"
+                )
+            continue
+        if not isinstance(value, (dict, list, tuple)):
+            continue
+        inner = value.values() if isinstance(value, dict) else value
+        if id(value) in seen and any(
+            isinstance(v, (dict, list, tuple, torch.Tensor)) for v in inner
+        ):
+            # (a container of plain values may be shared: torch's optimizer shares `betas`)
+            raise CheckpointError(
+                f"checkpoint {quoted_path(path)}: {field} is a container held twice or "
+                f"inside itself; a checkpoint is a tree of plain data"
+            )
+        seen.add(id(value))
+        if depth >= MAX_DEPTH:
+            raise CheckpointError(
+                f"checkpoint {quoted_path(path)}: {field} nests deeper than {MAX_DEPTH} levels"
+            )
+        if isinstance(value, dict):
             stack.extend(
                 (
                     item,
@@ -229,11 +302,12 @@ def check_tensors(payload: Any, path: str | Path = "?") -> None:
                     else key[:40]
                     if isinstance(key, str) and key.isidentifier()
                     else quoted(key, 40),
+                    depth + 1,
                 )
                 for key, item in value.items()
             )
-        elif isinstance(value, (list, tuple)):
-            stack.extend((item, f"{where}[{i}]") for i, item in enumerate(value))
+        else:
+            stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))
 
 
 def check_weights(weights: Any, path: str | Path = "?", key: str = "model") -> None:

@@ -21,6 +21,7 @@ contains a path separator or ends in `.yaml` or `.yml`, and a shipped config oth
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import math
@@ -70,10 +71,14 @@ def setting(
     high_open: bool = False,
     choices: tuple[str, ...] | None = None,
     doc: str = "",
+    spec: bool = False,
 ) -> typing.Any:
     """A config field: its default, its bounds (`low`/`high`, open with `low_open` /
-    `high_open`), the values it may take (`choices`) and one line for the reference."""
+    `high_open`), the values it may take (`choices`), one line for the reference, and with
+    `spec`, that it holds agent specs (a spec, a list of them, or a mapping keyed by them),
+    compared by their canonical spelling."""
     metadata = {
+        "spec": spec,
         "low": low,
         "high": high,
         "low_open": low_open,
@@ -109,12 +114,15 @@ class EvalConfig:
     games: int = setting(
         20, 0, 100_000, doc="games per opponent in each evaluation (colours balanced; 0 = none)"
     )
-    opponents: list[str] = setting(["random", "greedy"], doc="agent specs played against")
+    opponents: list[str] = setting(
+        ["random", "greedy"], doc="agent specs played against", spec=True
+    )
     final: dict[str, int] = setting(
         {"random": 100, "greedy": 100},
         0,
         100_000,
         doc="the final evaluation: agent spec -> games against it (colours balanced)",
+        spec=True,
     )
     max_moves: int = setting(400, 1, MAX_MOVES, doc="move cap of evaluation games (R20)")
 
@@ -232,9 +240,16 @@ class Config:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls: type[C], data: typing.Any, check_agents: bool = False) -> C:
+    def from_dict(
+        cls: type[C],
+        data: typing.Any,
+        check_agents: bool = False,
+        allow_pickle: bool = False,
+        typed: tuple[str, ...] = (),
+    ) -> C:
         """The checked config of this learner from a (YAML) mapping (`learner:` may be left
-        out); missing keys take their defaults."""
+        out); missing keys take their defaults. With `check_agents` its agents and files are
+        checked too (`check_files`: `allow_pickle` and `typed` as there)."""
         if not isinstance(data, dict):
             raise ConfigError(f"the config must be a mapping, got {type(data).__name__}")
         learner = data.get("learner", cls.LEARNER)
@@ -245,7 +260,7 @@ class Config:
         config = build(cls, {**data, "learner": learner})
         config.check()
         if check_agents:
-            config.check_files()
+            config.check_files(allow_pickle, typed)
         return config
 
     def value(self, key: str) -> typing.Any:
@@ -257,8 +272,13 @@ class Config:
 
     def check(self) -> None:
         """Checks across keys (ConfigError); a subclass adds its own."""
-        if len(set(self.eval.opponents)) != len(self.eval.opponents):
+        from satellites_env.agents import canonical_spec
+
+        # one agent spelled two ways (mcts:5, mcts:05) is one agent
+        if len({canonical_spec(s) for s in self.eval.opponents}) != len(self.eval.opponents):
             raise ConfigError(f"eval.opponents lists an opponent twice: {self.eval.opponents}")
+        if len({canonical_spec(s) for s in self.eval.final}) != len(self.eval.final):
+            raise ConfigError(f"eval.final lists an opponent twice: {list(self.eval.final)}")
         if not self.eval.opponents:
             raise ConfigError("eval.opponents must name at least one agent spec")
         if not self.eval.final:
@@ -279,10 +299,10 @@ class Config:
                 f"({games}): the games in flight are split among them"
             )
 
-    def check_files(self) -> None:
-        """ConfigError unless the agents and files the config names load (the agent checks);
-        a learner adds checks of its own files."""
-        check_agents_of(self)
+    def check_files(self, allow_pickle: bool = False, typed: tuple[str, ...] = ()) -> None:
+        """ConfigError unless the agents and files the config names load (the agent checks,
+        `allow_pickle` and `typed` as there); a learner adds checks of its own files."""
+        check_agents_of(self, allow_pickle, typed)
 
     def agent_specs(self) -> list[tuple[str, str]]:
         """(key, agent spec) of every agent the run will build from its config."""
@@ -352,10 +372,116 @@ _Loader.add_implicit_resolver(
     ),
     list("-+0123456789."),
 )
-# an explicit `!!int` is decimal too (SafeLoader's would read `010` as octal)
-_Loader.add_constructor(
-    "tag:yaml.org,2002:int", lambda loader, node: int(loader.construct_scalar(node), 10)
+#: the most nodes a config may hold with its aliases expanded (a shipped one has about 100):
+#: aliases and merge keys cannot make a small file cost more than this to read and check
+MAX_CONFIG_NODES = 100_000
+_INT = re.compile(r"^[-+]?[0-9]+$")
+_FLOAT = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
+    r"|\.(?:nan|NaN|NAN))$"
 )
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_NULLS = ("", "~", "null", "Null", "NULL")
+
+
+def _tagged(tag: str, form: str, read: Callable[[str], typing.Any]) -> None:
+    """An explicit `!!TAG` reads only its YAML 1.2 core-schema forms (`form` says which):
+    `!!int 1_000`, `!!bool yes` or `!!float 1:30` (YAML 1.1's) is an error, not a value."""
+
+    def construct(loader: _Loader, node: typing.Any) -> typing.Any:
+        text = loader.construct_scalar(node)
+        try:
+            return read(text)
+        except (ValueError, KeyError):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"!!{tag} {_clip(text, 40)!r} is not {form}", node.start_mark
+            ) from None
+
+    _Loader.add_constructor(f"tag:yaml.org,2002:{tag}", construct)
+
+
+def _match(
+    pattern: re.Pattern[str], convert: Callable[[str], typing.Any]
+) -> Callable[[str], typing.Any]:
+    def read(text: str) -> typing.Any:
+        if not pattern.match(text):
+            raise ValueError(text)
+        return convert(text)
+
+    return read
+
+
+def _null(text: str) -> None:
+    if text not in _NULLS:
+        raise ValueError(text)
+
+
+def _float(text: str) -> float:
+    return float(text.lower().replace(".inf", "inf").replace(".nan", "nan"))
+
+
+_tagged("int", "a decimal integer (YAML 1.2)", _match(_INT, lambda text: int(text, 10)))
+_tagged("float", "a YAML 1.2 number such as 5e-4, .5 or .inf", _match(_FLOAT, _float))
+_tagged("bool", "true or false (YAML 1.2)", lambda text: _BOOLS[text])
+_tagged("null", "null, ~ or nothing (YAML 1.2)", _null)
+
+
+def _refused(loader: _Loader, node: typing.Any) -> typing.Any:
+    raise yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"the tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is not one of YAML 1.2's "
+        f"(a config holds !!str, !!int, !!float, !!bool, !!null, !!seq and !!map)",
+        node.start_mark,
+    )
+
+
+for _tag in ("binary", "timestamp", "omap", "pairs", "set", "value", "yaml"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
+
+
+class _NotAConfig(ValueError):
+    """A YAML document too large, with its aliases expanded, to be a config."""
+
+
+def _expanded_size(root: typing.Any) -> int:
+    """How many nodes the document `root` holds with its aliases expanded (each shared node
+    counted where it appears), computed once per node; _NotAConfig above MAX_CONFIG_NODES or
+    for a node inside itself (a recursive alias)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[typing.Any, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = (
+            [n for pair in node.value for n in pair]
+            if isinstance(node, yaml.MappingNode)
+            else list(node.value)
+            if isinstance(node, yaml.SequenceNode)
+            else []
+        )
+        if done:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[id(node)] > MAX_CONFIG_NODES:
+                raise _NotAConfig(
+                    f"it holds more than {MAX_CONFIG_NODES:,} values with its aliases "
+                    f"expanded (line {node.start_mark.line + 1})"
+                )
+            continue
+        if id(node) in open_nodes:
+            raise ValueError(
+                f"line {node.start_mark.line + 1}: an alias refers to a node inside itself"
+            )
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                raise _NotAConfig(f"line {child.start_mark.line + 1}: an alias inside its own node")
+            stack.append((child, False))
+    return sizes[id(root)]
 
 
 #: an exploiter config's section of settings that --init applies over the others (fine-tuning
@@ -397,9 +523,21 @@ def parse_yaml(text: str, name: str = "<config>") -> typing.Any:
     `-3`, `010` (ten), `5e-4`, `1e3`, `.5`, `.inf` and `.nan` are numbers; `true` and `false`
     (also `True`, `TRUE`, ...) booleans; `~`, `null` and nothing null. Everything else is a
     string: YAML 1.1's forms (`1:30`, `1_000`, `0b11`, `yes`, `off`, dates) and hexadecimal
-    or octal (`0x10`, `0o17`). Duplicate keys are errors."""
+    or octal (`0x10`, `0o17`). Duplicate keys are errors. An explicit tag reads only YAML
+    1.2's forms (`!!int`, `!!float`, `!!bool`, `!!null`, `!!str`, `!!seq`, `!!map`; YAML 1.1's
+    `!!binary`, `!!timestamp`, `!!set`, ... are refused). With its aliases expanded a document
+    holds at most MAX_CONFIG_NODES values, so reading and checking it costs at most that."""
     try:
-        data = yaml.load(text, Loader=_Loader)
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _expanded_size(node)
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except _NotAConfig as error:  # too large expanded, or an alias inside itself
+        raise ConfigError(f"config file {name!r} is not a config: {error}") from None
     except yaml.MarkedYAMLError as error:  # one line: where, and what
         mark = error.problem_mark or error.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -525,10 +663,16 @@ def _clip(text: str, most: int = 60) -> str:
     return text if len(text) <= most else text[: most - 3] + "..."
 
 
-def config_from_dict(data: typing.Any, check_agents: bool = True) -> Config:
+def config_from_dict(
+    data: typing.Any,
+    check_agents: bool = True,
+    allow_pickle: bool = False,
+    typed: tuple[str, ...] = (),
+) -> Config:
     """The checked config of a (YAML) mapping; its `learner:` key picks the learner (ppo when
     it names none). With `check_agents` the agent specs it names are built once (known names
-    and arguments, `checkpoint:PATH` files that exist and load)."""
+    and arguments, `checkpoint:PATH` files that exist and load), each through the gate of
+    specs read from a file (`check_agents_of`)."""
     if not isinstance(data, dict):
         raise ConfigError(f"the config must be a mapping, got {type(data).__name__}")
     learner = data.get("learner", "ppo")
@@ -536,16 +680,28 @@ def config_from_dict(data: typing.Any, check_agents: bool = True) -> Config:
         raise ConfigError(
             f"learner must be one of {', '.join(Config.LEARNERS)}, got {quoted(learner)}"
         )
-    return Config.LEARNERS[learner].from_dict(data, check_agents)
+    return Config.LEARNERS[learner].from_dict(data, check_agents, allow_pickle, typed)
 
 
-def check_agents_of(config: Config) -> None:
+def check_agents_of(
+    config: Config, allow_pickle: bool = False, typed: tuple[str, ...] = ()
+) -> None:
     """ConfigError unless every agent spec of `config` builds (the one grammar of specs:
     `make_agent` itself; a `checkpoint:PATH` is loaded and checked now, not at the first
-    evaluation)."""
-    from satellites_env.agents import make_agent
+    evaluation). A spec comes from the file, so it passes the gate of specs read from a file
+    first (`check_spec_from_file`: one that may unpickle is refused, never built, unless
+    `allow_pickle`), except the specs in `typed`, which the user typed on the command line."""
+    from satellites_env.agents import canonical_spec, check_spec_from_file, make_agent
 
-    for key, spec in config.agent_specs():
+    mine = {canonical_spec(spec) for spec in typed}
+    specs = config.agent_specs()
+    for key, spec in specs:  # every spec through the gate before any is built
+        if canonical_spec(spec) not in mine:
+            try:
+                check_spec_from_file(spec, key, allow_pickle)
+            except ValueError as error:
+                raise ConfigError(str(error)) from None
+    for key, spec in specs:
         try:
             make_agent(spec, seed=0)
         except ValueError as error:
@@ -640,9 +796,12 @@ def config_command(action: str, name: str | None, console: Console) -> None:
     console.file.flush()
 
 
-def load_config(name_or_path: str | Path, check_agents: bool = True) -> Config:
+def load_config(
+    name_or_path: str | Path, check_agents: bool = True, allow_pickle: bool = False
+) -> Config:
     """The checked config in a YAML file (or a shipped one, by name), read once; every error
-    names the file and the key."""
+    names the file and the key. An agent spec that may unpickle is refused unless
+    `allow_pickle` (`--allow-pickle`)."""
     path = config_path(name_or_path)
     data = read_yaml(path)
     if isinstance(data, dict) and FINE_TUNING in data:
@@ -651,19 +810,40 @@ def load_config(name_or_path: str | Path, check_agents: bool = True) -> Config:
             f"satellites exploit --target SPEC --config {name_or_path}"
         )
     try:
-        return config_from_dict(data, check_agents)
+        return config_from_dict(data, check_agents, allow_pickle)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
 
 
 def differences(old: Config, new: Config) -> dict[str, tuple[typing.Any, typing.Any]]:
-    """{dotted key: (old value, new value)} for every setting that differs."""
-    before, after = flatten(old.to_dict()), flatten(new.to_dict())
+    """{dotted key: (old value, new value)} for every setting that differs, agent specs
+    compared by their canonical spelling (`mcts:05` is `mcts:5`)."""
+    before, after = flatten(_canonical(old)), flatten(_canonical(new))
     return {
         key: (before.get(key), after.get(key))
         for key in before.keys() | after.keys()
         if before.get(key) != after.get(key)
     }
+
+
+def _canonical(config: typing.Any) -> dict[str, typing.Any]:
+    """A config (or section) as a dict, the agent specs of its `spec` fields canonical."""
+    from satellites_env.agents import canonical_spec
+
+    data: dict[str, typing.Any] = {}
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if dataclasses.is_dataclass(value):
+            data[f.name] = _canonical(value)
+        elif f.metadata.get("spec") and isinstance(value, str):
+            data[f.name] = canonical_spec(value) if value else value
+        elif f.metadata.get("spec") and isinstance(value, list):
+            data[f.name] = [canonical_spec(v) for v in value]
+        elif f.metadata.get("spec") and isinstance(value, dict):
+            data[f.name] = {canonical_spec(k): v for k, v in value.items()}
+        else:
+            data[f.name] = copy.deepcopy(value)
+    return data
 
 
 def flatten(data: dict[str, typing.Any], prefix: str = "") -> dict[str, typing.Any]:

@@ -59,6 +59,7 @@ from rich.progress import TextColumn
 from rich.table import Table
 
 from satellites_env.agents import Agent, make_agent
+from satellites_env.agents.base import digest_of
 from satellites_env.arena import (
     PairResult,
     elo_against,
@@ -92,6 +93,7 @@ from .checkpoint import (
     check_results,
     load_checkpoint,
     load_weights,
+    resolve,
     restoring,
     save_checkpoint,
 )
@@ -264,6 +266,26 @@ class Evaluation:
         return evaluation
 
 
+def named_files(config: Config) -> dict[str, Path]:
+    """The network files a config names, by the key that names them: each `checkpoint:` and
+    `az:` agent spec (read as its factory reads it) and an AlphaZero `init:`."""
+    from ..agents import spec_file
+
+    files = {}
+    for _, spec in config.agent_specs():
+        path = spec_file(spec)
+        if path is not None:
+            files[spec] = path
+    init = getattr(config, "init", "")
+    if init:
+        files[f"init:{init}"] = resolve(init)
+    return files
+
+
+def _is_digest(value: Any) -> bool:
+    return type(value) is str and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
 @dataclass(frozen=True)
 class Player:
     """One of the learner's agents in an evaluation. `key` prefixes its results (`""`: the
@@ -412,6 +434,7 @@ class Trainer(abc.ABC):
         self._generator_states: list[dict] | None = None  # the workers' streams while none runs
         # evaluation processes (with distributed.workers > 1)
         self._eval_pool: Workers | None = None
+        self.files: dict[str, str] = {}  # key -> sha256 of the network file it names
         # what the run is doing, for the progress bar's status (`_run` shows it)
         self.doing: Callable[[str], None] = lambda text: None
         self.net: PolicyValueNet
@@ -428,6 +451,9 @@ class Trainer(abc.ABC):
                 )
             self._open(load_checkpoint(self.checkpoint_path), resume)
             self.resumed = True
+        # the networks the config names, by content: a file changed since the run began is
+        # another opponent, refused (on --resume and before each evaluation)
+        self.files = self._pinned_files(self.files)
 
     # ------------------------------------------------------------------ the learner's part
 
@@ -509,6 +535,7 @@ class Trainer(abc.ABC):
             "finished": self.finished,
             "counters": asdict(self.counters),
             "history": [asdict(e) for e in self.history],
+            "files": dict(self.files),
         }
         if full:
             payload.update(
@@ -634,10 +661,35 @@ class Trainer(abc.ABC):
         self.optimizer.load_state_dict(payload["optimizer"])
         for group, lr in zip(self.optimizer.param_groups, learning_rates, strict=False):
             group["lr"] = lr  # the config's step size (or the learner's schedule), not the file's
+        files = payload.get("files", {})
+        if not (
+            isinstance(files, dict)
+            and all(type(k) is str and _is_digest(v) for k, v in files.items())
+        ):
+            raise TypeError("files must map keys to sha256 digests")
         self.counters, self.history = counters, history
+        self.files = dict(files)
         self.config_changes = copy.deepcopy(changes)
         self.finished = payload.get("finished", False)
         self._generator_states = self.check_generator_states(payload.get("generators"), path)
+
+    def _pinned_files(self, pinned: dict[str, str]) -> dict[str, str]:
+        """The sha256 of each network file the config names (`named_files`), checked against
+        `pinned` (those of the run so far): a RunError naming the first file that changed."""
+        digests = {}
+        for key, path in named_files(self.config).items():
+            try:
+                digests[key] = digest_of(path)
+            except OSError as error:
+                raise RunError(
+                    f"{key}: {quoted_path(path)} cannot be read: {error.strerror or error}"
+                ) from None
+            if key in pinned and pinned[key] != digests[key]:
+                raise RunError(
+                    f"{key}: {quoted_path(path)} is not the file this run began with (its "
+                    f"content changed); put that file back, or train into another --out folder"
+                )
+        return digests
 
     def check_generator_states(self, states: Any, path: Path) -> list[dict] | None:
         """The generators' random streams from a checkpoint, checked here so that a damaged
@@ -677,6 +729,7 @@ class Trainer(abc.ABC):
         the end, each of its players against each final opponent (`eval.final`). The policy's
         first game against the last opponent is kept in `sample_game`. `progress` is called
         as (games played, games in all) as each share of games comes back."""
+        self._pinned_files(self.files)  # every opponent is still the one the run began with
         evaluation = Evaluation(self.progress, minutes=self.counters.seconds / 60, final=final)
         self.net.eval()
         ev = self.config.eval

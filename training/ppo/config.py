@@ -43,7 +43,7 @@ class SelfPlayConfig:
     baseline_fraction: float = setting(
         0.0, 0.0, 1.0, doc="share of new games against baseline_opponent"
     )
-    baseline_opponent: str = setting("greedy", doc="agent spec of the baseline games")
+    baseline_opponent: str = setting("greedy", doc="agent spec of the baseline games", spec=True)
     shaping: float = setting(
         0.1,
         0.0,
