@@ -18,7 +18,14 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 # Long messages stay on one line (greppable); tables keep their columns when piped to a file.
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -34,22 +41,21 @@ def say(message: str) -> None:
     console.print(message, markup=False, highlight=False)
 
 
-def progress_bar(label: str = "{task.description}", **options: Any) -> Progress:
+def progress_bar(
+    label: str = "{task.description}", remaining: bool = False, **options: Any
+) -> Progress:
     """A progress bar on `console`: the label, the bar, done of total and the time taken.
 
     Args:
         label: The text before the bar (a rich format string; the default is the task's
             description).
+        remaining: Also show the estimated time left.
         **options: Passed to rich's `Progress` (`transient`, `disable`).
     """
-    return Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        **options,
-    )
+    columns = [TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    if remaining:
+        columns.append(TimeRemainingColumn())
+    return Progress(*columns, console=console, **options)
 
 
 _SEQUENCES = {
