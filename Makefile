@@ -21,7 +21,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 2 --durations=20
 
 # Re-runnable: a finished run prints its final table (exit 0); an interrupted one resumes.
 train: $(STAMP)

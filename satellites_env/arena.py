@@ -51,7 +51,6 @@ def rate_with_interval(wins: int, games: int) -> str:
     return f"{wins / games:.1%} [{low:.1%}, {high:.1%}]"
 
 
-ELO_PER_NAT = rating.ELO_PER_NAT
 #: The baselines' ratings on the shipped scale (`satellites_env.rating.SCALE`).
 BASELINE_ELO = {name: rating.SCALE[name] for name in ("random", "greedy", "mcts:200")}
 

@@ -175,7 +175,8 @@ def evaluate(
     """`satellites evaluate` ([`tournament.play`][satellites_env.tournament.play] with
     progress bars and tables); `ray` None: this machine's processes, "" a local Ray, else
     the address of a Ray cluster (the games run in `workers` actors, with the same results).
-    Ctrl-C keeps every finished game, and the same command continues the tournament."""
+    With `out` or `records`, Ctrl-C keeps every finished game there, and the same command
+    continues the tournament."""
     shown = TournamentView(f"{games} games per pairing, seed {seed}")
     try:
         return tournament.play(
@@ -244,7 +245,7 @@ def dataset(
             f"'satellites-env[minari]'; import failed: {error}"
         ) from None
     started = time.monotonic()
-    with progress_bar(remaining=True) as progress:
+    with progress_bar() as progress:
         task = progress.add_task(f"{agent} vs {opponent}", total=games)
         written = record_dataset(
             dataset_id,
@@ -279,13 +280,14 @@ def trainer_command(name: str) -> Callable:
     imports no trainer code itself)."""
     points = entry_points(group="satellites.commands", name=name)
     try:
-        return next(iter(points)).load()
+        command: Callable = next(iter(points)).load()
     except (StopIteration, ImportError) as error:
         raise ValueError(
             f"`satellites {name}` needs the trainer: install the 'train' extra "
             f"(pip install 'satellites-env[train]'); "
             f"{error or 'not installed'}"
         ) from None
+    return command
 
 
 def train(config: str, out: Path | None, resume: bool, ray: str | None = None) -> None:
@@ -339,7 +341,8 @@ goes to a fresh file in the current folder (or the temporary folder) and the mes
 where."""
 
 COMPILE_NOTE = (
-    "The search kernels are compiled on first use (about 45 s), then cached for later runs."
+    "The search kernels are compiled on first use, then cached for later runs (the times: "
+    "the README's table of times)."
 )
 AGENT_SPECS = (
     "random, greedy, mcts:N, openspiel-mcts:N, checkpoint:PATH, az:PATH[:SIMS], rllib:PATH"
@@ -374,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="train a policy by self-play (the learner the config names: PPO or AlphaZero)",
         description="Train a policy by self-play: the learner the config names "
         "(PPO or AlphaZero), into a run folder that --resume continues. "
-        "az_quick, the main job, takes about 11 minutes on 2 cores. " + COMPILE_NOTE,
+        "az_quick is the main job. " + COMPILE_NOTE,
     )
     tr.add_argument(
         "--config",
@@ -459,8 +462,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="round-robin tournament between agents",
         description="A round-robin tournament between agents, colours "
         "balanced: win rates with 95%% intervals and Elo. The search of az: "
-        "agents is compiled on first use (about 45 s), then cached for later "
-        "runs.",
+        "agents is compiled on first use, then cached for later runs (the times: "
+        "the README's table of times).",
     )
     ev.add_argument(
         "--agents", nargs="+", required=True, metavar="SPEC", help=f"agent specs: {AGENT_SPECS}"

@@ -93,7 +93,7 @@ class _ArenaActor:
         return self.play(job, agents=self.agents)
 
 
-def _new_actor(actor_class, init: Callable[[], None], play: Callable):
+def _new_actor(actor_class: Any, init: Callable[[], None], play: Callable) -> Any:
     """Start one arena actor (a seam: the tests watch which actors exist)."""
     return actor_class.remote(init, play)
 

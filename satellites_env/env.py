@@ -25,7 +25,7 @@ Errors (all ValueErrors; one rule for this env, the Gymnasium env and the vector
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import gymnasium
@@ -45,6 +45,8 @@ from .render import RENDER_MODES, EnvRenderer
 from .render.raster import MAX_FRAME_SIZE, MIN_FRAME_SIZE
 
 AGENTS = ("player_0", "player_1")  # red, blue
+# What `last()` returns: (observation or None, cumulative reward, terminated, truncated, info)
+Last = tuple[dict[str, np.ndarray] | None, float, bool, bool, dict[str, Any]]
 _AGENT_INDEX = {agent: i for i, agent in enumerate(AGENTS)}
 MIN_SCREEN_SIZE, MAX_SCREEN_SIZE = MIN_FRAME_SIZE, MAX_FRAME_SIZE  # pixels, as render_rgb's
 
@@ -54,19 +56,19 @@ class ResetNeededError(gymnasium.error.ResetNeeded, ValueError):
     ValueError, like every error the envs raise, and Gymnasium's ResetNeeded."""
 
 
-def check_render_mode(render_mode, modes) -> str | None:
+def check_render_mode(render_mode: object, modes: Iterable[str]) -> str | None:
     """`render_mode` if it is None or one of `modes`; ValueError naming it otherwise."""
     if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
         return render_mode
     raise ValueError(f"render_mode must be one of {list(modes)} or None, got {quoted(render_mode)}")
 
 
-def check_screen_size(screen_size) -> int:
+def check_screen_size(screen_size: object) -> int:
     """`screen_size` as an int from 64 to 4096 pixels; ValueError naming it otherwise."""
     return check_int("screen_size", screen_size, MIN_SCREEN_SIZE, MAX_SCREEN_SIZE)
 
 
-def as_action(action) -> int:
+def as_action(action: object) -> int:
     """`action` as a Python int, or IllegalActionError: an int or numpy integer (not a bool),
     or a numpy array holding one integer (vector envs and policies pass those). The range and
     the legality are the Game's to check."""
@@ -86,7 +88,7 @@ def as_action(action) -> int:
     return int(action)
 
 
-def spn_option(options) -> str | None:
+def spn_option(options: object) -> str | None:
     """The "spn" entry of `reset`'s options (None without one); other keys are ignored with a
     warning, like other PettingZoo envs do (api_test passes arbitrary ones)."""
     if options is None:
@@ -104,7 +106,7 @@ def spn_option(options) -> str | None:
     return options.get("spn")
 
 
-def _describe(value) -> str:
+def _describe(value: object) -> str:
     if isinstance(value, np.ndarray):
         return quoted(value)
     return f"{quoted(value)} ({type(value).__name__})"
@@ -174,7 +176,9 @@ class raw_env(AECEnv):
         self.observer = Observer(self.max_moves)
         obs_space = self.observer.space
         self.observation_spaces = {agent: obs_space for agent in AGENTS}
-        self.action_spaces = {agent: spaces.Discrete(N_ACTIONS) for agent in AGENTS}
+        self.action_spaces: dict[str, spaces.Space] = {
+            agent: spaces.Discrete(N_ACTIONS) for agent in AGENTS
+        }
         self._rng = np.random.default_rng()
         self._renderer = EnvRenderer(render_mode, screen_size, self.metadata["render_fps"])
         self.game: Game | None = None
@@ -202,7 +206,7 @@ class raw_env(AECEnv):
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0)
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
-        self.infos = {agent: {} for agent in AGENTS}
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
         self._skip_agent_selection = None
         self.agent_selection = AGENTS[game.to_move]
         if game.is_over:  # a finished position was given: report it at once
@@ -220,15 +224,16 @@ class raw_env(AECEnv):
             raise ValueError(f"agent must be one of {list(AGENTS)}, got {quoted(agent)}")
         return self.observer.observe(game, player, agent == self.agent_selection)
 
-    def last(self, observe: bool = True):
+    def last(self, observe: bool = True) -> Last:
         if self.game is None:
             raise ResetNeededError("call reset() before last()")
-        return super().last(observe)
+        last: Last = super().last(observe)
+        return last
 
     def step(self, action: int | None) -> None:
         self._step(action, terminate_illegal=False)
 
-    def _step(self, action, terminate_illegal: bool) -> None:
+    def _step(self, action: object, terminate_illegal: bool) -> None:
         """One step. An illegal action of the action space raises IllegalActionError, or with
         `terminate_illegal` ends the game with -1 for the offender (PettingZoo's classic
         TerminateIllegalWrapper). Anything outside the action space raises."""
@@ -271,10 +276,11 @@ class raw_env(AECEnv):
             self.render()
 
     def _end_episode(self) -> None:
-        result = self.game.score()
+        game = self._game()
+        result = game.score()
         self.rewards = {agent: result.reward(i) for i, agent in enumerate(AGENTS)}
         done = dict.fromkeys(AGENTS, True)
-        if self.game.truncated:
+        if game.truncated:
             self.truncations = done
         else:
             self.terminations = done
@@ -357,6 +363,8 @@ class ClassicWrapper(OrderEnforcingWrapper):
     `__getattr__`.
     """
 
+    env: raw_env
+
     def __init__(self, env: raw_env):
         if not isinstance(env, raw_env):
             raise ValueError(
@@ -395,11 +403,11 @@ class ClassicWrapper(OrderEnforcingWrapper):
         self._has_reset = True
         self._has_updated = True
 
-    def observe(self, agent: str):
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
         self._reset_needed("observe")
         return self.env.observe(agent)
 
-    def last(self, observe: bool = True):
+    def last(self, observe: bool = True) -> Last:
         self._reset_needed("last")
         env = self.env
         agent = env.agent_selection
@@ -411,7 +419,7 @@ class ClassicWrapper(OrderEnforcingWrapper):
             env.infos[agent],
         )
 
-    def step(self, action) -> None:
+    def step(self, action: object) -> None:
         self._reset_needed("step")
         if not self.env.agents:
             self._has_updated = True
@@ -420,13 +428,14 @@ class ClassicWrapper(OrderEnforcingWrapper):
         self.env._step(action, terminate_illegal=True)
         self._has_updated = True
 
-    def render(self):
+    def render(self) -> str | np.ndarray | None:
         self._reset_needed("render")
         return self.env.render()
 
     def state(self) -> np.ndarray:
         self._reset_needed("state")
-        return self.env.state()
+        state: np.ndarray = self.env.state()
+        return state
 
 
 __all__ = [

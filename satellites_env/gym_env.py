@@ -42,7 +42,7 @@ Registered as ``satellites/Satellites-v0`` when `satellites_env` is imported:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -93,7 +93,8 @@ class SatellitesGymEnv(gymnasium.Env):
         screen_size: frame size in pixels for ``"rgb_array"`` and ``"human"``.
     """
 
-    metadata: ClassVar[dict] = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+    # gymnasium.Env declares `metadata` a plain class attribute, so it is one here too
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 2}  # noqa: RUF012
 
     def __init__(
         self,
@@ -148,7 +149,9 @@ class SatellitesGymEnv(gymnasium.Env):
 
     # ------------------------------------------------------------------ episode
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode from the R4 set-up drawn from `seed`, or from
         ``options={"spn": SPN}``; the opponent plays first if it moves first. Returns
         ``(observation, info)``."""
@@ -236,6 +239,7 @@ class SatellitesGymEnv(gymnasium.Env):
         """Play the opponent's actions until the learner is to move or the game ends."""
         actions = []
         game = self.game
+        assert game is not None  # called after reset
         while not game.is_over and game.to_move != self.player:
             try:
                 action = as_action(self._opponent_act(game))
@@ -248,6 +252,7 @@ class SatellitesGymEnv(gymnasium.Env):
         return actions
 
     def _observation(self) -> dict[str, np.ndarray]:
+        assert self.game is not None  # called after reset
         return self.observer.observe(self.game, self.player, not self._done)
 
     def _info(self, opponent_actions: list[int]) -> dict[str, Any]:
@@ -255,6 +260,7 @@ class SatellitesGymEnv(gymnasium.Env):
             "learner_color": self.learner_color,
             "opponent_actions": list(opponent_actions),
         }
+        assert self.game is not None  # called after reset
         if self.game.is_over:
             result = self.game.score()
             info.update(winner=result.winner_name, reason=result.reason)

@@ -126,7 +126,7 @@ class Workers:
     def __enter__(self) -> Workers:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def run(
@@ -175,7 +175,13 @@ class Workers:
             self._run_in_processes(jobs, play, deliver, delivered)
         return results
 
-    def _run_in_processes(self, jobs: Sequence, play: Callable, deliver, delivered) -> None:
+    def _run_in_processes(
+        self,
+        jobs: Sequence,
+        play: Callable,
+        deliver: Callable[[int, Any], None],
+        delivered: set[int],
+    ) -> None:
         pool = self._processes(min(self.workers, len(jobs)))
         futures: dict[Future, int] = {}
         try:
@@ -183,7 +189,7 @@ class Workers:
             pending = set(futures)
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=futures.get):
+                for future in sorted(done, key=futures.__getitem__):
                     deliver(futures[future], future.result())
         except BaseException as error:
             try:

@@ -17,6 +17,7 @@ from gymnasium import spaces
 
 from .core.board import DEFAULT_MAX_MOVES, N_ACTIONS, N_CELLS, check_max_moves
 from .core.engine import new_work
+from .core.game import Game
 
 # The layout and its kernels live in core (the batched engine observes with them); they are
 # re-exported here, where the envs and the training code import them.
@@ -67,7 +68,10 @@ class Observer:
         self.planes = np.zeros(OBSERVATION_SHAPE, dtype=np.float32)
         self.mask = np.zeros(N_ACTIONS, dtype=np.int8)
         self._planes_flat = self.planes.reshape(N_CELLS, N_PLANES)  # a view: the kernel's shape
-        self._buffers = {"observation": self.planes, "action_mask": self.mask}
+        self._buffers: dict[str, np.ndarray] = {
+            "observation": self.planes,
+            "action_mask": self.mask,
+        }
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -81,7 +85,9 @@ class Observer:
         self._planes_flat = self.planes.reshape(N_CELLS, N_PLANES)
         self._buffers = {"observation": self.planes, "action_mask": self.mask}
 
-    def observe(self, game, player: int, to_act: bool, copy: bool = True) -> dict[str, np.ndarray]:
+    def observe(
+        self, game: Game, player: int, to_act: bool, copy: bool = True
+    ) -> dict[str, np.ndarray]:
         """The observation of `game` (a core Game) for `player` (0 red, 1 blue); the legal
         mask when `to_act` and the game is not over, zeros otherwise."""
         if game.max_moves != self.max_moves:

@@ -186,7 +186,9 @@ def fit(
     )
 
 
-def _derivatives(theta: np.ndarray, scores: np.ndarray, games: np.ndarray):
+def _derivatives(
+    theta: np.ndarray, scores: np.ndarray, games: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Gradient and Hessian of the log-likelihood in the natural-log strengths."""
     p = 1 / (1 + np.exp(theta[None, :] - theta[:, None]))  # p[i, j]: i beats j
     gradient = (scores - games * p).sum(axis=1)

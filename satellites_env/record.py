@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from .core.board import COLOR_NAMES, DEFAULT_MAX_MOVES, MAX_MOVES_LIMIT
 from .core.checks import quoted, quoted_path
@@ -72,7 +73,7 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return data
 
 
-def _kind(value) -> str:
+def _kind(value: object) -> str:
     """`int 5`, `null`, `list`...: a JSON value's type (and a bounded quote of it) for
     messages."""
     if value is None:
@@ -83,7 +84,8 @@ def _kind(value) -> str:
         return f"{type(value).__name__} {quoted(value)}"
     if isinstance(value, str):
         return f"string {quoted(value)}"
-    return {dict: "object", list: "list"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {dict: "object", list: "list"}
+    return names.get(type(value), type(value).__name__)
 
 
 @dataclass
@@ -305,7 +307,7 @@ class GameRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data, source: str = "game record") -> GameRecord:
+    def from_dict(cls, data: object, source: str = "game record") -> GameRecord:
         """A record from its JSON object, every field checked (RecordError otherwise).
         Older records wrote a drawn winner as "draw": read as null."""
         if not isinstance(data, dict):
@@ -358,7 +360,7 @@ class GameRecord:
         except UnicodeDecodeError as error:
             raise RecordError(f"{source} is not UTF-8 text: {error}") from None
 
-        def no_constants(name: str):
+        def no_constants(name: str) -> NoReturn:
             raise ValueError(f"{name} is not a JSON number")
 
         try:

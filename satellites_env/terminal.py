@@ -22,6 +22,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -42,20 +43,28 @@ def say(message: str) -> None:
 
 
 def progress_bar(
-    label: str = "{task.description}", remaining: bool = False, **options: Any
+    label: str = "{task.description}", *columns: ProgressColumn, **options: Any
 ) -> Progress:
-    """A progress bar on `console`: the label, the bar, done of total and the time taken.
+    """A progress bar on `console`: the label, the bar, done of total, `columns`, the time
+    taken and the time left (rich's estimate from the speed so far).
 
     Args:
         label: The text before the bar (a rich format string; the default is the task's
             description).
-        remaining: Also show the estimated time left.
-        **options: Passed to rich's `Progress` (`transient`, `disable`).
+        *columns: More columns after the count (a status text, say).
+        **options: Passed to rich's `Progress` (`transient`, `disable`, `console`,
+            `speed_estimate_period`).
     """
-    columns = [TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
-    if remaining:
-        columns.append(TimeRemainingColumn())
-    return Progress(*columns, console=console, **options)
+    options.setdefault("console", console)
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *columns,
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        **options,
+    )
 
 
 _SEQUENCES = {
@@ -102,7 +111,7 @@ def _name(text: str) -> str:
 
 def read_key() -> str:
     """Wait for one key press and return its name (see the module docstring)."""
-    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
 
         char = msvcrt.getwch()

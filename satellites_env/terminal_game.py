@@ -161,7 +161,7 @@ def demo(
                 env.step(None)
                 continue
             action = agents[agent].act(game)
-            assert obs["action_mask"][action], "agents only play legal actions"
+            assert obs is not None and obs["action_mask"][action], "agents only play legal actions"
             env.step(action)
             if game.pending_push is None:
                 progress.update(task, completed=game.moves)

@@ -29,6 +29,8 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
 
 from .arena import (
     TournamentInterrupted,
@@ -132,13 +134,13 @@ class HoldCtrlC:
 
     def __init__(self, held: bool = False):
         self.held, self.caught, self.installed = held, False, False
-        self.previous = None
+        self.previous: Callable[[int, FrameType | None], Any] | int | None = None
 
     def hold(self) -> None:
         """Hold Ctrl-C from now on, until the block ends."""
         self.held = True
 
-    def _on_sigint(self, signum, frame) -> None:
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
         if self.held:
             self.caught = True
         elif callable(self.previous):
@@ -155,7 +157,12 @@ class HoldCtrlC:
             self.installed = True
         return self
 
-    def __exit__(self, kind, value, traceback) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         if self.installed:
             signal.signal(signal.SIGINT, self.previous)
         if self.caught and kind is None:
@@ -451,7 +458,12 @@ def save_records(result: TournamentResult, folder: Path) -> dict:
     return manifest
 
 
-def write_replays(result: TournamentResult, folder: Path, manifest: dict, progress=None) -> None:
+def write_replays(
+    result: TournamentResult,
+    folder: Path,
+    manifest: dict,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
     """The slow half of `write_records`: each game's HTML replay, `index.html`, and last the
     manifest as `manifest` says (finished when the tournament is): a folder whose manifest
     says finished holds every file."""

@@ -43,7 +43,7 @@ dict; the vector env takes no ``"spn"``: load positions with ``env.engine.load``
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -78,7 +78,11 @@ class SatellitesVectorEnv(VectorEnv):
             threads (default: 4 per thread).
     """
 
-    metadata: ClassVar[dict] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    # gymnasium's VectorEnv declares `metadata` a plain class attribute, so it is one here too
+    metadata: dict[str, Any] = {  # noqa: RUF012
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+        "render_modes": [],
+    }
 
     def __init__(
         self,
@@ -129,7 +133,7 @@ class SatellitesVectorEnv(VectorEnv):
         return self._observations(), {"current_player": self._current_player()}
 
     def step(
-        self, actions
+        self, actions: np.ndarray
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game (for its player to move); finished games restart at once."""
         if not self._started:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 from gymnasium import spaces
+from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from .core.board import N_ACTIONS
@@ -53,7 +54,7 @@ class MaskedDictObservation(BaseWrapper):
     """`satellites_v0.env()` with ``{"observations", "action_mask"}`` observations (see the
     module docstring); actions, rewards, the illegal-action rule and infos are unchanged."""
 
-    def __init__(self, env, flatten: bool = False):
+    def __init__(self, env: AECEnv, flatten: bool = False):
         if not isinstance(flatten, (bool, np.bool_)):
             raise ValueError(f"flatten must be True or False, got {quoted(flatten)}")
         super().__init__(env)

@@ -8,6 +8,11 @@ other modules would run stale code. So: when the code of a kernel module (one th
 cache before the tests import anything. Code means the syntax tree without docstrings, so an
 edited docstring or comment, or an edit outside those modules, keeps the compiled kernels.
 
+Markers (registered in pyproject.toml; select with `-m`): `browser` for the tests that use the
+Chromium fixtures (tests/browser.py), `docs` for tests/docs/ and the docs' and README's examples,
+`slow` for the tests that tests/markers.py lists (over about 5 s) and every Ray test, `ray` for
+the Ray tests (marked in their modules).
+
 Every test starts and ends with Python's own Ctrl-C handler: a test (or a fixture) that leaves
 SIGINT changed fails at once, instead of a later test in the same worker, or the processes it
 starts (they inherit an ignored SIGINT), failing for no reason of its own.
@@ -22,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from browser import browser, page  # noqa: F401 - one Chromium per session, every folder
+from markers import DOCS, SLOW
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = [ROOT / "satellites_env", ROOT / "training"]
@@ -101,6 +107,21 @@ def _drop_stale_numba_cache() -> None:
 
 
 _drop_stale_numba_cache()
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test by what it needs or costs (the module docstring's markers)."""
+    for item in items:
+        node = item.nodeid.removeprefix("tests/")
+        if {"browser", "page"} & set(item.fixturenames):
+            item.add_marker(pytest.mark.browser)
+        if node.startswith(DOCS):
+            item.add_marker(pytest.mark.docs)
+        if item.get_closest_marker("ray") or any(
+            node == slow or node.startswith((f"{slow}::", f"{slow}[")) for slow in SLOW
+        ):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

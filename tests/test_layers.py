@@ -1,16 +1,20 @@
-"""Layers point one way: `satellites_env` never imports `training` or `torch`, nothing outside
-`satellites_env/core/` reaches the rules kernels except through the engine API, no module
-takes another package's private names, and the modules' imports form no circle."""
+"""Layers point one way: each part of the two packages imports only what the architecture page
+(docs/training/architecture.md) lets it, `satellites_env` never imports `training` or `torch`,
+nothing outside `satellites_env/core/` reaches the rules kernels except through the engine
+API, no module takes another package's private names, and the modules' imports form no
+circle."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("satellites_env", "training")
+ARCHITECTURE = ROOT / "docs" / "training" / "architecture.md"
 
 PROBE = r"""
 import importlib, pkgutil, sys
@@ -51,6 +55,51 @@ def imports(name: str, path: Path) -> list[tuple[str, str]]:
             module = ".".join(base + ([node.module] if node.module else []))
             found += [(module, alias.name) for alias in node.names]
     return found
+
+
+def allowed_imports() -> dict[str, set[str]]:
+    """The architecture page's table: each part and the parts (and `torch`) it may import."""
+    text = ARCHITECTURE.read_text()
+    section = text.split("## The parts and what each may import", 1)[1].split("\n## ", 1)[0]
+    rules = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"`[\w.]+`", cells[0]):
+            rules[cells[0].strip("`")] = set(re.findall(r"`([\w.]+)`", cells[2]))
+    return rules
+
+
+def part_of(name: str, parts: set[str]) -> str | None:
+    """The longest part that `name` is, or lies under."""
+    owners = [p for p in parts if name == p or name.startswith(p + ".")]
+    return max(owners, key=len, default=None)
+
+
+def test_the_architecture_page_names_every_module_and_only_known_parts():
+    rules = allowed_imports()
+    assert len(rules) >= 8, "the architecture page's table was not found"
+    for part, allowed in rules.items():
+        assert part not in allowed, part
+        assert allowed <= set(rules) | {"torch"}, (part, allowed - set(rules))
+    for name in modules():
+        assert part_of(name, set(rules)) is not None, f"{name} is in no part of {ARCHITECTURE}"
+
+
+def test_every_import_is_one_the_architecture_page_allows():
+    rules = allowed_imports()
+    parts = set(rules)
+    known = modules()
+    wrong = []
+    for name, path in known.items():
+        own = part_of(name, parts)
+        assert own is not None
+        for module, imported in imports(name, path):
+            full = f"{module}.{imported}"
+            target = full if full in known else module
+            other = "torch" if target.split(".")[0] == "torch" else part_of(target, parts)
+            if other not in (None, own) and other not in rules[own]:
+                wrong.append(f"{name} imports {target} ({own} may not import {other})")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_satellites_env_imports_neither_training_nor_torch():
@@ -119,16 +168,3 @@ def test_the_imports_form_no_circle():
     for node in sorted(edges):
         if node not in state:
             visit(node, [])
-
-
-def test_the_learners_import_nothing_from_each_other():
-    learners = ("training.alphazero", "training.ppo")
-    for name, path in modules().items():
-        for own in learners:
-            if name == own or name.startswith(own + "."):
-                other = next(learner for learner in learners if learner != own)
-                for module, imported in imports(name, path):
-                    target = f"{module}.{imported}" if imported else module
-                    assert not (module + ".").startswith(other + ".") and not (
-                        target + "."
-                    ).startswith(other + "."), (name, target)

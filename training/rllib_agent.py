@@ -14,6 +14,7 @@ from it, so load only modules you trust.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,7 @@ class RLlibAgent(Agent):
                 f"{quoted_path(path)}: {type(error).__name__}: "
                 f"{str(error)[:200]}"
             ) from None
-        space = getattr(self.module, "observation_space", None)
+        space: Any = getattr(self.module, "observation_space", None)
         try:
             shape = space[OBSERVATIONS].shape
             space[ACTION_MASK]
@@ -77,7 +78,8 @@ class RLlibAgent(Agent):
         self.threads = default_threads() if threads is None else int(threads)
         self._torch = torch
         self._observers: dict[int, Observer] = {}
-        self.module.eval()
+        # a torch RLModule is an nn.Module too; RLModule's own type has no `eval`
+        self.module.eval()  # type: ignore[attr-defined]
 
     def act(self, game: Game) -> int:
         from ray.rllib.core.columns import Columns

@@ -58,7 +58,7 @@ def _factory(name: str, spec: str) -> Factory | None:
         return _registered[name]
     for point in entry_points(group=GROUP, name=name):
         try:
-            factory = point.load()
+            factory: Factory = point.load()
         except ImportError as error:
             raise AgentSpecError(
                 f"agent spec {quoted(spec)} needs {point.value.split('.')[0]!r}, which does not "

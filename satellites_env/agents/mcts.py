@@ -98,6 +98,11 @@ class HeuristicEvaluator(Evaluator):
         return Evaluation(value=float(red_value * sign), action_values=priors)
 
 
+# The edge statistics of a node not expanded yet (shared; expansion replaces them).
+_NO_EDGES = np.empty(0)
+_NO_EDGES.flags.writeable = False
+
+
 class _Node:
     __slots__ = (
         "actions",
@@ -116,8 +121,8 @@ class _Node:
         self.to_move = int(state[TO_MOVE])
         self.actions: np.ndarray | None = None  # set on expansion
         self.children: list[_Node | None] = []
-        self.visits: np.ndarray | None = None
-        self.value_sum: np.ndarray | None = None
+        self.visits: np.ndarray = _NO_EDGES
+        self.value_sum: np.ndarray = _NO_EDGES
         self.policy: np.ndarray | None = None
         self.terminal = game_status(state, max_moves) != ONGOING
         # Exact result for red when the game is over.
@@ -161,6 +166,7 @@ class MCTSAgent(Agent):
             # as after a single simulation), then the generator
             means = root.value_sum[best] / np.maximum(visits[best], 1)
             best = best[means >= means.max() - 1e-12]
+        assert root.actions is not None  # the first simulation expanded the root
         return int(root.actions[best[self.rng.integers(len(best))]])
 
     # ------------------------------------------------------------------ search

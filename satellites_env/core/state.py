@@ -87,11 +87,6 @@ def initial_state(rng: np.random.Generator) -> np.ndarray:
     return state
 
 
-def board_of(state: np.ndarray) -> np.ndarray:
-    """View of the 100 board cells."""
-    return state[:N_CELLS]
-
-
 def is_pending(state: np.ndarray) -> bool:
     """True between the move and the push of a displacement."""
     return bool(state[PENDING_TARGET] != NO_PENDING)

@@ -53,7 +53,8 @@ class BoardFacts:
 def _connected_mask(board: np.ndarray) -> np.ndarray:
     work = new_work()
     analyse_groups(board.astype(np.int32), work)
-    return work[CONNECTED, :N_CELLS] != 0
+    connected: np.ndarray = work[CONNECTED, :N_CELLS] != 0
+    return connected
 
 
 def push_cells(game: Game) -> tuple[int, ...]:
@@ -71,7 +72,9 @@ def push_cells(game: Game) -> tuple[int, ...]:
     return tuple(sorted(set(cells)))
 
 
-def _last_move(game: Game, last_move: str | None):
+def _last_move(
+    game: Game, last_move: str | None
+) -> tuple[tuple[int, int, int | None] | None, str | None]:
     """(squares, text) of the move to highlight; None: the game's last move; "": none."""
     if last_move is None:
         last_move = game.history[-1] if game.history else ""
@@ -171,6 +174,7 @@ def status_line(game: Game, f: BoardFacts) -> str:
 
 def pending_text(f: BoardFacts) -> str:
     """`c10-f7` (or `f7`): the displacement waiting for its push."""
+    assert f.pending is not None, "no push is pending"
     if f.pending_from is not None:
         return f"{square_name(f.pending_from)}-{square_name(f.pending)}"
     return square_name(f.pending)

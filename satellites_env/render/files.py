@@ -16,15 +16,15 @@ from ..core.checks import quoted
 from ..files import open_output, write_output
 
 
-def save_png(frame: np.ndarray, path) -> Path:
+def save_png(frame: np.ndarray, path: str | Path) -> Path:
     """Write one (H, W, 3) uint8 frame as a PNG; return the path."""
     from PIL import Image
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open_output(path, "PNG file") as file:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open_output(out, "PNG file") as file:
         Image.fromarray(np.ascontiguousarray(frame, dtype=np.uint8), "RGB").save(file, "PNG")
-    return path
+    return out
 
 
 #: the frame rates a GIF honours: a frame's delay is a whole number of centiseconds, and
@@ -38,7 +38,7 @@ GIF_BUDGET = 512 * 2**20
 MAX_DELAY_CS = 65535
 
 
-def check_fps(fps: float) -> float:
+def check_fps(fps: float | str) -> float:
     """`fps` as a float when it is a frame rate a GIF honours (MIN_FPS to MAX_FPS).
 
     Raises:
@@ -133,7 +133,7 @@ def gif_bytes(frames: Iterable[np.ndarray], fps: float = 2) -> bytes:
     return buffer.getvalue()
 
 
-def save_gif(frames: Iterable[np.ndarray], path, fps: float = 2) -> Path:
+def save_gif(frames: Iterable[np.ndarray], path: str | Path, fps: float = 2) -> Path:
     """Write frames as a looping animated GIF at `fps` frames per second (see
     [`gif_bytes`][satellites_env.render.files.gif_bytes]); return the path."""
     data = gif_bytes(frames, fps)

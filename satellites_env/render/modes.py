@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from satellites_env.core.game import Game
+
 from .raster import render_rgb
 from .svg import render_svg
 from .text import render_text
@@ -26,7 +30,7 @@ class EnvRenderer:
         # its own on its first render instead of sharing or cloning pygame's display.
         return {**self.__dict__, "_window": None}
 
-    def render(self, game):
+    def render(self, game: Game) -> str | np.ndarray | None:
         """Text for "ansi", an RGB frame for "rgb_array", SVG text for "svg", None (window
         shown) for "human"."""
         last = game.history[-1] if game.history else None

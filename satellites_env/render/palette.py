@@ -60,7 +60,8 @@ def disc_colors(code: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
 
 def highlight_color(fill: tuple[int, int, int]) -> tuple[int, int, int]:
     """The shine on a disc."""
-    return tuple(min(255, v + 45) for v in fill)
+    red, green, blue = (min(255, v + 45) for v in fill)
+    return red, green, blue
 
 
 def controller_color(controller: int | None) -> tuple[int, int, int]:

@@ -8,6 +8,7 @@ The facts come from `satellites_env.render.facts`, the colors and shapes from
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -52,11 +53,18 @@ MIN_FRAME_SIZE, MAX_FRAME_SIZE = 64, 4096
 
 _SUPERSAMPLE = 2
 
+if TYPE_CHECKING:  # pygame itself is imported when a frame is drawn
+    from pygame import Rect, Surface
+    from pygame.font import Font
+
+RGB = tuple[int, ...]  # a colour of the palette (RGB, or RGBA)
+Point = tuple[float, float]
+
 
 # --------------------------------------------------------------------------- pygame helpers
 
 _pygame = None
-_fonts: dict[int, object] = {}
+_fonts: dict[int, Font] = {}
 
 
 def pygame_module():
@@ -73,7 +81,7 @@ def pygame_module():
     return _pygame
 
 
-def _font(px: int):
+def _font(px: int) -> Font:
     px = max(6, int(px))
     font = _fonts.get(px)
     if font is None:
@@ -83,8 +91,14 @@ def _font(px: int):
 
 
 def _text(
-    surface, text: str, px: int, color, pos, anchor: str = "topleft", max_width: int | None = None
-) -> object:
+    surface: Surface,
+    text: str,
+    px: int,
+    color: RGB,
+    pos: Point,
+    anchor: str = "topleft",
+    max_width: int | None = None,
+) -> Rect:
     """Blit `text` (shrunk until it fits `max_width`); return its rect."""
     font = _font(px)
     image = font.render(text, True, color)
@@ -97,13 +111,13 @@ def _text(
     return rect
 
 
-def _bolt(surface, x: float, y: float, h: float, color) -> float:
+def _bolt(surface: Surface, x: float, y: float, h: float, color: RGB) -> float:
     """A lightning bolt of height `h` with its top-left at (x, y); return its width."""
     pygame_module().draw.polygon(surface, color, bolt_polygon(x, y, h))
     return h * 0.6
 
 
-def _crown(surface, cx: float, cy: float, w: float, color, outline) -> None:
+def _crown(surface: Surface, cx: float, cy: float, w: float, color: RGB, outline: RGB) -> None:
     """A small crown centred on (cx, cy), `w` wide."""
     poly = crown_polygon(cx, cy, w)
     pygame = pygame_module()
@@ -112,7 +126,14 @@ def _crown(surface, cx: float, cy: float, w: float, color, outline) -> None:
 
 
 def _disc(
-    surface, cx: float, cy: float, r: float, code: int, connected: bool, s: int, alpha: int = 255
+    surface: Surface,
+    cx: float,
+    cy: float,
+    r: float,
+    code: int,
+    connected: bool,
+    s: int,
+    alpha: int = 255,
 ) -> None:
     """A satellite: a shaded disc with its value; connected ones get a white ring."""
     pygame = pygame_module()
@@ -166,10 +187,11 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
         r, col = row_col(c)
         return x0 + (col + 0.5) * cell, y0 + (r + 0.5) * cell
 
-    def cell_rect(c: int, inset: float = 0.0):
+    def cell_rect(c: int, inset: float = 0.0) -> Rect:
         r, col = row_col(c)
         i = int(inset * cell)
-        return pygame.Rect(x0 + col * cell + i, y0 + r * cell + i, cell - 2 * i, cell - 2 * i)
+        rect: Rect = pygame.Rect(x0 + col * cell + i, y0 + r * cell + i, cell - 2 * i, cell - 2 * i)
+        return rect
 
     # -- board, edges, grid, coordinates
     pygame.draw.rect(
@@ -223,10 +245,10 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
     if f.last is not None:
         source, target, landing = f.last
         width = max(2, int(cell * 0.05))
-        for c in (source, target, landing):
-            if c is not None:
+        for square in (source, target, landing):
+            if square is not None:
                 pygame.draw.rect(
-                    surf, LAST_MOVE, cell_rect(c, 0.04), width, border_radius=int(cell * 0.1)
+                    surf, LAST_MOVE, cell_rect(square, 0.04), width, border_radius=int(cell * 0.1)
                 )
         if source is not None and target is not None:
             _dashed(surf, centre(source), centre(target), LAST_MOVE, max(1, width // 2), cell)
@@ -289,7 +311,14 @@ def render_rgb(game: Game, size: int = 640, last_move: str | None = None) -> np.
 
 
 def _outline(
-    surf, cells: set[int], cell: int, x0: int, y0: int, color, width: int, extra_inset: float = 0
+    surf: Surface,
+    cells: set[int],
+    cell: int,
+    x0: int,
+    y0: int,
+    color: RGB,
+    width: int,
+    extra_inset: float = 0,
 ) -> None:
     """Draw the border of a set of cells (a polyomino), inset by about half its width."""
     pygame = pygame_module()
@@ -297,7 +326,7 @@ def _outline(
         pygame.draw.rect(surf, color, pygame.Rect(round(x), round(y), round(w), max(1, round(h))))
 
 
-def _dashed(surf, a, b, color, width: int, cell: int) -> None:
+def _dashed(surf: Surface, a: Point, b: Point, color: RGB, width: int, cell: int) -> None:
     """A dashed line from a to b (centre to centre), stopping short of the discs."""
     pygame = pygame_module()
     (ax, ay), (bx, by) = a, b
@@ -313,7 +342,9 @@ def _dashed(surf, a, b, color, width: int, cell: int) -> None:
         t += dash * 2
 
 
-def _header(surf, game: Game, f: BoardFacts, S: int, header: int, margin: int, s: int) -> None:
+def _header(
+    surf: Surface, game: Game, f: BoardFacts, S: int, header: int, margin: int, s: int
+) -> None:
     pygame = pygame_module()
     big = int(header * 0.40)
     small = int(header * 0.30)
@@ -353,7 +384,7 @@ def _header(surf, game: Game, f: BoardFacts, S: int, header: int, margin: int, s
         )
         _text(surf, f"  move {game.moves + 1}", small, TEXT_DIM, (rect.right, y1), "midleft")
         # Right, from the edge inwards: the grace counter, then a displacement in progress.
-        x = right_edge
+        x: float = right_edge
         if game.grace is not None:
             label = _text(surf, f"{game.grace}", big, GOLD, (x, y1), "midright")
             bolt_h = big * 0.9
@@ -387,7 +418,9 @@ def _header(surf, game: Game, f: BoardFacts, S: int, header: int, margin: int, s
     )
 
 
-def _footer(surf, game: Game, f: BoardFacts, S: int, footer: int, margin: int, s: int) -> None:
+def _footer(
+    surf: Surface, game: Game, f: BoardFacts, S: int, footer: int, margin: int, s: int
+) -> None:
     px = int(footer * 0.48)
     y = S - footer * 0.55
     _text(

@@ -24,6 +24,7 @@ to click on.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from html import escape
 
@@ -98,15 +99,15 @@ def _cell_box(cell: int, inset: float = 0.0) -> tuple[float, float, float]:
     return X0 + col * CELL + i, Y0 + r * CELL + i, CELL - 2 * i
 
 
-def _rects_path(rects) -> str:
+def _rects_path(rects: Iterable[tuple[float, float, float, float]]) -> str:
     return "".join(f"M{_n(x)} {_n(y)}h{_n(w)}v{_n(h)}h{_n(-w)}z" for x, y, w, h in rects)
 
 
-def _cells_path(cells) -> str:
+def _cells_path(cells: Iterable[int]) -> str:
     return _rects_path((*_cell_box(c)[:2], CELL, CELL) for c in cells)
 
 
-def _polygon(points, fill, **attrs) -> str:
+def _polygon(points: Iterable[tuple[float, float]], fill: tuple[int, ...], **attrs: object) -> str:
     extra = "".join(
         f' {key.rstrip("_").replace("_", "-")}="{value}"' for key, value in attrs.items()
     )

@@ -9,6 +9,8 @@ links, colonies tinted by controller) and a pipe or a file gets the same charact
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from satellites_env.core.board import COLOR_NAMES, END_CONNECTED, RED, SIZE
 from satellites_env.core.game import Game
 from satellites_env.core.notation import FILES, square_name
@@ -27,8 +29,11 @@ from .facts import (
     turn_text,
 )
 
+if TYPE_CHECKING:  # rich is imported when a text is drawn
+    from rich.text import Text
+
 # style name -> (rich style, ANSI SGR parameters)
-_FOREGROUND = {
+_FOREGROUND: dict[str | None, tuple[str | None, str | None]] = {
     "red": ("bold bright_red", "1;91"),
     "blue": ("bold bright_blue", "1;94"),
     "push": ("bold dark_orange", "1;38;5;208"),
@@ -38,7 +43,7 @@ _FOREGROUND = {
     "head": ("bold", "1"),
 }
 # colony tints by controller (a background), "tied" for equal sums
-_BACKGROUND = {
+_BACKGROUND: dict[str | None, tuple[str | None, str | None]] = {
     "red": ("on #4a1a22", "48;5;52"),
     "blue": ("on #17285a", "48;5;17"),
     "tied": ("on grey27", "48;5;238"),
@@ -100,11 +105,11 @@ def _board_lines(f: BoardFacts) -> list[list[Segment]]:
             for col in range(SIZE):
                 cell = row * SIZE + col
                 tint = tints.get(cell)
-                same = tint if tint is not None and tints.get(cell + SIZE) == tint else None
+                shared = tint if tint is not None and tints.get(cell + SIZE) == tint else None
                 if (cell, cell + SIZE) in linked:
-                    under += [(" ", None, same), (V_LINK, "link", same), (" ", None, same)]
+                    under += [(" ", None, shared), (V_LINK, "link", shared), (" ", None, shared)]
                 else:
-                    under.append(("   ", None, same))
+                    under.append(("   ", None, shared))
                 if col < SIZE - 1:
                     under.append((" ", None, None))
             lines.append(_rstrip(under))
@@ -203,7 +208,7 @@ def render_text(game: Game, last_move: str | None = None, color: bool = False) -
     return "\n".join(out)
 
 
-def render_rich(game: Game, last_move: str | None = None):
+def render_rich(game: Game, last_move: str | None = None) -> Text:
     """The text board as a `rich.text.Text` with colors: rich prints it in color on
     a terminal and as the plain [`render_text`][satellites_env.render.text.render_text] characters
     elsewhere."""

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .raster import pygame_module
+
+if TYPE_CHECKING:  # pygame itself is imported when a frame is drawn
+    from pygame import Surface
+    from pygame.time import Clock
 
 
 class HumanWindow:
@@ -13,8 +19,8 @@ class HumanWindow:
     def __init__(self, title: str = "Satellites", fps: float | None = None):
         self.title = title
         self.fps = fps  # at most this many frames a second, like PettingZoo's render_fps
-        self._screen = None
-        self._clock = None
+        self._screen: Surface | None = None
+        self._clock: Clock | None = None
         self.closed_by_user = False
 
     @property

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from satellites_env.files import write_output
 
 from .pages import document
 from .replay import write_replay
 
+if TYPE_CHECKING:
+    from satellites_env.ladder import Ladder
 
-def standings(ladder) -> dict:
+
+def standings(ladder: Ladder) -> dict:
     """The ladder's table as plain data: agents sorted by rating (name, spec, Elo, interval,
     games, score, likelihood of superiority over the next), the head-to-head scores, the
     anchor."""
@@ -76,7 +80,8 @@ def leaderboard_html(
     rows = table["agents"]
     lows = [r["low"] for r in rows] or [0.0]
     highs = [r["high"] for r in rows] or [1.0]
-    left, right = min([*lows, 0.0]), max([*highs, 1.0])
+    left: float = min([*lows, 0.0])
+    right: float = max([*highs, 1.0])
     span = max(right - left, 1.0)
 
     def x(value: float) -> float:
@@ -153,7 +158,7 @@ def leaderboard_html(
     return document(title, body, data={"standings": table})
 
 
-def write_leaderboard(ladder, folder: str | Path, title: str = "Satellites ladder") -> Path:
+def write_leaderboard(ladder: Ladder, folder: str | Path, title: str = "Satellites ladder") -> Path:
     """Write the ladder's page to `folder/index.html` and every game's replay page to
     `folder/games/ID.html`; returns the index's path."""
     folder = Path(folder)

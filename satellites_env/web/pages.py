@@ -21,7 +21,7 @@ def asset(name: str) -> str:
     return folder.joinpath(name).read_text(encoding="utf-8")
 
 
-def script_json(data) -> str:
+def script_json(data: object) -> str:
     """`data` as JSON that is safe inside a ``<script>`` element (no ``</script>``, no
     ``<!--``): every ``<``, ``>`` and ``&`` is written as a JSON escape."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -34,7 +34,7 @@ def script_json(data) -> str:
     )
 
 
-def packed_json(data) -> str:
+def packed_json(data: object) -> str:
     """`data` as gzip-compressed JSON in base64; the pages unpack it with the browser's own
     `DecompressionStream` (successive positions repeat most of their SVG: about 40x smaller)."""
     raw = json.dumps(data, separators=(",", ":")).encode()

@@ -16,6 +16,7 @@ import secrets
 import threading
 import time
 from html import escape
+from typing import TypeGuard
 
 from satellites_env.agents import Agent, make_agent
 from satellites_env.core.board import (
@@ -43,7 +44,7 @@ class RequestError(ValueError):
     """A request the page should not send: a malformed body, a move out of turn, ..."""
 
 
-def _is_action_id(value) -> bool:
+def _is_action_id(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -151,7 +152,7 @@ class PlaySession:
             self._play(action)
         self._reply()
 
-    def preview(self, action) -> dict:
+    def preview(self, action: object) -> dict:
         """The position after a displacement's first step, with its legal pushes: what the
         page shows while the human picks a push cell (the game itself does not change)."""
         if not _is_action_id(action):

@@ -18,6 +18,7 @@ def result_summary(game: Game, record_result: dict | None = None) -> dict | None
     score = game.score()
     if game.is_over:
         outcome = game.outcome()
+        assert outcome is not None  # the game is over
         winner = outcome.winner_name
         headline = "Draw" if winner is None else f"{winner.capitalize()} wins"
         how = outcome.termination.description

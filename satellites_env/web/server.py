@@ -39,6 +39,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
@@ -287,7 +288,7 @@ def create_app(
             )
         return session
 
-    async def guarded(work):
+    async def guarded(work: Callable[[], Response]) -> Response:
         """Run `work()` in a thread; map the documented errors to 4xx and 503 answers."""
         try:
             return await run_in_threadpool(work)
@@ -417,7 +418,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     max_moves: int = DEFAULT_MAX_MOVES,
-    announce=print,
+    announce: Callable[[str], object] = print,
 ) -> None:
     """Serve the play page until Ctrl-C; `announce(url)` is called once it listens."""
     import uvicorn

@@ -139,6 +139,18 @@ def test_reading_the_shipped_scale_leaves_nothing_beside_it(capsys):
         assert status.returncode != 0 or status.stdout == ""
 
 
+def test_the_shipped_scale_is_one_whole_file(capsys, tmp_path):
+    # A -wal or -shm file shipped beside it would make readers open it `mode=ro` (and touch the
+    # -shm) instead of alone; everything must be in the file itself, so a copy reads the same.
+    assert [p for p in SCALE.parent.iterdir() if p.name != SCALE.name] == []
+    status, shipped, _ = run(capsys, "ladder", "show", "--db", SCALE)
+    alone = tmp_path / "scale.db"
+    shutil.copy(SCALE, alone)
+    status_alone, copied, _ = run(capsys, "ladder", "show", "--db", alone)
+    assert status == status_alone == 0
+    assert copied.replace(str(alone), "DB") == shipped.replace(str(SCALE), "DB")
+
+
 def test_reading_a_ladder_in_wal_mode_writes_nothing(capsys, copy):
     sql(copy, "UPDATE agents SET name = 'G' WHERE spec = 'greedy'")
     assert copy.read_bytes()[18] == 2  # WAL mode, as every ladder run leaves it

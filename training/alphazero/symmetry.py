@@ -125,11 +125,6 @@ def transform_planes(planes: np.ndarray, t: int) -> np.ndarray:
     return out.reshape(planes.shape)
 
 
-def transform_actions(actions: np.ndarray, t: int) -> np.ndarray:
-    """Action ids after symmetry t."""
-    return np.take(ACTION_MAP[t], actions)
-
-
 def transform_mask(mask: np.ndarray, t: int) -> np.ndarray:
     """A (3217,) vector over actions (mask, policy) after symmetry t: out[T(a)] = mask[a]."""
     out = np.empty_like(mask)

@@ -26,14 +26,18 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from satellites_env.core.batch import configure_threads
 
 from ..common.config import BACKENDS
 from .generator import Generator, GeneratorFactory, SampleBatch, split, worker_seed
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
 
 
 class PoolError(ValueError):
@@ -164,7 +168,7 @@ def open_pool(
     return pool
 
 
-def log_pool(writer, pool: GeneratorPool | None, step: int) -> None:
+def log_pool(writer: SummaryWriter, pool: GeneratorPool | None, step: int) -> None:
     """The pool's batch and actor counts on TensorBoard (`distributed/...`), for Ray pools."""
     if pool is not None and pool.backend == "ray":
         for key, value in vars(pool.stats).items():
@@ -319,7 +323,7 @@ class GeneratorPool:
             wait = max(0.0, min(deadline.values()) - time.monotonic())
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait)
             if not ready:  # the earliest deadline passed: that actor is hung
-                ref = min(deadline, key=deadline.get)
+                ref = min(deadline, key=deadline.__getitem__)
                 ready, why = [ref], f"no answer within {self.timeout:g} s"
             else:
                 why = None
@@ -365,7 +369,7 @@ class GeneratorPool:
 
     # ------------------------------------------------------------------ checkpoints
 
-    def run(self, function, arguments: list[tuple]) -> list:
+    def run(self, function: Callable[..., Any], arguments: list[tuple]) -> list:
         """`function(generator, *arguments[k])` on worker k's generator, for every k; results
         in worker order. For work that depends only on its arguments and the broadcast weights
         (evaluation games): an actor that dies is replaced and the call made again."""
@@ -444,5 +448,5 @@ class GeneratorPool:
     def __enter__(self) -> GeneratorPool:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

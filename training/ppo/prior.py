@@ -11,6 +11,8 @@ observation planes (one lookahead costs about the price of one greedy move).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch import nn
@@ -63,6 +65,8 @@ class PriorNet(PolicyValueNet):
         # The learned logits start at exactly 0, so the first policy is softmax of the scaled
         # lookahead values: greedy-like play instead of random-init noise.
         for head in (self.move_head, self.landing_head, self.push_head, self.pass_head):
+            # the heads are convolutions and a linear layer, each with a bias
+            assert isinstance(head, (nn.Conv2d, nn.Linear)) and head.bias is not None
             nn.init.zeros_(head.weight)
             nn.init.zeros_(head.bias)
         self._features: LookaheadFeatures | None = None
@@ -102,6 +106,7 @@ class PriorAgent(PolicyAgent):
     (`policy` is a ValueError)."""
 
     planes_only = False
+    net: PriorNet
 
     def _logits(
         self, x: torch.Tensor, mask: torch.Tensor, game: Game | None, legal: np.ndarray
@@ -111,7 +116,7 @@ class PriorAgent(PolicyAgent):
         return logits
 
 
-def policy_agent(net: PolicyValueNet, **options) -> PolicyAgent:
+def policy_agent(net: PolicyValueNet, **options: Any) -> PolicyAgent:
     """The raw-policy agent of a network (`PolicyAgent`'s options): a `PriorAgent` for one
     with the prior."""
     return (PriorAgent if isinstance(net, PriorNet) else PolicyAgent)(net, **options)

@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from ..common.checkpoint import CheckpointError, check_weights, load_weights
+from ..common.network import PolicyValueNet
 from ..common.policy_agent import PolicyAgent
 from ..common.run import Counters, Player, Trainer
 from ..distributed.generator import GeneratorFactory
@@ -39,7 +40,7 @@ class PPOCounters(Counters):
     env_steps: int = 0  # all actions played in training games
 
 
-def policy_player(net: torch.nn.Module) -> PolicyAgent:
+def policy_player(net: PolicyValueNet) -> PolicyAgent:
     """The learner's policy as an evaluation agent (its most likely legal action)."""
     return policy_agent(net, spec=LEARNER)
 
@@ -48,6 +49,7 @@ class PPOTrainer(Trainer):
     """PPO self-play (see the module docstring and [`Trainer`][training.common.run.Trainer])."""
 
     Counters = PPOCounters
+    counters: PPOCounters
     UNIT = "learner steps"
     ITERATION = "update"
     config: PPOConfig

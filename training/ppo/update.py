@@ -9,7 +9,9 @@ long early games a signal before the sparse result arrives.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -73,13 +75,12 @@ def build_batch(
     cut = [t for t in trajectories if not t.done]
     net.eval()
     values = _values(net, observations)
-    bootstrap = (
-        _values(net, torch.from_numpy(np.stack([t.bootstrap_observation for t in cut])))
-        if cut
-        else np.zeros(0)
-    )
+    # a cut segment always has its bootstrap observation
+    cut_observations = [cast(np.ndarray, t.bootstrap_observation) for t in cut]
+    bootstrap = _values(net, torch.from_numpy(np.stack(cut_observations))) if cut else np.zeros(0)
     bootstrap_of = {id(t): float(v) for t, v in zip(cut, bootstrap, strict=False)}
-    advantages, returns = [], []
+    advantage_parts: list[np.ndarray] = []
+    return_parts: list[np.ndarray] = []
     start = 0
     for trajectory in trajectories:
         end = start + len(trajectory)
@@ -91,11 +92,11 @@ def build_batch(
             config.gae_lambda,
             bootstrap_of.get(id(trajectory), 0.0),
         )
-        advantages.append(adv)
-        returns.append(adv + values[start:end])
+        advantage_parts.append(adv)
+        return_parts.append(adv + values[start:end])
         start = end
-    advantages = np.concatenate(advantages)
-    returns = np.concatenate(returns)
+    advantages = np.concatenate(advantage_parts)
+    returns = np.concatenate(return_parts)
     # Normalised over the whole batch: a per-minibatch std is undefined for a last chunk of one.
     normalised = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
     return Batch(
@@ -170,7 +171,9 @@ def ppo_update(
     return {**{key: value / updates for key, value in totals.items()}, "minibatches": updates}
 
 
-def _minibatches(size: int, config: PPOUpdateConfig, generator: torch.Generator):
+def _minibatches(
+    size: int, config: PPOUpdateConfig, generator: torch.Generator
+) -> Iterator[torch.Tensor]:
     """Index chunks: `config.epochs` shuffled passes over the batch."""
     for _ in range(config.epochs):
         yield from torch.randperm(size, generator=generator).split(config.minibatch)
