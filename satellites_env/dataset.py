@@ -26,13 +26,13 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
 
 from . import ENV_ID
-from .agents import make_agent
+from .agents import Agent, make_agent
 from .core.board import DEFAULT_MAX_MOVES, check_max_moves
 from .core.checks import check_seed, quoted
 
@@ -95,7 +95,7 @@ def record_dataset(
     max_moves: int = DEFAULT_MAX_MOVES,
     root: str | os.PathLike | None = None,
     on_game: Callable[[int, int], None] | None = None,
-):
+) -> Any:
     """Play `games` games of `agent` (a spec) against `opponent` (a spec) and write them as the
     Minari data set `dataset_id` (``namespace/name-vN``); returns the ``MinariDataset``.
 
@@ -113,9 +113,10 @@ def record_dataset(
         raise ValueError(f"seat must be one of {', '.join(SEATS)}, got {quoted(seat)}")
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise ValueError(f"games must be a positive integer, got {quoted(games)}")
-    seed = check_seed(seed)
-    if seed is None:
+    checked = check_seed(seed)
+    if checked is None:
         raise ValueError("seed must be an integer (a data set is reproducible)")
+    seed = checked
     max_moves = check_max_moves(max_moves)
     recorded = make_agent(agent, seed)  # AgentSpecError before anything is written
     make_agent(opponent)  # likewise for the opponent, which the env builds from its spec
@@ -175,7 +176,9 @@ def record_dataset(
         return minari.load_dataset(dataset_id)
 
 
-def _play_episode(env, satellites, recorded, color: str, seed: int, index: int) -> EpisodeBuffer:
+def _play_episode(
+    env: gymnasium.Env, satellites: Any, recorded: Agent, color: str, seed: int, index: int
+) -> EpisodeBuffer:
     """One game of `recorded` as `color`, as a Minari episode buffer."""
     from minari.data_collector import EpisodeBuffer
 

@@ -31,6 +31,7 @@ Importing this module registers the game with ``pyspiel.register_game``; then
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyspiel
@@ -141,7 +142,7 @@ class SatellitesGame(pyspiel.Game):
     def max_chance_nodes_in_history(self) -> int:
         return SETUP_SLOTS
 
-    def make_py_observer(self, iig_obs_type=None, params=None):
+    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> Any:
         """The planes observer, or the history observer for perfect-recall types."""
         if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
             return PlanesObserver(self.max_moves, params)
@@ -168,13 +169,13 @@ class SatellitesState(pyspiel.State):
 
     def current_player(self) -> int:
         if self._game is None:
-            return pyspiel.PlayerId.CHANCE
+            return int(pyspiel.PlayerId.CHANCE)
         if self._game.is_over:
-            return pyspiel.PlayerId.TERMINAL
+            return int(pyspiel.PlayerId.TERMINAL)
         return self._game.to_move
 
     def _legal_actions(self, player: int) -> list[int]:
-        return self.game.legal_actions().tolist()
+        return [int(action) for action in self.game.legal_actions()]
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         left = self._values_left()
@@ -249,7 +250,7 @@ def state_from_game(spiel_game: SatellitesGame, game: Game) -> SatellitesState:
 class PlanesObserver:
     """OpenSpiel's observer interface over the envs' planes (channels-last (10, 10, 22))."""
 
-    def __init__(self, max_moves: int, params=None):
+    def __init__(self, max_moves: int, params: Any = None):
         if params:
             raise ValueError(f"the planes observer takes no parameters, got {params}")
         self.max_moves = max_moves
