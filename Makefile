@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip uninstall --quiet --yes satellites 2>/dev/null || true
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,web,dev,examples,ray,rllib]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,web,dev,examples,ray,rllib,openspiel,minari]"
 	touch $(STAMP)
 
 test: $(STAMP)

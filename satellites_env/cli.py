@@ -1,8 +1,10 @@
-"""The `satellites` command line: train, exploit, evaluate, ladder, play, serve, replay, demo.
+"""The `satellites` command line: train, exploit, evaluate, ladder, play, serve, replay, demo,
+dataset.
 
 This module parses the arguments and hands each command to its home: `evaluate` to
 `satellites_env.tournament` (shown by `satellites_env.tournament_view`), `ladder` to
-`satellites_env.ladder_view`, `play`, `demo` and `replay` to `satellites_env.terminal_game`;
+`satellites_env.ladder_view`, `play`, `demo` and `replay` to `satellites_env.terminal_game`,
+`dataset` to `satellites_env.dataset` (the `minari` extra);
 the console and key presses are `satellites_env.terminal`'s. `train` and `exploit` run the
 trainer's commands (`satellites.commands` entry points of the `train` extra, PyTorch) and
 `serve` the web server (Starlette, uvicorn); everything else is torch-free.
@@ -25,18 +27,20 @@ import argparse
 import math
 import os
 import sys
+import time
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 
 from rich.markup import escape
+from rich.table import Table
 
 from . import tournament
 from .arena import TournamentResult
 from .core.batch import configure_threads
 from .core.board import DEFAULT_MAX_MOVES
 from .stops import exit_status, stop_reason, stop_signals
-from .terminal import CliError, console, errors, printable, say
+from .terminal import CliError, console, errors, printable, progress_bar, say
 from .terminal_game import demo, play, replay
 from .tournament_view import TournamentView
 
@@ -231,6 +235,57 @@ def serve(opponent: str, host: str, port: int, max_moves: int, open_browser: boo
     run_server(opponent, host, port, max_moves, announce=announce)
 
 
+# --------------------------------------------------------------------------- dataset
+
+
+def dataset(
+    dataset_id: str,
+    agent: str,
+    opponent: str,
+    games: int,
+    seat: str,
+    seed: int,
+    max_moves: int,
+    root: Path | None,
+) -> None:
+    """`satellites dataset`: record games of `agent` as a Minari data set (the `minari` extra)."""
+    try:
+        from .dataset import check_new_dataset, record_dataset
+
+        check_new_dataset(dataset_id, root)  # before the bar: a refusal plays no game
+    except ImportError as error:
+        raise CliError(
+            "`satellites dataset` needs the 'minari' extra: pip install "
+            f"'satellites-env[minari]'; import failed: {error}"
+        ) from None
+    started = time.monotonic()
+    with progress_bar() as progress:
+        task = progress.add_task(f"{agent} vs {opponent}", total=games)
+        written = record_dataset(
+            dataset_id,
+            agent,
+            opponent,
+            games,
+            seat=seat,
+            seed=seed,
+            max_moves=max_moves,
+            root=root,
+            on_game=lambda done, total: progress.update(task, completed=done),
+        )
+    table = Table(title=f"Minari data set {dataset_id}")
+    for column in ("episodes", "steps", "mean return", "seconds", "stored in"):
+        table.add_column(column)
+    returns = [float(episode.rewards.sum()) for episode in written.iterate_episodes()]
+    table.add_row(
+        str(written.total_episodes),
+        str(written.total_steps),
+        f"{sum(returns) / len(returns):+.3f}",
+        f"{time.monotonic() - started:.0f}",
+        str(written.storage.data_path.parent),
+    )
+    console.print(table)
+
+
 # --------------------------------------------------------------------------- train
 
 
@@ -314,7 +369,9 @@ COMPILE_NOTE = (
     "The search kernels are compiled on first use, then cached for later runs (the times: "
     "the README's table of times)."
 )
-AGENT_SPECS = "random, greedy, mcts:N, checkpoint:PATH, az:PATH[:SIMS], rllib:PATH"
+AGENT_SPECS = (
+    "random, greedy, mcts:N, openspiel-mcts:N, checkpoint:PATH, az:PATH[:SIMS], rllib:PATH"
+)
 
 
 def package_version() -> str:
@@ -552,6 +609,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_force(rp, "--html and --gif")
 
+    ds = sub.add_parser(
+        "dataset",
+        help="record an agent's games as a Minari data set (the minari extra)",
+        description="Play --games games of --agent against --opponent through the Gymnasium "
+        "env and write them as a Minari data set: observations (planes and action mask), "
+        "actions, rewards, and the agents in its metadata. Data sets go where Minari keeps "
+        "them (MINARI_DATASETS_PATH, else ~/.minari/datasets) unless --root says; an "
+        "existing data set is never overwritten.",
+    )
+    ds.add_argument("id", metavar="ID", help="the data set id, namespace/name-vN (Minari's form)")
+    ds.add_argument("--agent", required=True, metavar="SPEC", help="the recorded agent's spec")
+    ds.add_argument(
+        "--opponent", default="random", metavar="SPEC", help="the opponent's spec (default random)"
+    )
+    ds.add_argument("--games", type=GAMES, default=100, help="games, 1-1000000 (default 100)")
+    ds.add_argument(
+        "--seat",
+        choices=("red", "blue", "both"),
+        default="both",
+        help="the recorded agent's colour; both alternates it game by game (default)",
+    )
+    add_seed(ds, "the first game (game i uses seed + i)")
+    add_max_moves(ds)
+    ds.add_argument(
+        "--root",
+        type=path_arg,
+        default=None,
+        help="the folder of data sets (sets MINARI_DATASETS_PATH for this command)",
+    )
+
     dm = sub.add_parser("demo", help="play and render one game between two agents")
     add_seed(dm, "the set-up and the agents")
     add_max_moves(dm)
@@ -691,6 +778,17 @@ def run_command(args: argparse.Namespace) -> None:
             args.fps,
             args.html,
             force=args.force,
+        )
+    elif args.command == "dataset":
+        dataset(
+            args.id,
+            args.agent,
+            args.opponent,
+            args.games,
+            args.seat,
+            args.seed,
+            args.max_moves,
+            args.root,
         )
     elif args.command == "demo":
         demo(

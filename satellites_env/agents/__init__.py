@@ -1,6 +1,8 @@
 """Agents and `make_agent(spec)`: the one grammar of agent specs.
 
-Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200), built here, and
+Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200) and
+`openspiel-mcts:N` (OpenSpiel's MCTS bot with random rollouts, default 200; the `openspiel`
+extra, imported only when a spec names it), built here, and
 the specs other packages register: the trainer (the `train` extra) registers
 `checkpoint:PATH` (a trained network's raw policy; `:sample` or `:sample=T` after PATH
 samples at temperature T), `az:PATH[:SIMS]` (a network with its Gumbel search, SIMS
@@ -31,6 +33,8 @@ from .mcts import MCTSAgent
 from .random_agent import RandomAgent
 
 BASELINES = ("random", "greedy", "mcts:N")
+#: the specs built here (the baselines and OpenSpiel's MCTS bot)
+BUILT_IN = (*BASELINES, "openspiel-mcts:N")
 #: the entry-point group of agent factories
 GROUP = "satellites.agents"
 #: the most simulations an `mcts:N` spec may ask for, checked when the spec is parsed: the
@@ -165,9 +169,22 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
             spec, "the number of simulations", argument, 200, most=MAX_SIMULATIONS
         )
         return MCTSAgent(simulations, seed=seed)
+    if name == "openspiel-mcts":
+        simulations = parse_int_argument(
+            spec, "the number of simulations", argument, 200, most=MAX_SIMULATIONS
+        )
+        try:
+            from ..openspiel.mcts import OpenSpielMCTSAgent
+        except ImportError as error:
+            raise AgentSpecError(
+                f"agent spec {quoted(spec)} needs OpenSpiel, which does not import here "
+                f"(install the 'openspiel' extra, pip install 'satellites-env[openspiel]'): "
+                f"{error}"
+            ) from error
+        return OpenSpielMCTSAgent(simulations, seed=seed)
     factory = _factory(name, spec) if name.isidentifier() else None
     if factory is None:
-        known = ", ".join(["random", "greedy", "mcts:N"] + [f"{n}:..." for n in registered_names()])
+        known = ", ".join([*BUILT_IN] + [f"{n}:..." for n in registered_names()])
         raise AgentSpecError(f"unknown agent spec {quoted(spec)}; expected one of: {known}")
     return factory(argument, seed)
 

@@ -122,3 +122,12 @@ def test_vector_selfplay_example_runs():
     assert result.returncode == 0, result.stderr
     assert "masked random: 16 games x 400 steps" in result.stdout
     assert "self-play eager vs random:" in result.stdout
+
+
+def test_minari_behaviour_cloning(capsys):
+    pytest.importorskip("minari", reason="needs the 'minari' extra")
+    example = load("minari_behaviour_cloning")
+    summary = example.main(games=6, epochs=1, eval_games=2, seed=0)
+    assert summary["episodes"] == 6 and summary["steps"] > 0
+    assert 0.0 <= summary["vs_random"] <= 1.0 and 0.0 <= summary["vs_greedy"] <= 1.0
+    assert "win rate vs random" in capsys.readouterr().out
