@@ -207,7 +207,11 @@ class AZTrainer(Trainer):
 
     def _search_player(self) -> Player:
         """The run's search agent (`az:PATH:N`, N = eval.search_simulations) as a player."""
-        sims, settings = self.config.eval.search_simulations, self.config.search
+        return self.search_player(self.config.eval.search_simulations)
+
+    def search_player(self, sims: int) -> Player:
+        """The search agent `az:PATH:sims` of the run's network, as a player."""
+        settings = self.config.search
         return Player(
             "search",
             functools.partial(search_agent, simulations=sims, settings=settings),

@@ -229,6 +229,7 @@ class Counters:
     iterations: int = 0
     games: int = 0  # self-play games finished
     seconds: float = 0.0  # training wall time (generation + updates), summed over sessions
+    cpu_seconds: float = 0.0  # the process's CPU time in training (all threads), summed too
 
 
 @dataclass
@@ -696,6 +697,16 @@ class Trainer(abc.ABC):
             evaluation.results[f"{player.key}:{spec}" if player.key else spec] = result.as_dict()
         return evaluation
 
+    def play_matches(
+        self, matches: list[tuple[Player, str, int, int, int]], max_moves: int
+    ) -> list[Games]:
+        """The games of each match (player, opponent, opponent seed, games, seed) as the
+        evaluations play them (`_play_matches`): game i of a match is the arena's game i of
+        that pairing (`arena.play_pairing_game`), wherever it ran."""
+        self.net.eval()
+        with torch_threads_one():
+            return self._play_matches(matches, max_moves)
+
     def matches_along_the_run(self) -> list[tuple[Player, str, int, int, int]]:
         """Matches besides the policy's that every evaluation along the run plays, in the
         same worker queue, as (player, opponent, opponent seed, games, seed); none here."""
@@ -839,18 +850,23 @@ class Trainer(abc.ABC):
 
     @property
     def trained_enough(self) -> bool:
-        """Whether the run has reached its length, or its time budget (`minutes`)."""
+        """Whether the run has reached its length, or its time budget (`minutes`, or
+        `cpu_minutes` of CPU time)."""
         config = self.config
-        return self.progress >= config.total or (
-            config.minutes > 0 and self.counters.seconds >= config.minutes * 60
+        return (
+            self.progress >= config.total
+            or (config.minutes > 0 and self.counters.seconds >= config.minutes * 60)
+            or (config.cpu_minutes > 0 and self.counters.cpu_seconds >= config.cpu_minutes * 60)
         )
 
     def _bar(self) -> tuple[float, float]:
-        """(done, total) for the progress bar: minutes of training when the run has a time
-        budget, else its progress in its unit."""
+        """(done, total) for the progress bar: minutes of training (or of CPU time) when the
+        run has a time budget, else its progress in its unit."""
         config = self.config
         if config.minutes > 0:
             return min(self.counters.seconds / 60, config.minutes), config.minutes
+        if config.cpu_minutes > 0:
+            return min(self.counters.cpu_seconds / 60, config.cpu_minutes), config.cpu_minutes
         return min(self.progress, config.total), config.total
 
     def _run(self) -> Evaluation:
@@ -895,9 +911,10 @@ class Trainer(abc.ABC):
                     self._log_evaluation(writer, evaluation)
                     self.console.print(f"before training: {_rates(evaluation)}", highlight=False)
                 while not self.trained_enough:
-                    tick = time.perf_counter()
+                    tick, tick_cpu = time.perf_counter(), time.process_time()
                     losses = self.iterate()
                     self.counters.seconds += time.perf_counter() - tick
+                    self.counters.cpu_seconds += time.process_time() - tick_cpu
                     self._log(writer, losses)
                     status = self.status(losses)
                     evaluated = (
@@ -979,12 +996,19 @@ class Trainer(abc.ABC):
 
     def _progress_line(self, losses: dict[str, float]) -> str:
         c, total, budget = self.counters, self.config.total, self.config.minutes
-        done = (
-            f"{self.progress:,} {self.UNIT}, {c.seconds / 60:.1f} of {budget:g} min "
-            f"({min(c.seconds / 60 / budget, 1):.0%})"
-            if budget > 0
-            else f"{self.progress:,}/{total:,} {self.UNIT} ({min(self.progress / total, 1):.0%})"
-        )
+        cpu_budget = self.config.cpu_minutes
+        if budget > 0:
+            done = (
+                f"{self.progress:,} {self.UNIT}, {c.seconds / 60:.1f} of {budget:g} min "
+                f"({min(c.seconds / 60 / budget, 1):.0%})"
+            )
+        elif cpu_budget > 0:
+            done = (
+                f"{self.progress:,} {self.UNIT}, {c.cpu_seconds / 60:.1f} of {cpu_budget:g} "
+                f"CPU min ({min(c.cpu_seconds / 60 / cpu_budget, 1):.0%})"
+            )
+        else:
+            done = f"{self.progress:,}/{total:,} {self.UNIT} ({min(self.progress / total, 1):.0%})"
         line = (
             f"{self.ITERATION} {c.iterations}: {done}, {c.games:,} games, "
             f"{self.describe_throughput()}" + ("" if budget > 0 else f", {c.seconds / 60:.1f} min")
@@ -1065,7 +1089,8 @@ class Trainer(abc.ABC):
                 str(r["b_wins"]),
                 rate_with_interval(r["a_wins"], r["games"]),
             )
-        self.console.print(table)
+        if final.results:  # none when another command plays the final games (sweep)
+            self.console.print(table)
         rating = final.elo()
         elo = (
             f"policy Elo {rating[0]:+.0f} [{rating[1]:+.0f}, {rating[2]:+.0f}] "
