@@ -372,7 +372,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--minutes",
         type=MINUTES,
         required=True,
-        help="training time budget in minutes (summed over --resume sessions)",
+        help="the time budget in minutes of the whole run, final table included (summed "
+        "over --resume sessions): training and its evaluations take up to 80%%, the final "
+        "table the rest, its games cut where the time runs out",
     )
     ex.add_argument("--out", type=path_arg, help="run folder (default runs/exploit-<target>)")
     ex.add_argument(

@@ -74,6 +74,7 @@ from .common.config import (
     load_config,
     parse_yaml,
 )
+from .common.run import Match
 
 #: the file that marks a folder as a sweep's, and its format
 SWEEP_MARKER = "satellites-sweep.json"
@@ -446,7 +447,7 @@ def run_trial(
             player = trainer.players(False)[0]
         else:
             player = trainer.search_player(simulations)  # type: ignore[attr-defined]
-        matches = [
+        matches: list[Match] = [
             (player, spec, sweep.eval_seed, games, sweep.eval_seed)
             for spec, games in sweep.against.items()
         ]

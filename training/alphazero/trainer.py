@@ -50,6 +50,7 @@ from ..common.run import (
     EVAL_SEED,
     Counters,
     Games,
+    Match,
     Player,
     RunError,
     Trainer,
@@ -219,12 +220,17 @@ class AZTrainer(Trainer):
             functools.partial(play_search_games, simulations=sims, settings=settings),
         )
 
+    def final_games(self, player: Player) -> dict[str, int]:
+        """The search's final games are `eval.search_final` when it names any."""
+        ev = self.config.eval
+        return ev.search_final if player.key == "search" and ev.search_final else ev.final
+
     def evaluates_first(self) -> bool:
         """A run from a trained network (`init`) is evaluated before its first gradient step:
         the learning curve starts where the network started."""
         return bool(self.config.init)
 
-    def matches_along_the_run(self) -> list[tuple[Player, str, int, int, int]]:
+    def matches_along_the_run(self) -> list[Match]:
         """With `eval.search_games`, the search's games against the first opponent (an
         exploiter's target), keyed `search:OPPONENT` as in the final table."""
         ev, seed = self.config.eval, self.config.seed

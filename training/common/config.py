@@ -176,10 +176,10 @@ class Config:
         0.0,
         0.0,
         10**6,
-        doc="a time budget: the run ends after this many "
-        "minutes of training (self-play and gradient "
-        "steps, summed over sessions) or at its "
-        "length, whichever comes first; 0: none",
+        doc="a time budget for the whole run, final table included (summed over "
+        "sessions): training and its evaluations end at 80% of it or at the run's "
+        "length, whichever comes first, and the final table's games stop where the "
+        "rest runs out; 0: none",
     )
     cpu_minutes: float = setting(
         0.0,

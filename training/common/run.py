@@ -116,6 +116,13 @@ Games = list[tuple[int, GameRecord]]
 PROGRESS_SECONDS = 30.0
 #: the seed of the evaluation games of the k-th player (10_000 + seed for the policy)
 EVAL_SEED = 10_000
+#: with a time budget (`minutes`), the share of it that training leaves to the final table
+#: at least, and the games of each match in one round of the final table under its deadline
+FINAL_SHARE = 0.2
+ROUND_GAMES = 8
+#: a match of an evaluation: (player, opponent, opponent seed, games: the first N or a range
+#: of game indices, seed)
+Match = tuple["Player", str, int, "int | range", int]
 #: the files a run writes into its folder (beside run.lock and tensorboard/), each written
 #: atomically and never through a link or into a special file (satellites_env.files)
 OUTPUT_FILES = (
@@ -230,6 +237,8 @@ class Counters:
     games: int = 0  # self-play games finished
     seconds: float = 0.0  # training wall time (generation + updates), summed over sessions
     cpu_seconds: float = 0.0  # the process's CPU time in training (all threads), summed too
+    # wall time of the run's loop besides training (evaluations, checkpoints, logs), summed too
+    other_seconds: float = 0.0
 
 
 @dataclass
@@ -680,15 +689,25 @@ class Trainer(abc.ABC):
         ev = self.config.eval
         opponents = ev.final if final else {spec: ev.games for spec in ev.opponents}
         players = self.players(final) if final else self.players(False)[:1]
-        matches = [
+        matches: list[Match] = [
             (player, spec, self.config.seed + k, games, EVAL_SEED * (j + 1) + self.config.seed)
             for j, player in enumerate(players)
-            for k, (spec, games) in enumerate(opponents.items())
+            for k, (spec, games) in enumerate(
+                (self.final_games(player) if final else opponents).items()
+            )
             if games
         ]
         matches += [] if final else self.matches_along_the_run()
         with torch_threads_one():
-            played = self._play_matches(matches, ev.max_moves)
+            if final and self.config.minutes > 0:
+                played = self._play_in_rounds(matches, ev.max_moves, self.final_seconds_left())
+                if any(len(g) < len(_indices(m[3])) for m, g in zip(matches, played, strict=True)):
+                    self.console.print(
+                        "the time budget (minutes) ended the final table before all its "
+                        "games: the table shows the games played (the first of each match)"
+                    )
+            else:
+                played = self._play_matches(matches, ev.max_moves)
         last = list(opponents)[-1] if opponents else None
         for (player, spec, *_), records in zip(matches, played, strict=True):
             result = self.pair_result(player, spec, records)
@@ -697,9 +716,46 @@ class Trainer(abc.ABC):
             evaluation.results[f"{player.key}:{spec}" if player.key else spec] = result.as_dict()
         return evaluation
 
-    def play_matches(
-        self, matches: list[tuple[Player, str, int, int, int]], max_moves: int
-    ) -> list[Games]:
+    def final_games(self, player: Player) -> dict[str, int]:
+        """The final table's opponents of `player` and the games against each: `eval.final`
+        here (a learner may give its other players their own)."""
+        return self.config.eval.final
+
+    def final_seconds_left(self) -> float:
+        """What is left of the time budget (`minutes`) for the final table: the budget less
+        the training and the evaluations along the run, at least FINAL_SHARE of it."""
+        budget = float(self.config.minutes) * 60
+        used = self.counters.seconds + self.counters.other_seconds
+        return float(max(budget - used, budget * FINAL_SHARE))
+
+    def _play_in_rounds(self, matches: list[Match], max_moves: int, seconds: float) -> list[Games]:
+        """The matches' games in rounds of ROUND_GAMES games of each (colours balanced: game
+        pairs 2j, 2j+1 together), round after round while the next round, as long as the
+        last one took, fits in `seconds`: the games played are the first ones of each match,
+        the same games as without a deadline."""
+        played: list[Games] = [[] for _ in matches]
+        counts = [len(_indices(match[3])) for match in matches]
+        size = max(ROUND_GAMES, 2 * self.config.distributed.workers)
+        start, last = time.perf_counter(), 0.0
+        for first in range(0, max(counts, default=0), size):
+            if first and time.perf_counter() - start + last > seconds:
+                break
+            tick = time.perf_counter()
+            todo: list[tuple[int, Match]] = [
+                (m, (player, opponent, opponent_seed, range(first, min(first + size, count)), seed))
+                for m, ((player, opponent, opponent_seed, _, seed), count) in enumerate(
+                    zip(matches, counts, strict=True)
+                )
+                if first < count
+            ]
+            for (m, _), games in zip(
+                todo, self._play_matches([match for _, match in todo], max_moves), strict=True
+            ):
+                played[m] += games
+            last = time.perf_counter() - tick
+        return played
+
+    def play_matches(self, matches: list[Match], max_moves: int) -> list[Games]:
         """The games of each match (player, opponent, opponent seed, games, seed) as the
         evaluations play them (`_play_matches`): game i of a match is the arena's game i of
         that pairing (`arena.play_pairing_game`), wherever it ran."""
@@ -707,7 +763,7 @@ class Trainer(abc.ABC):
         with torch_threads_one():
             return self._play_matches(matches, max_moves)
 
-    def matches_along_the_run(self) -> list[tuple[Player, str, int, int, int]]:
+    def matches_along_the_run(self) -> list[Match]:
         """Matches besides the policy's that every evaluation along the run plays, in the
         same worker queue, as (player, opponent, opponent seed, games, seed); none here."""
         return []
@@ -720,9 +776,7 @@ class Trainer(abc.ABC):
             result.add(record, a_is_red=i % 2 == 0)
         return result
 
-    def _play_matches(
-        self, matches: list[tuple[Player, str, int, int, int]], max_moves: int
-    ) -> list[Games]:
+    def _play_matches(self, matches: list[Match], max_moves: int) -> list[Games]:
         """The games of each match (player, opponent, opponent seed, games, seed), each
         match's as [(index, record)] in index order: in this process; on Ray over the
         generators' actors; with more than one worker otherwise, in that many processes, every
@@ -735,7 +789,8 @@ class Trainer(abc.ABC):
             pool.set_weights(self.weights(), self.counters.iterations)
             played = []
             for player, opponent, opponent_seed, games, seed in matches:
-                shares = [list(range(k, games, pool.workers)) for k in range(pool.workers)]
+                indices = _indices(games)
+                shares = [list(indices[k :: pool.workers]) for k in range(pool.workers)]
                 played.append(
                     pool.run(
                         play_match_games,
@@ -749,8 +804,9 @@ class Trainer(abc.ABC):
             weights = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
             jobs, owner = [], []
             for m, (player, opponent, opponent_seed, games, seed) in enumerate(matches):
-                for k in range(min(workers, games)):
-                    share = list(range(k, games, workers))
+                indices = _indices(games)
+                for k in range(min(workers, len(indices))):
+                    share = list(indices[k::workers])
                     jobs.append(
                         (
                             self.net.shape,
@@ -772,7 +828,7 @@ class Trainer(abc.ABC):
             played = [
                 [
                     player.play(
-                        self.net, opponent, opponent_seed, list(range(games)), seed, max_moves
+                        self.net, opponent, opponent_seed, list(_indices(games)), seed, max_moves
                     )
                 ]
                 for player, opponent, opponent_seed, games, seed in matches
@@ -850,12 +906,15 @@ class Trainer(abc.ABC):
 
     @property
     def trained_enough(self) -> bool:
-        """Whether the run has reached its length, or its time budget (`minutes`, or
-        `cpu_minutes` of CPU time)."""
+        """Whether the run has reached its length, or its time budget: `minutes` (training
+        and the evaluations along the run take all but FINAL_SHARE of it, which the final
+        table takes at most: the whole command within `minutes`) or `cpu_minutes` (the CPU
+        time of training)."""
         config = self.config
+        spent = self.counters.seconds + self.counters.other_seconds
         return (
             self.progress >= config.total
-            or (config.minutes > 0 and self.counters.seconds >= config.minutes * 60)
+            or (config.minutes > 0 and spent >= config.minutes * 60 * (1 - FINAL_SHARE))
             or (config.cpu_minutes > 0 and self.counters.cpu_seconds >= config.cpu_minutes * 60)
         )
 
@@ -864,7 +923,8 @@ class Trainer(abc.ABC):
         run has a time budget, else its progress in its unit."""
         config = self.config
         if config.minutes > 0:
-            return min(self.counters.seconds / 60, config.minutes), config.minutes
+            total = config.minutes * (1 - FINAL_SHARE)
+            return min((self.counters.seconds + self.counters.other_seconds) / 60, total), total
         if config.cpu_minutes > 0:
             return min(self.counters.cpu_seconds / 60, config.cpu_minutes), config.cpu_minutes
         return min(self.progress, config.total), config.total
@@ -906,14 +966,17 @@ class Trainer(abc.ABC):
                 task = progress.add_task("train", total=total, status="")
                 progress.update(task, completed=done)  # minutes: rich's add_task takes ints
                 if self.evaluates_first() and not self.history and config.eval.games > 0:
+                    tick = time.perf_counter()
                     evaluation = self.evaluate()
+                    self.counters.other_seconds += time.perf_counter() - tick
                     self.history.append(evaluation)
                     self._log_evaluation(writer, evaluation)
                     self.console.print(f"before training: {_rates(evaluation)}", highlight=False)
                 while not self.trained_enough:
                     tick, tick_cpu = time.perf_counter(), time.process_time()
                     losses = self.iterate()
-                    self.counters.seconds += time.perf_counter() - tick
+                    trained = time.perf_counter() - tick
+                    self.counters.seconds += trained
                     self.counters.cpu_seconds += time.process_time() - tick_cpu
                     self._log(writer, losses)
                     status = self.status(losses)
@@ -931,6 +994,7 @@ class Trainer(abc.ABC):
                         self._stop()
                     if self.counters.iterations % config.checkpoint_every == 0:
                         self.save()
+                    self.counters.other_seconds += time.perf_counter() - tick - trained
                     if log_lines and (
                         evaluated
                         or self.trained_enough
@@ -948,9 +1012,17 @@ class Trainer(abc.ABC):
             raise
         finally:
             writer.close()
+        tick = time.perf_counter()
         self.save()
         self.save(self.run_dir / "final.pt")  # the trained network, whatever the evaluation does
-        self.console.print("final evaluation ...")
+        self.counters.other_seconds += time.perf_counter() - tick
+        if config.minutes > 0:
+            self.console.print(
+                f"final evaluation (within the {self.final_seconds_left():.0f} s left of the "
+                f"{config.minutes:g}-minute budget: its games stop where the time runs out) ..."
+            )
+        else:
+            self.console.print("final evaluation ...")
         tick = time.perf_counter()
         final = self.evaluate(final=True)
         eval_seconds = time.perf_counter() - tick
@@ -998,9 +1070,10 @@ class Trainer(abc.ABC):
         c, total, budget = self.counters, self.config.total, self.config.minutes
         cpu_budget = self.config.cpu_minutes
         if budget > 0:
+            spent = (c.seconds + c.other_seconds) / 60
             done = (
-                f"{self.progress:,} {self.UNIT}, {c.seconds / 60:.1f} of {budget:g} min "
-                f"({min(c.seconds / 60 / budget, 1):.0%})"
+                f"{self.progress:,} {self.UNIT}, {spent:.1f} of {budget:g} min "
+                f"({min(spent / budget, 1):.0%}; the final table gets the rest)"
             )
         elif cpu_budget > 0:
             done = (
@@ -1141,6 +1214,11 @@ def torch_threads_one():
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+def _indices(games: int | range) -> range:
+    """The game indices of a match: its first `games` games, or that range of them."""
+    return range(games) if isinstance(games, int) else games
 
 
 def _rates(evaluation: Evaluation) -> str:
