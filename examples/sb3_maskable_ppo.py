@@ -134,7 +134,8 @@ def main(
     if verbose:
         mean = summary["train_mean_return"]
         print(
-            f"MaskablePPO vs {opponent} ({agent_color}): {summary['train_steps']} steps, "
+            f"MaskablePPO vs {opponent} (playing {agent_color_text(agent_color)}): "
+            f"{summary['train_steps']} steps, "
             f"{summary['train_episodes']} episodes in the last-100 buffer"
             + (f" (mean return {mean:+.2f})" if mean is not None else "")
             + f", {summary['train_seconds']} s"
@@ -144,6 +145,11 @@ def main(
             f"{results['losses']} lost; illegal actions: {results['illegal_actions']}"
         )
     return summary
+
+
+def agent_color_text(agent_color: str) -> str:
+    """The learner's colour in words: "red", "blue", or "a colour drawn each game" for `random`."""
+    return "a colour drawn each game" if agent_color == "random" else agent_color
 
 
 def _parse_args(argv=None) -> argparse.Namespace:

@@ -172,7 +172,8 @@ def evaluate(
     """`satellites evaluate` ([`tournament.play`][satellites_env.tournament.play] with
     progress bars and tables); `ray` None: this machine's processes, "" a local Ray, else
     the address of a Ray cluster (the games run in `workers` actors, with the same results).
-    Ctrl-C keeps every finished game, and the same command continues the tournament."""
+    With `out` or `records`, Ctrl-C keeps every finished game there, and the same command
+    continues the tournament."""
     shown = TournamentView(f"{games} games per pairing, seed {seed}")
     try:
         return tournament.play(
@@ -305,7 +306,8 @@ goes to a fresh file in the current folder (or the temporary folder) and the mes
 where."""
 
 COMPILE_NOTE = (
-    "The search kernels are compiled on first use (about 45 s), then cached for later runs."
+    "The search kernels are compiled on first use, then cached for later runs (the times: "
+    "the README's table of times)."
 )
 AGENT_SPECS = "random, greedy, mcts:N, checkpoint:PATH, az:PATH[:SIMS], rllib:PATH"
 
@@ -338,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="train a policy by self-play (the learner the config names: PPO or AlphaZero)",
         description="Train a policy by self-play: the learner the config names "
         "(PPO or AlphaZero), into a run folder that --resume continues. "
-        "az_quick, the main job, takes about 11 minutes on 2 cores. " + COMPILE_NOTE,
+        "az_quick is the main job. " + COMPILE_NOTE,
     )
     tr.add_argument(
         "--config",
@@ -505,8 +507,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="round-robin tournament between agents",
         description="A round-robin tournament between agents, colours "
         "balanced: win rates with 95%% intervals and Elo. The search of az: "
-        "agents is compiled on first use (about 45 s), then cached for later "
-        "runs.",
+        "agents is compiled on first use, then cached for later runs (the times: "
+        "the README's table of times).",
     )
     ev.add_argument(
         "--agents", nargs="+", required=True, metavar="SPEC", help=f"agent specs: {AGENT_SPECS}"

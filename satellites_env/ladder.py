@@ -876,7 +876,7 @@ class Ladder:
         """Rate one agent against the roster's fixed ratings (the roster is not refitted):
         a third of the games spread over every roster agent, the rest against the two whose
         ratings are nearest the estimate. Its games are kept; it joins the roster only if
-        added."""
+        added. `progress` is called as (games played, games to play) after each game."""
         roster = self.agents()
         if len(roster) < 2:
             raise LadderError("rating needs a ladder of at least 2 agents")
@@ -890,13 +890,19 @@ class Ladder:
             raise LadderError(f"{quoted(entry.name)} is on the ladder already: `ladder show`")
         first = max(2, 2 * (games // (3 * 2 * len(roster))))  # even: both colours
         target = {r.id: first for r in roster}
-        self._play_against(entry, roster, target, workers, ray_address, progress)
+        rest = max(0, games - sum(target.values()))
+        later = 2 * ((rest + 3) // 4) + 2 * (rest // 4)  # even counts: both colours
+        tally = _Tally(progress)
+        # the second part's games as if none were played yet: exact for a new agent, and
+        # recounted once the nearest opponents are known
+        tally.total = self._lacking(entry, roster, target) + later
+        self._play_against(entry, roster, target, workers, ray_address, tally)
         estimate = self._estimate(entry, roster, fixed)
         nearest = sorted(roster, key=lambda r: abs(fixed.rating(r.name) - estimate[0]))[:2]
-        rest = max(0, games - sum(target.values()))
-        target[nearest[0].id] += 2 * ((rest + 3) // 4)  # even counts: both colours
+        target[nearest[0].id] += 2 * ((rest + 3) // 4)
         target[nearest[1].id] += 2 * (rest // 4)
-        self._play_against(entry, roster, target, workers, ray_address, progress)
+        tally.total = tally.done + self._lacking(entry, roster, target)
+        self._play_against(entry, roster, target, workers, ray_address, tally)
         elo, low, high = self._estimate(entry, roster, fixed)
         played = {r.name: self._count(*self._order(entry, r)) for r in roster}
         return RateResult(entry.name, elo, low, high, played)
@@ -904,11 +910,16 @@ class Ladder:
     def _order(self, x: Entry, y: Entry) -> tuple[Entry, Entry]:
         return (x, y) if x.key < y.key else (y, x)
 
-    def _play_against(self, entry, roster, target, workers, ray_address, progress) -> None:
+    def _lacking(self, entry: Entry, roster: list[Entry], target: dict[int, int]) -> int:
+        """Games `entry` still lacks to reach `target` against each roster agent."""
+        return sum(max(0, target[r.id] - self._count(*self._order(entry, r))) for r in roster)
+
+    def _play_against(self, entry, roster, target, workers, ray_address, tally) -> None:
         for r in roster:
             pair = self._order(entry, r)
             if self._count(*pair) < target[r.id]:
-                self.play([pair], target[r.id], workers, ray_address, progress)
+                tally.base = tally.done
+                self.play([pair], target[r.id], workers, ray_address, tally)
 
     def _estimate(self, entry: Entry, roster: list[Entry], fixed: Ratings):
         totals: dict[int, list[float]] = {r.id: [0.0, 0] for r in roster}
@@ -920,6 +931,20 @@ class Ladder:
         return against_known(
             [(fixed.rating(r.name), totals[r.id][0], totals[r.id][1]) for r in roster]
         )
+
+
+class _Tally:
+    """Games played over several `Ladder.play` calls, reported to `progress` as one count
+    of one total (each call counts its own games from 1)."""
+
+    def __init__(self, progress: Callable[[int, int], None] | None):
+        self.progress = progress
+        self.base = self.done = self.total = 0
+
+    def __call__(self, played: int, _total: int) -> None:
+        self.done = self.base + played
+        if self.progress:
+            self.progress(self.done, max(self.total, self.done))
 
 
 @dataclass

@@ -114,9 +114,13 @@ def rate(
 ) -> None:
     """`satellites ladder rate SPEC`: one agent's rating against the ladder's fixed ratings."""
     with _playing(db, allow_pickle) as (ladder, update):
-        # the totals are per pair of agents: the bar counts the games alone
         result = ladder.rate(
-            spec, games, workers, ray, lambda done, total: update(completed=done), name=name
+            spec,
+            games,
+            workers,
+            ray,
+            lambda done, total: update(completed=done, total=total),
+            name=name,
         )
     console.print(rating_table(result))
 

@@ -18,7 +18,15 @@ import sys
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 # Long messages stay on one line (greppable); tables keep their columns when piped to a file.
 console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -34,20 +42,27 @@ def say(message: str) -> None:
     console.print(message, markup=False, highlight=False)
 
 
-def progress_bar(label: str = "{task.description}", **options: Any) -> Progress:
-    """A progress bar on `console`: the label, the bar, done of total and the time taken.
+def progress_bar(
+    label: str = "{task.description}", *columns: ProgressColumn, **options: Any
+) -> Progress:
+    """A progress bar on `console`: the label, the bar, done of total, `columns`, the time
+    taken and the time left (rich's estimate from the speed so far).
 
     Args:
         label: The text before the bar (a rich format string; the default is the task's
             description).
-        **options: Passed to rich's `Progress` (`transient`, `disable`).
+        *columns: More columns after the count (a status text, say).
+        **options: Passed to rich's `Progress` (`transient`, `disable`, `console`,
+            `speed_estimate_period`).
     """
+    options.setdefault("console", console)
     return Progress(
         TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
+        *columns,
         TimeElapsedColumn(),
-        console=console,
+        TimeRemainingColumn(),
         **options,
     )
 

@@ -32,7 +32,13 @@ def results_table(result: TournamentResult, title: str) -> Table:
         "a win rate (95% CI)",
         "b win rate (95% CI)",
     ):
-        table.add_column(column, justify="left" if column in ("a", "b") else "right")
+        # names fold onto more lines rather than lose their ends: two `az:` agents whose
+        # paths differ only at the end must not look alike
+        table.add_column(
+            column,
+            justify="left" if column in ("a", "b") else "right",
+            overflow="fold" if column in ("a", "b") else "ellipsis",
+        )
     for pair in result.pairs:
         table.add_row(
             Text(pair.a),
@@ -64,7 +70,7 @@ def elo_title(result: TournamentResult) -> str:
 def elo_table(result: TournamentResult) -> Table:
     """The agents' Elo ratings, best first."""
     table = Table(title=Text(elo_title(result)))
-    table.add_column("agent")
+    table.add_column("agent", overflow="fold")
     table.add_column("Elo", justify="right")
     for agent, elo in sorted(result.elo.items(), key=lambda item: -item[1]):
         table.add_row(Text(agent), f"{elo:+.0f}")

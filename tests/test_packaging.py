@@ -18,6 +18,11 @@ import pytest
 from wheel_helpers import ROOT, build_wheel, copy_source, run
 
 INSTALL_LINE = 'pip install -c constraints.txt -e ".[train]"'
+# PyTorch's CPU build from its own wheel index (the one index URL the README names)
+CPU_LINE = (
+    "pip install -c constraints.txt --extra-index-url https://download.pytorch.org/whl/cpu "
+    '-e ".[train]"'
+)
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +76,13 @@ def test_the_wheel_registers_the_command_and_its_trainer_commands(wheel):
         assert re.search(rf"^{command} = training\.", text, re.M), command
 
 
-def test_the_readme_install_line_installs_this_project(tmp_path):
+@pytest.mark.parametrize("line", [INSTALL_LINE, CPU_LINE], ids=["default", "cpu"])
+def test_the_readme_install_line_installs_this_project(tmp_path, line):
     readme = (ROOT / "README.md").read_text()
     first_screen = readme[: readme.index("## The game in one paragraph")]
-    assert INSTALL_LINE in first_screen and "make install" in first_screen
+    assert line in first_screen and "make install" in first_screen
     source = copy_source(tmp_path / "clone")
-    args = INSTALL_LINE.split()[1:]
+    args = line.split()[1:]
     report = json.loads(
         run(
             [

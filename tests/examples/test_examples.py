@@ -20,7 +20,7 @@ def load(name: str):
     return module
 
 
-def test_sb3_maskable_ppo(tmp_path):
+def test_sb3_maskable_ppo(tmp_path, capsys):
     pytest.importorskip("sb3_contrib", reason="needs the 'examples' extra")
     example = load("sb3_maskable_ppo")
     summary = example.main(
@@ -40,6 +40,7 @@ def test_sb3_maskable_ppo(tmp_path):
     assert summary["illegal_actions"] == 0
     assert summary["wins"] + summary["draws"] + summary["losses"] == 2
     assert (tmp_path / "ppo.zip").exists()
+    assert "MaskablePPO vs random (playing a colour drawn each game):" in capsys.readouterr().out
 
 
 def test_pettingzoo_selfplay_loop():

@@ -178,3 +178,15 @@ def test_rating_one_agent_leaves_the_ladder_as_it_was(tmp_path):
         assert "mcts:4" not in [e.name for e in ladder.agents()]
         with pytest.raises(LadderError, match="already"):
             ladder.rate("greedy", games=4)
+
+
+def test_rating_reports_one_count_of_one_known_total(tmp_path):
+    """`ladder rate`'s bar: the games it will play as its total from the first game, and a
+    count that never starts again at each opponent."""
+    with ladder_of(tmp_path / "l.db", ["random", "greedy", "mcts:2"]) as ladder:
+        ladder.run(2)
+        seen: list[tuple[int, int]] = []
+        result = ladder.rate("mcts:1", games=14, progress=lambda *step: seen.append(step))
+    played = sum(result.games.values())
+    assert [done for done, _ in seen] == list(range(1, played + 1))
+    assert {total for _, total in seen} == {played}

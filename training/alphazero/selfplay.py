@@ -27,7 +27,12 @@ the network's search until the move is made.
 
 When a game ends, every position of it gets the final result as value target, from the view
 of the player to move there (R24; a game the training cap stopped is scored there, R22), and
-goes to the replay buffer.
+goes to the replay buffer; with ``short_value_lambdas``, its short-term value targets too
+(`replay.short_term_values`, of the searches' root values).
+
+With ``full_simulations_late`` > 0 the full searches have a third budget: while ``late`` is
+set (the learner sets it once the run is far enough, `AZConfig.full_simulations_at`), a
+search drawn full gets ``full_simulations_late`` simulations instead of ``full_simulations``.
 """
 
 from __future__ import annotations
@@ -47,11 +52,13 @@ from ..common.network import BatchedInference, PolicyValueNet
 from ..common.policy_agent import PolicyAgent
 from .agent import AZAgent, BatchedPlayer
 from .config import AZSearchConfig
-from .replay import PositionSink
+from .replay import PositionSink, short_term_values
 from .search import IDLE, NEED_ROOT, SLOTS, BatchedSearch, Evaluate, search_options
 from .seats import AGENT, RAW, SeatPolicy
 
-CHEAP, FULL = 0, 1
+#: the budgets of a search (`SearchOptions.budgets` rows): a cheap one, a full one, and the
+#: full one late in the run (full_simulations_late > 0)
+CHEAP, FULL, LATE = 0, 1, 2
 
 
 class TargetPolicy:
@@ -111,12 +118,19 @@ class SelfPlay:
     the mode (self-play, DAgger, a fixed opponent).
     """
 
-    def __init__(self, config: AZSearchConfig, seed: int):
+    def __init__(
+        self, config: AZSearchConfig, seed: int, short_value_lambdas: tuple[float, ...] = ()
+    ):
         self.config = config
+        self.short_value_lambdas = list(short_value_lambdas)
+        self.late = False  # full searches take full_simulations_late (set by the learner)
+        budgets = [config.cheap_simulations, config.full_simulations]
+        if config.full_simulations_late:
+            budgets.append(config.full_simulations_late)
         self.search = BatchedSearch(
             config.games,
             search_options(
-                [config.cheap_simulations, config.full_simulations],
+                budgets,
                 config.max_considered,
                 config.c_visit,
                 config.c_scale,
@@ -177,9 +191,8 @@ class SelfPlay:
         if len(rows):
             tree = self.search.tree
             tree.gumbel[rows] = self.rng.gumbel(size=(len(rows), SLOTS)).astype(np.float32)
-            tree.kind[rows] = (self.rng.random(len(rows)) < self.config.full_fraction).astype(
-                np.int32
-            )
+            full = self.rng.random(len(rows)) < self.config.full_fraction
+            tree.kind[rows] = np.where(full, LATE if self.late else FULL, CHEAP).astype(np.int32)
             seat = self.seats[rows, tree.game_state[rows, TO_MOVE]]
             tree.raw_move[rows] = seat == RAW
             if self.victim is not None:  # the opponent's colour, whose nodes take its policy
@@ -199,10 +212,16 @@ class SelfPlay:
             for b in np.flatnonzero(out.ready):
                 self.stats.positions += 1
                 n = int(out.n_legal[b])
-                full = int(out.kind[b]) == FULL and bool(out.searched[b])
+                full = int(out.kind[b]) != CHEAP and bool(out.searched[b])
                 self.stats.full_searches += full
                 self.trajectories[b].append(
-                    (out.state[b].copy(), out.actions[b, :n].copy(), out.policy[b, :n].copy(), full)
+                    (
+                        out.state[b].copy(),
+                        out.actions[b, :n].copy(),
+                        out.policy[b, :n].copy(),
+                        full,
+                        float(out.value[b]),
+                    )
                 )
                 if out.done[b]:
                     added += self._game_over(int(b), int(out.winner[b]), buffer)
@@ -285,6 +304,15 @@ class SelfPlay:
         if not n:  # the opponent ended the game before the network's first move
             self._start_game(b)
             return 0
-        buffer.add(np.stack([s[0] for s in trajectory]), actions, policy, value, weights)
+        extra = {}
+        if self.short_value_lambdas:
+            red_result = 0.0 if winner == DRAW else (1.0 if winner == engine.RED else -1.0)
+            extra["short_value"] = short_term_values(
+                np.array([s[4] for s in trajectory]),
+                to_move == engine.RED,
+                red_result,
+                self.short_value_lambdas,
+            )
+        buffer.add(np.stack([s[0] for s in trajectory]), actions, policy, value, weights, **extra)
         self._start_game(b)
         return n

@@ -39,7 +39,7 @@ from satellites_env.core.checks import quoted
 #: or in Ray actors
 BACKENDS = ("local", "thread", "ray")
 #: the trunk's normalisations (training/common/network.py)
-NORMS = ("group", "none")
+NORMS = ("group", "none", "batch")
 #: a config file larger than this is not a config (and YAML aliases cannot blow it up)
 MAX_CONFIG_BYTES = 1 << 20
 #: the longest move cap a config may set (R20); the state's move counter is an int32

@@ -17,15 +17,17 @@ comes from pooled features. Illegal actions get -inf, so they are never sampled.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import ctypes.util
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+from torch.nn.utils.fusion import fuse_conv_bn_eval
 
 from satellites_env.core.board import N_ACTIONS, N_CELLS, N_PUSH_ACTIONS, RAY
 from satellites_env.observation import N_PLANES, PLANE_INDEX
@@ -41,32 +43,99 @@ LANDING = torch.from_numpy(RAY.reshape(-1).copy()).where(
 LANDING_BY_CELL = LANDING.view(N_CELLS, MOVES_PER_CELL)
 
 
+class BatchNorm(nn.BatchNorm2d):
+    """BatchNorm2d whose state is float32 tensors alone, as checkpoints hold them: no
+    batch counter (it only matters without a momentum, and the momentum is fixed)."""
+
+    def __init__(self, channels: int):
+        super().__init__(channels)
+        self.num_batches_tracked = None
+
+    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
+        # BatchNorm's own hook adds the counter to a state dict without torch's metadata
+        nn.Module._load_from_state_dict(self, *args, **kwargs)
+
+
 def norm_layer(channels: int, norm: str) -> nn.Module:
-    """The normalisation after a trunk convolution: GroupNorm for `group`, none for `none`."""
-    return nn.GroupNorm(8, channels) if norm == "group" else nn.Identity()
+    """The normalisation after a trunk convolution: GroupNorm for `group`, BatchNorm for
+    `batch`, none for `none`."""
+    if norm == "group":
+        return nn.GroupNorm(8, channels)
+    return BatchNorm(channels) if norm == "batch" else nn.Identity()
 
 
 class ResidualBlock(nn.Module):
-    """Two 3x3 convolutions and a skip. `norm="group"`: GroupNorm after each convolution.
-    `norm="none"` (SkipInit, De & Smith 2020): biases instead, and the residual branch scaled
-    by a learned scalar that starts at 0, so each block starts as the identity. On a CPU the
-    norm-free trunk is much faster: the trunk runs channels-last (the observation's layout),
-    where torch's GroupNorm is slow (`benchmarks/az_trunk.py`)."""
+    """Two 3x3 convolutions and a skip. `norm="group"` / `"batch"`: GroupNorm / BatchNorm
+    after each convolution. `norm="none"` (SkipInit, De & Smith 2020): biases instead, and the
+    residual branch scaled by a learned scalar that starts at 0, so each block starts as the
+    identity. On a CPU the norm-free trunk is much faster: the trunk runs channels-last (the
+    observation's layout), where torch's GroupNorm is slow (`benchmarks/az_trunk.py`).
+    BatchNorm costs nothing at inference: `fold_batch_norms` folds it into the convolutions."""
 
     def __init__(self, channels: int, norm: str = "group"):
         super().__init__()
-        self.grouped = norm == "group"
-        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=not self.grouped)
+        self.skip_init = norm == "none"
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=self.skip_init)
         self.norm1 = norm_layer(channels, norm)
-        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=not self.grouped)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=self.skip_init)
         self.norm2 = norm_layer(channels, norm)
-        if not self.grouped:
+        if self.skip_init:
             self.gain = nn.Parameter(torch.zeros(()))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu(self.norm1(self.conv1(x)))
         branch = self.norm2(self.conv2(y))
-        return F.relu(x + (branch if self.grouped else self.gain * branch))
+        return F.relu(x + (self.gain * branch if self.skip_init else branch))
+
+
+class Features(NamedTuple):
+    """What the heads read: the NCHW planes `x`, the trunk's output `h` and its mean over
+    the board `pooled`."""
+
+    x: torch.Tensor
+    h: torch.Tensor
+    pooled: torch.Tensor
+
+    def rows(self, rows: torch.Tensor | None) -> Features:
+        """The features of these positions only (all of them for None)."""
+        return self if rows is None else Features(self.x[rows], self.h[rows], self.pooled[rows])
+
+
+def add_policy_heads(module: nn.Module, channels: int, landing_values: bool) -> None:
+    """Give `module` the four convolutions and the linear layer `policy_logits` reads (the
+    network's policy, and the training-only soft policy of `TrainingHeads`)."""
+    module.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
+    # One landing map, or one per value of the satellite that moves (landing_values):
+    # what a landing does depends on the value that lands (R21 sums).
+    module.landing_head = nn.Conv2d(channels, 4 if landing_values else 1, 1)
+    module.push_head = nn.Conv2d(channels, N_PUSH_ACTIONS, 1)
+    module.pass_head = nn.Linear(channels, 1)
+
+
+def policy_logits(heads: Any, landing_values: bool, f: Features) -> torch.Tensor:
+    """Raw logits (B, 3217) of the policy heads that `add_policy_heads` gave `heads` (a
+    module; Any: its heads are attributes set at run time)."""
+    x, h = f.x, f.h
+    pushed_at = (x[:, PUSHED_PLANE] > 0).to(x.dtype)  # (B, 10, 10), one cell or none
+    n_moves = N_CELLS * MOVES_PER_CELL  # explicit sizes: a batch may hold no position
+    moves = heads.move_head(h).permute(0, 2, 3, 1).reshape(x.shape[0], n_moves)
+    if landing_values:
+        # (B, 4 x 101): the map of value v + 1 at [v * 101 + cell]; each move reads the
+        # map of the value on its from-cell (own_1..own_4 planes) at its landing cell.
+        landing = F.pad(heads.landing_head(h).flatten(2), (0, 1)).flatten(1)
+        value_at = x[:, :4].argmax(1).flatten(1)  # (B, 100): own_k plane -> k - 1
+        # move ids are cell-major (from-cell x 32 + direction x 4 + distance - 1), so each
+        # cell's map offset broadcast over its 32 moves is every move's (a third faster
+        # than a fancy index of the from-cells)
+        offset = (value_at * (N_CELLS + 1)).unsqueeze(2)  # (B, 100, 1)
+        index = torch.add(LANDING_BY_CELL, offset).view(x.shape[0], n_moves)
+        moves = moves + torch.gather(landing, 1, index)
+    else:
+        landing = F.pad(heads.landing_head(h).flatten(1), (0, 1))  # (B, 101), padding last
+        moves = moves + landing[:, LANDING]
+    pushes = torch.einsum("bchw,bhw->bc", heads.push_head(h), pushed_at)
+    passes = heads.pass_head(f.pooled)
+    return torch.cat([moves, pushes, passes], dim=1)
 
 
 class PolicyValueNet(nn.Module):
@@ -83,17 +152,12 @@ class PolicyValueNet(nn.Module):
         self.landing_values = bool(landing_values)
         self.norm = norm
         self.stem = nn.Sequential(
-            nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=norm != "group"),
+            nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=norm == "none"),
             norm_layer(channels, norm),
             nn.ReLU(),
         )
         self.trunk = nn.Sequential(*(ResidualBlock(channels, norm) for _ in range(blocks)))
-        self.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
-        # One landing map, or one per value of the satellite that moves (landing_values):
-        # what a landing does depends on the value that lands (R21 sums).
-        self.landing_head = nn.Conv2d(channels, 4 if self.landing_values else 1, 1)
-        self.push_head = nn.Conv2d(channels, N_PUSH_ACTIONS, 1)
-        self.pass_head = nn.Linear(channels, 1)
+        add_policy_heads(self, channels, self.landing_values)
         self.value_head = nn.Sequential(
             nn.Linear(channels, channels), nn.ReLU(), nn.Linear(channels, 1)
         )
@@ -110,9 +174,8 @@ class PolicyValueNet(nn.Module):
 
     def forward(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Raw (unmasked) logits (B, 3217) and values (B,)."""
-        x, h = self._trunk(observation)
-        pooled = h.mean(dim=(2, 3))
-        return self._policy(x, h, pooled), self._value_of(h, pooled)
+        f = self.features(observation)
+        return self.policy_of(f), self.value_of(f)
 
     def forward_all(
         self, observation: torch.Tensor, rows: torch.Tensor | None = None
@@ -121,47 +184,26 @@ class PolicyValueNet(nn.Module):
         positions only, (len(rows), 3217): a training batch whose policy targets cover a tenth
         of its positions (playout caps) skips the policy heads, half of a forward pass, for
         the rest."""
-        x, h = self._trunk(observation)
-        pooled = h.mean(dim=(2, 3))
-        if rows is None:
-            logits = self._policy(x, h, pooled)
-        else:
-            logits = self._policy(x[rows], h[rows], pooled[rows])
-        return logits, self._value_of(h, pooled)
+        f = self.features(observation)
+        return self.policy_of(f.rows(rows)), self.value_of(f)
 
-    def _policy(self, x: torch.Tensor, h: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
-        pushed_at = (x[:, PUSHED_PLANE] > 0).to(x.dtype)  # (B, 10, 10), one cell or none
-        n_moves = N_CELLS * MOVES_PER_CELL  # explicit sizes: a batch may hold no position
-        moves = self.move_head(h).permute(0, 2, 3, 1).reshape(x.shape[0], n_moves)
-        if self.landing_values:
-            # (B, 4 x 101): the map of value v + 1 at [v * 101 + cell]; each move reads the
-            # map of the value on its from-cell (own_1..own_4 planes) at its landing cell.
-            landing = F.pad(self.landing_head(h).flatten(2), (0, 1)).flatten(1)
-            value_at = x[:, :4].argmax(1).flatten(1)  # (B, 100): own_k plane -> k - 1
-            # move ids are cell-major (from-cell x 32 + direction x 4 + distance - 1), so each
-            # cell's map offset broadcast over its 32 moves is every move's (a third faster
-            # than a fancy index of the from-cells)
-            offset = (value_at * (N_CELLS + 1)).unsqueeze(2)  # (B, 100, 1)
-            index = torch.add(LANDING_BY_CELL, offset).view(x.shape[0], n_moves)
-            moves = moves + torch.gather(landing, 1, index)
-        else:
-            landing = F.pad(self.landing_head(h).flatten(1), (0, 1))  # (B, 101), padding last
-            moves = moves + landing[:, LANDING]
-        pushes = torch.einsum("bchw,bhw->bc", self.push_head(h), pushed_at)
-        passes = self.pass_head(pooled)
-        return torch.cat([moves, pushes, passes], dim=1)
+    def features(self, observation: torch.Tensor) -> Features:
+        """The trunk's features of (B, 10, 10, 22) observations, what every head reads."""
+        x = observation.permute(0, 3, 1, 2)  # channels-last planes -> NCHW
+        h = self.trunk(self.stem(x))
+        return Features(x, h, h.mean(dim=(2, 3)))
+
+    def policy_of(self, f: Features) -> torch.Tensor:
+        """Raw logits (B, 3217) of the features' positions."""
+        return policy_logits(self, self.landing_values, f)
 
     def value(self, observation: torch.Tensor) -> torch.Tensor:
         """The values alone (B,), without the policy heads."""
-        _, h = self._trunk(observation)
-        return self._value_of(h, h.mean(dim=(2, 3)))
+        return self.value_of(self.features(observation))
 
-    def _trunk(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = observation.permute(0, 3, 1, 2)  # channels-last planes -> NCHW
-        return x, self.trunk(self.stem(x))
-
-    def _value_of(self, h: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(self.value_head(pooled)).squeeze(1)
+    def value_of(self, f: Features) -> torch.Tensor:
+        """Values (B,) in [-1, 1] of the features' positions."""
+        return torch.tanh(self.value_head(f.pooled)).squeeze(1)
 
     def masked_forward(
         self, observation: torch.Tensor, mask: torch.Tensor
@@ -169,6 +211,68 @@ class PolicyValueNet(nn.Module):
         """Logits with illegal actions at -inf (mask: (B, 3217), nonzero = legal), and values."""
         logits, value = self(observation)
         return mask_logits(logits, mask), value
+
+
+class TrainingHeads(nn.Module):
+    """Auxiliary heads that only the gradient steps use (KataGo, Wu 2019), on the trunk's
+    features: self-play, evaluation and play never call them, so inference pays nothing.
+
+    - `soft_policy`: a second policy head (the policy heads' layout), trained to the policy
+      target raised to the power 1/T and renormalised: the flatter target makes the trunk
+      learn to rank the moves the search considered poor as well as its favourite.
+    - `short_values` k > 0: k value heads, trained to lambda-averaged root values of the next
+      moves (`replay.short_term_values`), targets with less noise than the final result.
+    """
+
+    def __init__(
+        self,
+        channels: int,
+        landing_values: bool = False,
+        soft_policy: bool = False,
+        short_values: int = 0,
+    ):
+        super().__init__()
+        self.landing_values = bool(landing_values)
+        self.soft_policy: nn.Module | None = None
+        self.short_value_head: nn.Module | None = None
+        if soft_policy:
+            self.soft_policy = nn.Module()
+            add_policy_heads(self.soft_policy, channels, self.landing_values)
+        if short_values:
+            self.short_value_head = nn.Sequential(
+                nn.Linear(channels, channels), nn.ReLU(), nn.Linear(channels, short_values)
+            )
+
+    def losses(self) -> list[str]:
+        """The names of the outputs (and losses) of the heads present."""
+        heads = {"soft_policy": self.soft_policy, "short_value": self.short_value_head}
+        return [name for name, head in heads.items() if head is not None]
+
+    def forward(self, f: Features, rows: torch.Tensor) -> dict[str, torch.Tensor]:
+        """{"soft_policy": logits (len(rows), 3217) of the positions `rows`,
+        "short_value": values (B, k) in [-1, 1]}, the heads present."""
+        out = {}
+        if self.soft_policy is not None:
+            out["soft_policy"] = policy_logits(self.soft_policy, self.landing_values, f.rows(rows))
+        if self.short_value_head is not None:
+            out["short_value"] = torch.tanh(self.short_value_head(f.pooled))
+        return out
+
+
+def fold_batch_norms(net: PolicyValueNet) -> PolicyValueNet:
+    """The network for inference: a network of `norm: batch` as an eval-mode copy with each
+    BatchNorm folded into the convolution before it (its running statistics and affine
+    parameters become the convolution's weights and bias), the same outputs as `net.eval()`
+    at no normalisation cost; any other network itself."""
+    if net.norm != "batch":
+        return net
+    folded = copy.deepcopy(net).eval()
+    pairs: list[tuple[nn.Module, str, str]] = [(folded.stem, "0", "1")]
+    pairs += [(block, f"conv{i}", f"norm{i}") for block in folded.trunk for i in (1, 2)]
+    for owner, conv, norm in pairs:
+        setattr(owner, conv, fuse_conv_bn_eval(getattr(owner, conv), getattr(owner, norm)))
+        setattr(owner, norm, nn.Identity())
+    return folded
 
 
 def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -267,7 +371,8 @@ class BatchedInference:
     """The Gumbel search's network call (not an MCTS
     [`Evaluator`][satellites_env.agents.mcts.Evaluator]): `infer(obs, policy_rows=None)` ->
     (logits, values) as float32 numpy arrays, one batched forward pass in inference mode on
-    the network's device. With
+    the network's device (a BatchNorm network's norms folded into its convolutions:
+    `fold_batch_norms`, of the weights it has when the evaluator is made). With
     `policy_rows` (indices into obs) the logits are those rows' only: the policy heads (a
     quarter of az_quick's forward pass) skip the positions whose value alone the search needs.
 
@@ -279,7 +384,7 @@ class BatchedInference:
     def __init__(self, net: PolicyValueNet):
         reuse_freed_memory()
         # the ignore: torch's stubs lack Module.to's memory_format keyword
-        self.net = net.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+        self.net = fold_batch_norms(net).to(memory_format=torch.channels_last)  # type: ignore[call-overload]
         self.device = device_of(net)
 
     @torch.inference_mode()

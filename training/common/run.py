@@ -39,6 +39,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import copy
+import functools
 import dataclasses
 import datetime
 import json
@@ -54,14 +55,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import torch
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import TextColumn
 from rich.table import Table
 
 from satellites_env.agents import Agent, make_agent
@@ -85,6 +79,7 @@ from satellites_env.files import (
 )
 from satellites_env.rating import SCALE, SCALE_ANCHOR
 from satellites_env.record import GameRecord
+from satellites_env.terminal import progress_bar
 
 from ..distributed.generator import GeneratorFactory
 from ..distributed.pool import GeneratorPool, log_pool, open_pool
@@ -424,6 +419,8 @@ class Trainer(abc.ABC):
         self._generator_states: list[dict] | None = None  # the workers' streams while none runs
         # evaluation processes (with distributed.workers > 1)
         self._eval_pool: Workers | None = None
+        # what the run is doing, for the progress bar's status (`_run` shows it)
+        self.doing: Callable[[str], None] = lambda text: None
         self.net: PolicyValueNet
         self.optimizer: torch.optim.Optimizer
         torch.set_num_threads(config.threads)
@@ -680,10 +677,13 @@ class Trainer(abc.ABC):
 
     # ------------------------------------------------------------------ evaluation
 
-    def evaluate(self, *, final: bool = False) -> Evaluation:
+    def evaluate(
+        self, *, final: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> Evaluation:
         """The learner's policy against each evaluation opponent (`eval.games` each), or, at
         the end, each of its players against each final opponent (`eval.final`). The policy's
-        first game against the last opponent is kept in `sample_game`."""
+        first game against the last opponent is kept in `sample_game`. `progress` is called
+        as (games played, games in all) as each share of games comes back."""
         evaluation = Evaluation(self.progress, minutes=self.counters.seconds / 60, final=final)
         self.net.eval()
         ev = self.config.eval
@@ -698,16 +698,19 @@ class Trainer(abc.ABC):
             if games
         ]
         matches += [] if final else self.matches_along_the_run()
+        self.doing(f"evaluating against {', '.join(opponents)}")
         with torch_threads_one():
             if final and self.config.minutes > 0:
-                played = self._play_in_rounds(matches, ev.max_moves, self.final_seconds_left())
+                played = self._play_in_rounds(
+                    matches, ev.max_moves, self.final_seconds_left(), progress
+                )
                 if any(len(g) < len(_indices(m[3])) for m, g in zip(matches, played, strict=True)):
                     self.console.print(
                         "the time budget (minutes) ended the final table before all its "
                         "games: the table shows the games played (the first of each match)"
                     )
             else:
-                played = self._play_matches(matches, ev.max_moves)
+                played = self._play_matches(matches, ev.max_moves, progress)
         last = list(opponents)[-1] if opponents else None
         for (player, spec, *_), records in zip(matches, played, strict=True):
             result = self.pair_result(player, spec, records)
@@ -728,7 +731,13 @@ class Trainer(abc.ABC):
         used = self.counters.seconds + self.counters.other_seconds
         return float(max(budget - used, budget * FINAL_SHARE))
 
-    def _play_in_rounds(self, matches: list[Match], max_moves: int, seconds: float) -> list[Games]:
+    def _play_in_rounds(
+        self,
+        matches: list[Match],
+        max_moves: int,
+        seconds: float,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Games]:
         """The matches' games in rounds of ROUND_GAMES games of each (colours balanced: game
         pairs 2j, 2j+1 together), round after round while the next round, as long as the
         last one took, fits in `seconds`: the games played are the first ones of each match,
@@ -748,9 +757,11 @@ class Trainer(abc.ABC):
                 )
                 if first < count
             ]
-            for (m, _), games in zip(
-                todo, self._play_matches([match for _, match in todo], max_moves), strict=True
-            ):
+            count = None
+            if progress is not None:
+                count = functools.partial(_offset, progress, sum(map(len, played)), sum(counts))
+            rounds = self._play_matches([match for _, match in todo], max_moves, count)
+            for (m, _), games in zip(todo, rounds, strict=True):
                 played[m] += games
             last = time.perf_counter() - tick
         return played
@@ -776,14 +787,28 @@ class Trainer(abc.ABC):
             result.add(record, a_is_red=i % 2 == 0)
         return result
 
-    def _play_matches(self, matches: list[Match], max_moves: int) -> list[Games]:
+    def _play_matches(
+        self,
+        matches: list[Match],
+        max_moves: int,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Games]:
         """The games of each match (player, opponent, opponent seed, games, seed), each
         match's as [(index, record)] in index order: in this process; on Ray over the
         generators' actors; with more than one worker otherwise, in that many processes, every
         match's shares in one queue, so that a worker that finishes its share of one match
         starts on the next instead of waiting for the other's. Each game is a pure function of
-        its index, so the results do not depend on where it ran."""
+        its index, so the results do not depend on where it ran. `progress` is called as
+        (games played, games in all) as each share comes back."""
         workers = self.config.distributed.workers
+        total, done = sum(len(_indices(match[3])) for match in matches), 0
+
+        def count(games: int) -> None:
+            nonlocal done
+            done += games
+            if progress is not None:
+                progress(done, total)
+
         if self.config.distributed.backend == "ray":
             pool = self.generators
             pool.set_weights(self.weights(), self.counters.iterations)
@@ -800,6 +825,7 @@ class Trainer(abc.ABC):
                         ],
                     )
                 )
+                count(len(indices))
         elif workers > 1:
             weights = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
             jobs, owner = [], []
@@ -820,19 +846,20 @@ class Trainer(abc.ABC):
                         )
                     )
                     owner.append(m)
-            results = self._evaluators(workers).run(jobs, play_in_worker)
+            results = self._evaluators(workers).run(
+                jobs, play_in_worker, lambda index, _: count(len(jobs[index][5]))
+            )
             played = [[] for _ in matches]
             for m, part in zip(owner, results, strict=True):
                 played[m].append(part)
         else:
-            played = [
-                [
-                    player.play(
-                        self.net, opponent, opponent_seed, list(_indices(games)), seed, max_moves
-                    )
-                ]
-                for player, opponent, opponent_seed, games, seed in matches
-            ]
+            played = []
+            for player, opponent, opponent_seed, games, seed in matches:
+                indices = _indices(games)
+                played.append(
+                    [player.play(self.net, opponent, opponent_seed, list(indices), seed, max_moves)]
+                )
+                count(len(indices))
         return [
             sorted((pair for part in parts for pair in part), key=lambda p: p[0])
             for parts in played
@@ -945,26 +972,31 @@ class Trainer(abc.ABC):
         from torch.utils.tensorboard import SummaryWriter
 
         writer = SummaryWriter(str(self.run_dir / "tensorboard"), purge_step=self.progress)
-        columns = (
-            TextColumn(f"[bold]{config.learner}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-        )
         session = (time.perf_counter(), self.progress)
         log_lines = not self.console.is_terminal  # a log file: plain lines, no progress bar
         last_line = time.monotonic()
         interrupt = _Interrupt(self.console)
         try:
             with (
-                Progress(*columns, console=self.console, disable=log_lines) as progress,
+                progress_bar(
+                    f"[bold]{config.learner}",
+                    TextColumn("{task.fields[doing]}"),
+                    TextColumn("{task.fields[status]}"),
+                    console=self.console,
+                    disable=log_lines,
+                ) as progress,
                 interrupt.deferred(),
             ):
                 done, total = self._bar()
-                task = progress.add_task("train", total=total, status="")
+                task = progress.add_task("train", total=total, status="", doing="")
                 progress.update(task, completed=done)  # minutes: rich's add_task takes ints
+                # the first iteration of a process compiles the kernels numba has not cached
+                first = " (compiling kernels on first use)"
+
+                def doing(text: str) -> None:
+                    progress.update(task, doing=text + first)
+
+                self.doing = doing
                 if self.evaluates_first() and not self.history and config.eval.games > 0:
                     tick = time.perf_counter()
                     evaluation = self.evaluate()
@@ -974,7 +1006,9 @@ class Trainer(abc.ABC):
                     self.console.print(f"before training: {_rates(evaluation)}", highlight=False)
                 while not self.trained_enough:
                     tick, tick_cpu = time.perf_counter(), time.process_time()
+                    self.doing("self-play and training")
                     losses = self.iterate()
+                    first = ""
                     trained = time.perf_counter() - tick
                     self.counters.seconds += trained
                     self.counters.cpu_seconds += time.process_time() - tick_cpu
@@ -988,7 +1022,7 @@ class Trainer(abc.ABC):
                         self.history.append(evaluation)
                         self._log_evaluation(writer, evaluation)
                         status += "  " + _rates(evaluation)
-                    progress.update(task, completed=self._bar()[0], status=status)
+                    progress.update(task, completed=self._bar()[0], status=status, doing="")
                     if interrupt.requested:
                         interrupt.saved = True
                         self._stop()
@@ -1002,6 +1036,7 @@ class Trainer(abc.ABC):
                     ):
                         self.console.print(self._progress_line(losses), highlight=False)
                         last_line = time.monotonic()
+                self.doing("the last gradient steps")
                 self.flush()
         except KeyboardInterrupt:
             if not interrupt.saved:  # stopped mid-iteration: the last checkpoint stands
@@ -1012,19 +1047,13 @@ class Trainer(abc.ABC):
             raise
         finally:
             writer.close()
+            self.doing = lambda text: None
         tick = time.perf_counter()
         self.save()
         self.save(self.run_dir / "final.pt")  # the trained network, whatever the evaluation does
         self.counters.other_seconds += time.perf_counter() - tick
-        if config.minutes > 0:
-            self.console.print(
-                f"final evaluation (within the {self.final_seconds_left():.0f} s left of the "
-                f"{config.minutes:g}-minute budget: its games stop where the time runs out) ..."
-            )
-        else:
-            self.console.print("final evaluation ...")
         tick = time.perf_counter()
-        final = self.evaluate(final=True)
+        final = self._final_table(log_lines)
         eval_seconds = time.perf_counter() - tick
         self.history.append(final)
         self.finished = True
@@ -1036,6 +1065,42 @@ class Trainer(abc.ABC):
         )
         self.plot()
         return final
+
+    def _final_table(self, log_lines: bool) -> Evaluation:
+        """The final evaluation under its own bar: games played of games in all, and the time
+        left (in a log file, a line every `PROGRESS_SECONDS`)."""
+        players = self.players(True)
+        opponents = list(dict.fromkeys(s for p in players for s in self.final_games(p)))
+        games = sum(sum(self.final_games(player).values()) for player in players)
+        budget = self.config.minutes
+        self.console.print(
+            f"final table: {len(players)} player(s) against "
+            f"{', '.join(opponents) or 'no opponent'} ({games} games)"
+            + (
+                f", within the {self.final_seconds_left():.0f} s left of the {budget:g}-minute "
+                f"budget: its games stop where the time runs out"
+                if budget > 0
+                else ""
+            ),
+            highlight=False,
+        )
+        last_line = time.monotonic()
+        # a share of games comes back every half-minute or so: the time left is estimated from
+        # the speed over the whole table, not rich's last 30 seconds
+        with progress_bar(
+            "final table", console=self.console, disable=log_lines, speed_estimate_period=3600
+        ) as progress:
+            task = progress.add_task("final", total=None)
+
+            def update(done: int, total: int) -> None:
+                nonlocal last_line
+                progress.update(task, completed=done, total=total)
+                due = time.monotonic() - last_line >= PROGRESS_SECONDS
+                if log_lines and (done == total or due):
+                    self.console.print(f"final table: {done}/{total} games", highlight=False)
+                    last_line = time.monotonic()
+
+            return self.evaluate(final=True, progress=update)
 
     def _stop(self) -> None:
         self.save()
@@ -1214,6 +1279,11 @@ def torch_threads_one():
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+def _offset(progress: Callable[[int, int], None], before: int, total: int, done: int, _: int) -> None:
+    """`progress` of a round's games counted after the `before` played in earlier rounds."""
+    progress(before + done, total)
 
 
 def _indices(games: int | range) -> range:

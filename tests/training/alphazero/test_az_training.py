@@ -54,8 +54,8 @@ def test_config_errors_name_the_key_and_value():
         AZConfig.from_dict({"model": {"blocks": "two"}})
     with pytest.raises(ConfigError, match="cheap_simulations"):
         AZConfig.from_dict({"search": {"full_simulations": 4, "cheap_simulations": 8}})
-    with pytest.raises(ConfigError, match=r"model\.norm must be one of group, none.*'batch'"):
-        AZConfig.from_dict({"model": {"norm": "batch"}})
+    with pytest.raises(ConfigError, match=r"model\.norm must be one of group, none, batch.*'layer"):
+        AZConfig.from_dict({"model": {"norm": "layer"}})
     with pytest.raises(ConfigError, match="device must be auto, cpu, cuda or cuda:N"):
         AZConfig.from_dict({"device": "gpu"})
     assert issubclass(ConfigError, ValueError)
