@@ -39,9 +39,9 @@ from __future__ import annotations
 import abc
 import contextlib
 import copy
-import functools
 import dataclasses
 import datetime
+import functools
 import json
 import os
 import signal
@@ -1281,7 +1281,9 @@ def torch_threads_one():
         torch.set_num_threads(previous)
 
 
-def _offset(progress: Callable[[int, int], None], before: int, total: int, done: int, _: int) -> None:
+def _offset(
+    progress: Callable[[int, int], None], before: int, total: int, done: int, _: int
+) -> None:
     """`progress` of a round's games counted after the `before` played in earlier rounds."""
     progress(before + done, total)
 
