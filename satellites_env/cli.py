@@ -1,11 +1,11 @@
-"""The `satellites` command line: train, exploit, evaluate, ladder, play, serve, replay, demo,
-dataset.
+"""The `satellites` command line: train, exploit, sweep, evaluate, ladder, play, serve, replay,
+demo, dataset.
 
 This module parses the arguments and hands each command to its home: `evaluate` to
 `satellites_env.tournament` (shown by `satellites_env.tournament_view`), `ladder` to
 `satellites_env.ladder_view`, `play`, `demo` and `replay` to `satellites_env.terminal_game`,
 `dataset` to `satellites_env.dataset` (the `minari` extra);
-the console and key presses are `satellites_env.terminal`'s. `train` and `exploit` run the
+the console and key presses are `satellites_env.terminal`'s. `train`, `exploit` and `sweep` run the
 trainer's commands (`satellites.commands` entry points of the `train` extra, PyTorch) and
 `serve` the web server (Starlette, uvicorn); everything else is torch-free.
 
@@ -319,6 +319,26 @@ def train(
     command(config, out, resume, console, ray=ray, allow_pickle=allow_pickle)
 
 
+def sweep(args: argparse.Namespace) -> None:
+    """`satellites sweep` (the `train` extra; training/sweep.py)."""
+    command = trainer_command("sweep")  # imports torch before the engine's thread settings
+    configure_threads()
+    command(
+        args.config,
+        args.sets,
+        args.seeds,
+        args.out,
+        console,
+        positions=args.positions,
+        cpu_minutes=args.cpu_minutes,
+        player=args.player,
+        against=args.against,
+        eval_seed=args.eval_seed,
+        max_moves=args.max_moves,
+        ray=args.ray,
+    )
+
+
 def exploit(
     target: str,
     minutes: float,
@@ -436,7 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--minutes",
         type=MINUTES,
         required=True,
-        help="training time budget in minutes (summed over --resume sessions)",
+        help="the time budget in minutes of the whole run, final table included (summed "
+        "over --resume sessions): training and its evaluations take up to 80%%, the final "
+        "table the rest, its games cut where the time runs out",
     )
     ex.add_argument("--out", type=path_arg, help="run folder (default runs/exploit-<target>)")
     ex.add_argument(
@@ -475,6 +497,86 @@ def build_parser() -> argparse.ArgumentParser:
             "other packages): a pickle can run any code, so only for a config and files "
             "you trust (a spec you type, as --target, is yours)",
         )
+
+    sw = sub.add_parser(
+        "sweep",
+        help="train config variants over several seeds with one budget and compare them "
+        "(paired intervals)",
+        description="Train a grid of config variants (--set) over several seeds (--seeds), "
+        "every trial with the same budget (--positions or --cpu-minutes), then play each "
+        "final network against fixed opponents on fixed evaluation games and compare the "
+        "arms to the first with paired 95%% intervals: a table, sweep.json and sweep.png in "
+        "--out. Rerunning the same command continues; trials run one after another, or as "
+        "Ray Tune trials with --ray (docs/training/sweep.md). " + COMPILE_NOTE,
+    )
+    sw.add_argument(
+        "--config",
+        required=True,
+        metavar="NAME_OR_FILE",
+        help="the base config: a shipped name or a YAML file, as in train",
+    )
+    sw.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE[,VALUE...]",
+        help="an override of a dotted config key (replay.replay_ratio=4,6), each value an "
+        "arm; several --set make a grid (the first arm takes every first value)",
+    )
+    sw.add_argument(
+        "--seeds",
+        nargs="+",
+        default=["0-4"],
+        metavar="SEEDS",
+        help="training seeds of every arm: a range (0-4) or a list (0,1,2) (default 0-4)",
+    )
+    budget = sw.add_mutually_exclusive_group(required=True)
+    budget.add_argument(
+        "--positions",
+        type=int_in(1, 10**12),
+        help="the trials' length: the config's length key (total_positions; total_steps for PPO)",
+    )
+    budget.add_argument(
+        "--cpu-minutes",
+        type=MINUTES,
+        help="the trials' budget in minutes of the training process's CPU time (all its "
+        "threads), which a busy machine does not shrink as it does wall time",
+    )
+    sw.add_argument(
+        "--player",
+        default="az:PATH:32",
+        metavar="SPEC",
+        help="what plays the evaluation games, PATH standing for each trial's final "
+        "network: az:PATH:N (its search) or checkpoint:PATH (its raw policy) (default "
+        "az:PATH:32)",
+    )
+    sw.add_argument(
+        "--against",
+        nargs="+",
+        metavar="SPEC=GAMES",
+        help="the evaluation opponents and games against each, colours balanced (default "
+        "greedy=200)",
+    )
+    sw.add_argument(
+        "--eval-seed",
+        type=SEED,
+        default=1_000_000,
+        help="the seed of the evaluation games: game i is the arena's game i of each "
+        "pairing at this seed, for every trial (default 1000000)",
+    )
+    sw.add_argument(
+        "--max-moves",
+        type=MAX_MOVES,
+        default=400,
+        help="move cap of the evaluation games (default 400)",
+    )
+    sw.add_argument("--out", type=path_arg, required=True, help="the sweep folder")
+    add_ray_option(
+        sw,
+        "run the trials as Ray Tune trials: alone, on a local Ray; with an address, on "
+        "that cluster (each trial asks for the cores its config uses)",
+    )
 
     cf = sub.add_parser(
         "config",
@@ -725,10 +827,12 @@ def _describe(error: BaseException) -> str:
 
 
 def run_command(args: argparse.Namespace) -> None:
-    if args.command not in ("train", "exploit"):  # those set it once torch is imported
+    if args.command not in ("train", "exploit", "sweep"):  # those set it once torch is in
         configure_threads()
     if args.command == "train":
         train(args.config, args.out, args.resume, args.ray, args.allow_pickle)
+    elif args.command == "sweep":
+        sweep(args)
     elif args.command == "exploit":
         exploit(
             args.target,

@@ -72,7 +72,7 @@ def test_the_wheel_registers_the_command_and_its_trainer_commands(wheel):
     (points,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     text = wheel.read(points).decode()
     assert "satellites = satellites_env.cli:main" in text
-    for command in ("train", "exploit", "config"):
+    for command in ("train", "exploit", "config", "sweep"):
         assert re.search(rf"^{command} = training\.", text, re.M), command
 
 

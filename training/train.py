@@ -88,6 +88,7 @@ def run(
     `train` says; returns the trainer, finished."""
     if ray is not None:
         settings.distributed.backend, settings.distributed.address = "ray", ray
+        settings.check()  # what holds with the config's backend may not with Ray's
     claim_run_folder(run_dir)  # recognised as a run's (or new) before the lock touches it
     with RunLock(run_dir):
         trainer = trainer_class(settings)(settings, run_dir, resume=resume, console=console)

@@ -182,6 +182,13 @@ class AZEvalConfig(EvalConfig):
         doc="the search agent az:PATH:N with N simulations plays "
         "the final games too; 0: the raw policy alone",
     )
+    search_final: dict[str, int] = setting(
+        {},
+        0,
+        100_000,
+        doc="the search agent's final table: agent spec -> games against it "
+        "(colours balanced); empty: the games of eval.final, as the raw policy",
+    )
     search_games: int = setting(
         0,
         0,
@@ -229,7 +236,12 @@ class AZConfig(Config, learner="alphazero"):
     eval: AZEvalConfig = section(AZEvalConfig)
 
     TOTAL = "total_positions"
-    RESUMABLE = (*Config.RESUMABLE, "eval.search_simulations", "eval.search_games")
+    RESUMABLE = (
+        *Config.RESUMABLE,
+        "eval.search_simulations",
+        "eval.search_final",
+        "eval.search_games",
+    )
     GAMES = "search.games"
 
     def short_value_lambdas(self) -> list[float]:
@@ -258,6 +270,7 @@ class AZConfig(Config, learner="alphazero"):
 
     def agent_specs(self) -> list[tuple[str, str]]:
         specs = super().agent_specs()
+        specs += [(f"eval.search_final[{spec!r}]", spec) for spec in self.eval.search_final]
         if self.search.opponent:
             specs.insert(0, ("search.opponent", self.search.opponent))
         return specs
@@ -314,6 +327,10 @@ class AZConfig(Config, learner="alphazero"):
             or (self.device.startswith("cuda:") and self.device[5:].isdigit())
         ):
             raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
+        if self.eval.search_final and not self.eval.search_simulations:
+            raise ConfigError(
+                "eval.search_final needs eval.search_simulations > 0 (the search that plays it)"
+            )
         if self.eval.search_games and not self.eval.search_simulations:
             raise ConfigError(
                 "eval.search_games needs eval.search_simulations > 0 (the search that plays them)"

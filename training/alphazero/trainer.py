@@ -60,6 +60,7 @@ from ..common.run import (
     EVAL_SEED,
     Counters,
     Games,
+    Match,
     Player,
     RunError,
     Trainer,
@@ -283,7 +284,11 @@ class AZTrainer(Trainer):
 
     def _search_player(self) -> Player:
         """The run's search agent (`az:PATH:N`, N = eval.search_simulations) as a player."""
-        sims, settings = self.config.eval.search_simulations, self.config.search
+        return self.search_player(self.config.eval.search_simulations)
+
+    def search_player(self, sims: int) -> Player:
+        """The search agent `az:PATH:sims` of the run's network, as a player."""
+        settings = self.config.search
         return Player(
             "search",
             functools.partial(search_agent, simulations=sims, settings=settings),
@@ -291,12 +296,17 @@ class AZTrainer(Trainer):
             functools.partial(play_search_games, simulations=sims, settings=settings),
         )
 
+    def final_games(self, player: Player) -> dict[str, int]:
+        """The search's final games are `eval.search_final` when it names any."""
+        ev = self.config.eval
+        return ev.search_final if player.key == "search" and ev.search_final else ev.final
+
     def evaluates_first(self) -> bool:
         """A run from a trained network (`init`) is evaluated before its first gradient step:
         the learning curve starts where the network started."""
         return bool(self.config.init)
 
-    def matches_along_the_run(self) -> list[tuple[Player, str, int, int, int]]:
+    def matches_along_the_run(self) -> list[Match]:
         """With `eval.search_games`, the search's games against the first opponent (an
         exploiter's target), keyed `search:OPPONENT` as in the final table."""
         ev, seed = self.config.eval, self.config.seed

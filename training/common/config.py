@@ -184,10 +184,19 @@ class Config:
         0.0,
         0.0,
         10**6,
-        doc="a time budget: the run ends after this many "
-        "minutes of training (self-play and gradient "
-        "steps, summed over sessions) or at its "
-        "length, whichever comes first; 0: none",
+        doc="a time budget for the whole run, final table included (summed over "
+        "sessions): training and its evaluations end at 80% of it or at the run's "
+        "length, whichever comes first, and the final table's games stop where the "
+        "rest runs out; 0: none",
+    )
+    cpu_minutes: float = setting(
+        0.0,
+        0.0,
+        10**6,
+        doc="a budget of CPU time: the run ends after this many minutes of its "
+        "process's CPU time in training (all its threads; summed over sessions) or "
+        "at its length, whichever comes first; not with Ray self-play (its actors' "
+        "time is not counted); 0: none",
     )
     distributed: DistributedConfig = field(
         default_factory=DistributedConfig, metadata={"doc": "where self-play runs"}
@@ -207,6 +216,7 @@ class Config:
         "threads",
         "checkpoint_every",
         "minutes",
+        "cpu_minutes",
         "eval.every",
         "eval.games",
         "eval.final",
@@ -284,6 +294,12 @@ class Config:
         if not self.eval.final:
             raise ConfigError("eval.final must name at least one agent spec")
         d = self.distributed
+        if self.cpu_minutes and d.backend == "ray":
+            raise ConfigError(
+                "cpu_minutes counts this process's CPU time, not the Ray actors' that play "
+                "self-play: use minutes with distributed.backend: ray (or --ray), or a local "
+                "backend (thread, local) with cpu_minutes"
+            )
         if d.address and d.backend != "ray":
             raise ConfigError(
                 f"distributed.address {d.address!r} is set but "

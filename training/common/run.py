@@ -41,6 +41,7 @@ import contextlib
 import copy
 import dataclasses
 import datetime
+import functools
 import json
 import os
 import signal
@@ -114,6 +115,13 @@ Games = list[tuple[int, GameRecord]]
 PROGRESS_SECONDS = 30.0
 #: the seed of the evaluation games of the k-th player (10_000 + seed for the policy)
 EVAL_SEED = 10_000
+#: with a time budget (`minutes`), the share of it that training leaves to the final table
+#: at least, and the games of each match in one round of the final table under its deadline
+FINAL_SHARE = 0.2
+ROUND_GAMES = 8
+#: a match of an evaluation: (player, opponent, opponent seed, games: the first N or a range
+#: of game indices, seed)
+Match = tuple["Player", str, int, "int | range", int]
 #: the files a run writes into its folder (beside run.lock and tensorboard/), each written
 #: atomically and never through a link or into a special file (satellites_env.files)
 OUTPUT_FILES = (
@@ -227,6 +235,9 @@ class Counters:
     iterations: int = 0
     games: int = 0  # self-play games finished
     seconds: float = 0.0  # training wall time (generation + updates), summed over sessions
+    cpu_seconds: float = 0.0  # the process's CPU time in training (all threads), summed too
+    # wall time of the run's loop besides training (evaluations, checkpoints, logs), summed too
+    other_seconds: float = 0.0
 
 
 @dataclass
@@ -735,16 +746,28 @@ class Trainer(abc.ABC):
         ev = self.config.eval
         opponents = ev.final if final else {spec: ev.games for spec in ev.opponents}
         players = self.players(final) if final else self.players(False)[:1]
-        matches = [
+        matches: list[Match] = [
             (player, spec, self.config.seed + k, games, EVAL_SEED * (j + 1) + self.config.seed)
             for j, player in enumerate(players)
-            for k, (spec, games) in enumerate(opponents.items())
+            for k, (spec, games) in enumerate(
+                (self.final_games(player) if final else opponents).items()
+            )
             if games
         ]
         matches += [] if final else self.matches_along_the_run()
         self.doing(f"evaluating against {', '.join(opponents)}")
         with torch_threads_one():
-            played = self._play_matches(matches, ev.max_moves, progress)
+            if final and self.config.minutes > 0:
+                played = self._play_in_rounds(
+                    matches, ev.max_moves, self.final_seconds_left(), progress
+                )
+                if any(len(g) < len(_indices(m[3])) for m, g in zip(matches, played, strict=True)):
+                    self.console.print(
+                        "the time budget (minutes) ended the final table before all its "
+                        "games: the table shows the games played (the first of each match)"
+                    )
+            else:
+                played = self._play_matches(matches, ev.max_moves, progress)
         last = list(opponents)[-1] if opponents else None
         for (player, spec, *_), records in zip(matches, played, strict=True):
             result = self.pair_result(player, spec, records)
@@ -753,7 +776,62 @@ class Trainer(abc.ABC):
             evaluation.results[f"{player.key}:{spec}" if player.key else spec] = result.as_dict()
         return evaluation
 
-    def matches_along_the_run(self) -> list[tuple[Player, str, int, int, int]]:
+    def final_games(self, player: Player) -> dict[str, int]:
+        """The final table's opponents of `player` and the games against each: `eval.final`
+        here (a learner may give its other players their own)."""
+        return self.config.eval.final
+
+    def final_seconds_left(self) -> float:
+        """What is left of the time budget (`minutes`) for the final table: the budget less
+        the training and the evaluations along the run, at least FINAL_SHARE of it."""
+        budget = float(self.config.minutes) * 60
+        used = self.counters.seconds + self.counters.other_seconds
+        return float(max(budget - used, budget * FINAL_SHARE))
+
+    def _play_in_rounds(
+        self,
+        matches: list[Match],
+        max_moves: int,
+        seconds: float,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Games]:
+        """The matches' games in rounds of ROUND_GAMES games of each (colours balanced: game
+        pairs 2j, 2j+1 together), round after round while the next round, as long as the
+        last one took, fits in `seconds`: the games played are the first ones of each match,
+        the same games as without a deadline."""
+        played: list[Games] = [[] for _ in matches]
+        counts = [len(_indices(match[3])) for match in matches]
+        size = max(ROUND_GAMES, 2 * self.config.distributed.workers)
+        start, last = time.perf_counter(), 0.0
+        for first in range(0, max(counts, default=0), size):
+            if first and time.perf_counter() - start + last > seconds:
+                break
+            tick = time.perf_counter()
+            todo: list[tuple[int, Match]] = [
+                (m, (player, opponent, opponent_seed, range(first, min(first + size, count)), seed))
+                for m, ((player, opponent, opponent_seed, _, seed), count) in enumerate(
+                    zip(matches, counts, strict=True)
+                )
+                if first < count
+            ]
+            count = None
+            if progress is not None:
+                count = functools.partial(_offset, progress, sum(map(len, played)), sum(counts))
+            rounds = self._play_matches([match for _, match in todo], max_moves, count)
+            for (m, _), games in zip(todo, rounds, strict=True):
+                played[m] += games
+            last = time.perf_counter() - tick
+        return played
+
+    def play_matches(self, matches: list[Match], max_moves: int) -> list[Games]:
+        """The games of each match (player, opponent, opponent seed, games, seed) as the
+        evaluations play them (`_play_matches`): game i of a match is the arena's game i of
+        that pairing (`arena.play_pairing_game`), wherever it ran."""
+        self.net.eval()
+        with torch_threads_one():
+            return self._play_matches(matches, max_moves)
+
+    def matches_along_the_run(self) -> list[Match]:
         """Matches besides the policy's that every evaluation along the run plays, in the
         same worker queue, as (player, opponent, opponent seed, games, seed); none here."""
         return []
@@ -768,7 +846,7 @@ class Trainer(abc.ABC):
 
     def _play_matches(
         self,
-        matches: list[tuple[Player, str, int, int, int]],
+        matches: list[Match],
         max_moves: int,
         progress: Callable[[int, int], None] | None = None,
     ) -> list[Games]:
@@ -780,7 +858,7 @@ class Trainer(abc.ABC):
         its index, so the results do not depend on where it ran. `progress` is called as
         (games played, games in all) as each share comes back."""
         workers = self.config.distributed.workers
-        total, done = sum(match[3] for match in matches), 0
+        total, done = sum(len(_indices(match[3])) for match in matches), 0
 
         def count(games: int) -> None:
             nonlocal done
@@ -793,7 +871,8 @@ class Trainer(abc.ABC):
             pool.set_weights(self.weights(), self.counters.iterations)
             played = []
             for player, opponent, opponent_seed, games, seed in matches:
-                shares = [list(range(k, games, pool.workers)) for k in range(pool.workers)]
+                indices = _indices(games)
+                shares = [list(indices[k :: pool.workers]) for k in range(pool.workers)]
                 played.append(
                     pool.run(
                         play_match_games,
@@ -803,13 +882,14 @@ class Trainer(abc.ABC):
                         ],
                     )
                 )
-                count(games)
+                count(len(indices))
         elif workers > 1:
             weights = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
             jobs, owner = [], []
             for m, (player, opponent, opponent_seed, games, seed) in enumerate(matches):
-                for k in range(min(workers, games)):
-                    share = list(range(k, games, workers))
+                indices = _indices(games)
+                for k in range(min(workers, len(indices))):
+                    share = list(indices[k::workers])
                     jobs.append(
                         (
                             self.net.shape,
@@ -832,14 +912,11 @@ class Trainer(abc.ABC):
         else:
             played = []
             for player, opponent, opponent_seed, games, seed in matches:
+                indices = _indices(games)
                 played.append(
-                    [
-                        player.play(
-                            self.net, opponent, opponent_seed, list(range(games)), seed, max_moves
-                        )
-                    ]
+                    [player.play(self.net, opponent, opponent_seed, list(indices), seed, max_moves)]
                 )
-                count(games)
+                count(len(indices))
         return [
             sorted((pair for part in parts for pair in part), key=lambda p: p[0])
             for parts in played
@@ -913,18 +990,27 @@ class Trainer(abc.ABC):
 
     @property
     def trained_enough(self) -> bool:
-        """Whether the run has reached its length, or its time budget (`minutes`)."""
+        """Whether the run has reached its length, or its time budget: `minutes` (training
+        and the evaluations along the run take all but FINAL_SHARE of it, which the final
+        table takes at most: the whole command within `minutes`) or `cpu_minutes` (the CPU
+        time of training)."""
         config = self.config
-        return self.progress >= config.total or (
-            config.minutes > 0 and self.counters.seconds >= config.minutes * 60
+        spent = self.counters.seconds + self.counters.other_seconds
+        return (
+            self.progress >= config.total
+            or (config.minutes > 0 and spent >= config.minutes * 60 * (1 - FINAL_SHARE))
+            or (config.cpu_minutes > 0 and self.counters.cpu_seconds >= config.cpu_minutes * 60)
         )
 
     def _bar(self) -> tuple[float, float]:
-        """(done, total) for the progress bar: minutes of training when the run has a time
-        budget, else its progress in its unit."""
+        """(done, total) for the progress bar: minutes of training (or of CPU time) when the
+        run has a time budget, else its progress in its unit."""
         config = self.config
         if config.minutes > 0:
-            return min(self.counters.seconds / 60, config.minutes), config.minutes
+            total = config.minutes * (1 - FINAL_SHARE)
+            return min((self.counters.seconds + self.counters.other_seconds) / 60, total), total
+        if config.cpu_minutes > 0:
+            return min(self.counters.cpu_seconds / 60, config.cpu_minutes), config.cpu_minutes
         return min(self.progress, config.total), config.total
 
     def _run(self) -> Evaluation:
@@ -969,16 +1055,20 @@ class Trainer(abc.ABC):
 
                 self.doing = doing
                 if self.evaluates_first() and not self.history and config.eval.games > 0:
+                    tick = time.perf_counter()
                     evaluation = self.evaluate()
+                    self.counters.other_seconds += time.perf_counter() - tick
                     self.history.append(evaluation)
                     self._log_evaluation(writer, evaluation)
                     self.console.print(f"before training: {_rates(evaluation)}", highlight=False)
                 while not self.trained_enough:
-                    tick = time.perf_counter()
+                    tick, tick_cpu = time.perf_counter(), time.process_time()
                     self.doing("self-play and training")
                     losses = self.iterate()
                     first = ""
-                    self.counters.seconds += time.perf_counter() - tick
+                    trained = time.perf_counter() - tick
+                    self.counters.seconds += trained
+                    self.counters.cpu_seconds += time.process_time() - tick_cpu
                     self._log(writer, losses)
                     status = self.status(losses)
                     evaluated = (
@@ -995,6 +1085,7 @@ class Trainer(abc.ABC):
                         self._stop()
                     if self.counters.iterations % config.checkpoint_every == 0:
                         self.save()
+                    self.counters.other_seconds += time.perf_counter() - tick - trained
                     if log_lines and (
                         evaluated
                         or self.trained_enough
@@ -1017,8 +1108,10 @@ class Trainer(abc.ABC):
         finally:
             writer.close()
             self.doing = lambda text: None
+        tick = time.perf_counter()
         self.save()
         self.save(self.run_dir / "final.pt")  # the trained network, whatever the evaluation does
+        self.counters.other_seconds += time.perf_counter() - tick
         tick = time.perf_counter()
         final = self._final_table(log_lines)
         eval_seconds = time.perf_counter() - tick
@@ -1036,11 +1129,19 @@ class Trainer(abc.ABC):
     def _final_table(self, log_lines: bool) -> Evaluation:
         """The final evaluation under its own bar: games played of games in all, and the time
         left (in a log file, a line every `PROGRESS_SECONDS`)."""
-        final = self.config.eval.final
-        players = len(self.players(True))
+        players = self.players(True)
+        opponents = list(dict.fromkeys(s for p in players for s in self.final_games(p)))
+        games = sum(sum(self.final_games(player).values()) for player in players)
+        budget = self.config.minutes
         self.console.print(
-            f"final table: {players} player(s) against {', '.join(final) or 'no opponent'} "
-            f"({sum(final.values()) * players} games)",
+            f"final table: {len(players)} player(s) against "
+            f"{', '.join(opponents) or 'no opponent'} ({games} games)"
+            + (
+                f", within the {self.final_seconds_left():.0f} s left of the {budget:g}-minute "
+                f"budget: its games stop where the time runs out"
+                if budget > 0
+                else ""
+            ),
             highlight=False,
         )
         last_line = time.monotonic()
@@ -1095,12 +1196,20 @@ class Trainer(abc.ABC):
 
     def _progress_line(self, losses: dict[str, float]) -> str:
         c, total, budget = self.counters, self.config.total, self.config.minutes
-        done = (
-            f"{self.progress:,} {self.UNIT}, {c.seconds / 60:.1f} of {budget:g} min "
-            f"({min(c.seconds / 60 / budget, 1):.0%})"
-            if budget > 0
-            else f"{self.progress:,}/{total:,} {self.UNIT} ({min(self.progress / total, 1):.0%})"
-        )
+        cpu_budget = self.config.cpu_minutes
+        if budget > 0:
+            spent = (c.seconds + c.other_seconds) / 60
+            done = (
+                f"{self.progress:,} {self.UNIT}, {spent:.1f} of {budget:g} min "
+                f"({min(spent / budget, 1):.0%}; the final table gets the rest)"
+            )
+        elif cpu_budget > 0:
+            done = (
+                f"{self.progress:,} {self.UNIT}, {c.cpu_seconds / 60:.1f} of {cpu_budget:g} "
+                f"CPU min ({min(c.cpu_seconds / 60 / cpu_budget, 1):.0%})"
+            )
+        else:
+            done = f"{self.progress:,}/{total:,} {self.UNIT} ({min(self.progress / total, 1):.0%})"
         line = (
             f"{self.ITERATION} {c.iterations}: {done}, {c.games:,} games, "
             f"{self.describe_throughput()}" + ("" if budget > 0 else f", {c.seconds / 60:.1f} min")
@@ -1181,7 +1290,8 @@ class Trainer(abc.ABC):
                 str(r["b_wins"]),
                 rate_with_interval(r["a_wins"], r["games"]),
             )
-        self.console.print(table)
+        if final.results:  # none when another command plays the final games (sweep)
+            self.console.print(table)
         rating = final.elo()
         elo = (
             f"policy Elo {rating[0]:+.0f} [{rating[1]:+.0f}, {rating[2]:+.0f}] "
@@ -1232,6 +1342,18 @@ def torch_threads_one():
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+def _offset(
+    progress: Callable[[int, int], None], before: int, total: int, done: int, _: int
+) -> None:
+    """`progress` of a round's games counted after the `before` played in earlier rounds."""
+    progress(before + done, total)
+
+
+def _indices(games: int | range) -> range:
+    """The game indices of a match: its first `games` games, or that range of them."""
+    return range(games) if isinstance(games, int) else games
 
 
 def _rates(evaluation: Evaluation) -> str:
