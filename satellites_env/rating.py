@@ -144,19 +144,29 @@ class Ratings:
         }
 
 
-def linked(start: int, games: np.ndarray) -> np.ndarray:
-    """Which players a chain of games links to player `start` (`start` itself only when it
-    played): a boolean per player."""
-    reached = np.zeros(len(games), dtype=bool)
-    if not (np.asarray(games)[start] > 0).any():
-        return reached
+def _reach(start: int, edges: np.ndarray) -> np.ndarray:
+    reached = np.zeros(len(edges), dtype=bool)
     reached[start] = True
     frontier = [start]
     while frontier:
-        found = np.flatnonzero((np.asarray(games)[frontier] > 0).any(axis=0) & ~reached)
+        found = np.flatnonzero(edges[frontier].any(axis=0) & ~reached)
         reached[found] = True
         frontier = found.tolist()
     return reached
+
+
+def finite(start: int, scores: np.ndarray, games: np.ndarray) -> np.ndarray:
+    """The players whose Bradley-Terry rating against player `start` is finite: a boolean per
+    player. Each must score against some chain to `start` and concede along another (results
+    running both ways: the strongly connected component of "i scored against j"); without
+    that, a player that only won (or only lost) has no finite maximum-likelihood rating.
+    With prior draws on every pairing that played, these are the players any chain of games
+    links to `start`."""
+    if not (np.asarray(games)[start] > 0).any():
+        return np.zeros(len(games), dtype=bool)
+    took = (np.asarray(scores) > 0) & (np.asarray(games) > 0)
+    rated: np.ndarray = _reach(start, took) & _reach(start, took.T)
+    return rated
 
 
 def played_anchor(players: list[str], games: np.ndarray) -> tuple[str, float]:
@@ -190,7 +200,7 @@ def fit(
 
     Returns:
         The ratings with their covariance; players no chain of games links to the anchor
-        are unrated (NaN).
+        (with `prior_games` 0: no chain of results running both ways) are unrated (NaN).
     """
     n = len(players)
     scores = np.asarray(scores, dtype=np.float64)
@@ -203,10 +213,10 @@ def fit(
         default_elo = 0.0
     anchor_elo = default_elo if anchor_elo is None else float(anchor_elo)
     fixed = players.index(anchor)
-    rated = linked(fixed, games)
     played = games > 0
     scores = scores + 0.5 * prior_games * played
     games = games + prior_games * played
+    rated = finite(fixed, scores, games)
     free = [i for i in range(n) if i != fixed and rated[i]]
     theta = np.zeros(n)  # natural-log strengths
     for _ in range(iterations):  # Newton's method on the concave log-likelihood

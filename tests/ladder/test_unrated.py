@@ -80,6 +80,36 @@ def test_exactly_the_players_linked_to_the_anchor_are_rated(league):
                 ratings.superiority(name, ratings.anchor)
 
 
+def both_ways(anchor: int, scores: np.ndarray, games: np.ndarray) -> set[int]:
+    """The players joined to `anchor` by results running both ways, by repeated closure of
+    "a scored against b" (another way than the fit's)."""
+    n = len(games)
+    took = [[games[a, b] > 0 and scores[a, b] > 0 for b in range(n)] for a in range(n)]
+    for k in range(n):  # Floyd-Warshall closure
+        for a in range(n):
+            for b in range(n):
+                took[a][b] = took[a][b] or (took[a][k] and took[k][b])
+    if not (games[anchor] > 0).any():
+        return set()
+    return {anchor} | {k for k in range(n) if took[anchor][k] and took[k][anchor]}
+
+
+@settings(max_examples=300, deadline=None)
+@given(leagues())
+def test_without_prior_draws_only_results_running_both_ways_give_a_rating(league):
+    """With `prior_games=0` a player that only won (or only lost) along every chain to the
+    anchor has no finite rating: it is unrated, never a huge number with a zero-width interval."""
+    names, scores, games = league
+    ratings = fit(names, scores, games, prior_games=0.0)
+    finite = both_ways(names.index(ratings.anchor), scores, games)
+    for k, name in enumerate(names):
+        assert ratings.is_rated(name) == (k in finite)
+        if k in finite and name != ratings.anchor:
+            low, high = ratings.interval(name)
+            assert math.isfinite(low) and math.isfinite(high) and high > low
+            assert abs(ratings.rating(name) - ratings.rating(ratings.anchor)) < 5000
+
+
 def test_two_agents_that_only_played_each_other_are_unrated():
     pairs = [
         PairResult("random", "greedy", games=4, a_wins=1, b_wins=3),
