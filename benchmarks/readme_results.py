@@ -82,22 +82,26 @@ def cell(r: dict[str, int]) -> str:
     return f"{r['a_wins']} / {r['draws']} / {r['b_wins']} ({100 * r['a_wins'] / r['games']:.1f}%)"
 
 
-def opponents(data: dict[str, Any]) -> list[str]:
-    """The final table's opponents, in the order of the first run's table."""
-    return [key for key in data["runs"][0]["results"] if not key.startswith(SEARCH + ":")]
+def opponents(data: dict[str, Any], prefix: str = "") -> list[str]:
+    """The final table's opponents of one player (the raw policy's, or with `prefix`
+    "search:" the search's), in the order of the first run's table."""
+    keys = data["runs"][0]["results"]
+    if prefix:
+        return [key.removeprefix(prefix) for key in keys if key.startswith(prefix)]
+    return [key for key in keys if not key.startswith(SEARCH + ":")]
 
 
 def by_seed(data: dict[str, Any]) -> str:
     """README's table: a row per seed, the raw policy's then the search's results."""
-    names = opponents(data)
-    header = ["seed", *(f"raw vs {o}" for o in names), *(f"search vs {o}" for o in names)]
+    raw, searched = opponents(data), opponents(data, f"{SEARCH}:")
+    header = ["seed", *(f"raw vs {o}" for o in raw), *(f"search vs {o}" for o in searched)]
     lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
     for run in data["runs"]:
         r = run["results"]
-        cells = [cell(r[o]) for o in names] + [cell(r[f"{SEARCH}:{o}"]) for o in names]
+        cells = [cell(r[o]) for o in raw] + [cell(r[f"{SEARCH}:{o}"]) for o in searched]
         lines.append(f"| {run['seed']} | " + " | ".join(cells) + " |")
-    searched = [run["results"].get(f"{SEARCH}:greedy") for run in data["runs"]]
-    rates = [100 * r["a_wins"] / r["games"] for r in searched if r]
+    against_greedy = [run["results"].get(f"{SEARCH}:greedy") for run in data["runs"]]
+    rates = [100 * r["a_wins"] / r["games"] for r in against_greedy if r]
     if len(rates) > 1:
         spread = f"{min(rates):.1f}-{max(rates):.1f}%"
         lines += ["", f"Search against `greedy` over the seeds: {spread}."]
@@ -105,15 +109,23 @@ def by_seed(data: dict[str, Any]) -> str:
 
 
 def by_player(data: dict[str, Any]) -> str:
-    """The results page's table: a row per seed and player, a column per opponent."""
-    names = opponents(data)
+    """The results page's table: a row per seed and player, a column per opponent (a dash
+    where that player plays no games against it)."""
+    players = (("raw policy", ""), ("search", f"{SEARCH}:"))
+    names = list(dict.fromkeys(o for _, prefix in players for o in opponents(data, prefix)))
     games = data["runs"][0]["results"]
-    header = ["seed", "player", *(f"vs `{o}` ({games[o]['games']})" for o in names)]
+
+    def count(o: str) -> str:
+        return "/".join(
+            str(games[prefix + o]["games"]) for _, prefix in players if prefix + o in games
+        )
+
+    header = ["seed", "player", *(f"vs `{o}` ({count(o)})" for o in names)]
     lines = ["| " + " | ".join(header) + " |", "| --- | --- |" + " ---: |" * len(names)]
     for run in data["runs"]:
         r = run["results"]
-        for player, prefix in (("raw policy", ""), ("search", f"{SEARCH}:")):
-            cells = [cell(r[prefix + o]) for o in names]
+        for player, prefix in players:
+            cells = [cell(r[prefix + o]) if prefix + o in r else "-" for o in names]
             lines.append(f"| {run['seed']} | {player} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

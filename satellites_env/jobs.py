@@ -17,7 +17,7 @@ ends. The rules:
   stops (SIGTERM and SIGHUP reach it as Ctrl-C: `satellites_env.stops`).
 * A worker process that dies (killed for memory, a crash) ends the run as Ctrl-C does: every
   result already finished is handed over, the other workers end, and
-  [`WorkerDied`][satellites_env.stops.WorkerDied] (a KeyboardInterrupt) says how it died.
+  `satellites_env.stops.WorkerDied` (a KeyboardInterrupt) says how it died.
 * Worker processes end when their parent dies, whatever kills it (SIGKILL included): on Linux
   the kernel kills them (`PR_SET_PDEATHSIG`, set only when the pool starts its processes from
   the main thread, since the signal follows the death of the thread that forked); everywhere, a

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-import conftest
+import numba_cache
 
 
 def test_a_docstring_or_comment_edit_keeps_the_code(tmp_path: Path) -> None:
@@ -14,12 +14,12 @@ def test_a_docstring_or_comment_edit_keeps_the_code(tmp_path: Path) -> None:
     )
     changed = tmp_path / "changed.py"
     changed.write_text('"""Module."""\nX = 2\n\n\ndef f():\n    """Doc."""\n    return X\n')
-    assert conftest._code(before) == conftest._code(after)
-    assert conftest._code(before) != conftest._code(changed)
+    assert numba_cache.code(before) == numba_cache.code(after)
+    assert numba_cache.code(before) != numba_cache.code(changed)
 
 
 def test_the_kernel_sources_are_the_kernels_and_what_they_import() -> None:
-    names = {p.relative_to(conftest.ROOT).as_posix() for p in conftest._kernel_sources()}
+    names = {p.relative_to(numba_cache.ROOT).as_posix() for p in numba_cache.kernel_sources()}
     # kernels, and the modules whose constants they read
     assert {"satellites_env/core/rules.py", "training/alphazero/search.py"} <= names
     assert "satellites_env/core/state.py" in names

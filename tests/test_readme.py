@@ -70,8 +70,9 @@ def saved_run(folder: Path, seed: int, **config_changes) -> Path:
     config = load_config("az_quick", check_agents=False).to_dict()
     config.update(seed=seed, **config_changes)
     results = {}
-    for prefix in ("", "search:"):
-        for opponent, games in config["eval"]["final"].items():
+    search_final = config["eval"]["search_final"] or config["eval"]["final"]
+    for prefix, final in (("", config["eval"]["final"]), ("search:", search_final)):
+        for opponent, games in final.items():
             results[prefix + opponent] = {
                 "a": "x",
                 "b": opponent,
@@ -92,7 +93,10 @@ def test_collect_reads_run_folders_and_check_finds_stale_pages(tmp_path):
     data = script.collect(runs, tmp_path / "az_quick.json")
     assert [run["seed"] for run in data["runs"]] == [5, 7]
     table = script.by_seed(data)
-    assert "| 5 | 197 / 1 / 2 (98.5%) | 197 / 1 / 2 (98.5%) | 47 / 1 / 2 (94.0%) |" in table
+    # raw vs random and greedy (200 each), search vs greedy (200) and mcts:200 (50)
+    row = "| 5 |" + " 197 / 1 / 2 (98.5%) |" * 3 + " 47 / 1 / 2 (94.0%) |"
+    assert row in table
+    assert "search vs mcts:200" in table and "raw vs mcts:200" not in table
     assert "Search against `greedy` over the seeds: 98.5-98.5%." in table
     pages = tmp_path / "pages"
     for page in script.PAGES:

@@ -17,32 +17,13 @@ from satellites_env.agents.base import Agent, AgentSpecError, parse_int_argument
 from satellites_env.core.checks import quoted
 
 from .alphazero.agent import AZAgent
-from .common.checkpoint import PRETRAINED, CheckpointError, load_network, resolve
-from .common.policy_agent import PolicyAgent, check_temperature
+from .common.checkpoint import PRETRAINED, load_network, resolve
+from .common.policy_agent import PolicyAgent
+from .common.specs import spec_file, split_spec_argument
 from .ppo.prior import network_from_shape, policy_agent
 
 #: the most simulations an `az:` spec may ask for (its tree is allocated up front)
 MAX_SIMULATIONS = 4096
-
-
-def split_spec_argument(argument: str) -> tuple[str, bool, float]:
-    """`PATH` or `PATH:greedy` -> (PATH, False, 1.0): the most likely action; `PATH:sample` ->
-    (PATH, True, 1.0) and `PATH:sample=T` -> (PATH, True, T): a sample at temperature T > 0."""
-    head, sep, tail = argument.rpartition(":")
-    if sep and tail == "greedy":
-        return head, False, 1.0
-    if sep and tail == "sample":
-        return head, True, 1.0
-    if sep and tail.startswith("sample="):
-        text = tail[len("sample=") :]
-        try:
-            return head, True, check_temperature(float(text))
-        except ValueError:
-            raise CheckpointError(
-                f"checkpoint spec ':{tail[:40]}': the temperature must be a "
-                f"finite number above 0, e.g. ':sample=0.5'"
-            ) from None
-    return argument, False, 1.0
 
 
 def checkpoint_agent(
@@ -91,23 +72,6 @@ def az_agent(argument: str, seed: int | None = None) -> AZAgent:
         spec, "the number of simulations", sims, 32, most=MAX_SIMULATIONS
     )
     return AZAgent(path, simulations=simulations, seed=seed)
-
-
-def spec_file(spec: str) -> Path | None:
-    """The network file a `checkpoint:` or `az:` spec names (`pretrained`: the shipped one),
-    read from the spec's text as its factory reads it; None for any other spec."""
-    name, _, argument = spec.partition(":")
-    try:
-        if name == "checkpoint":
-            path = split_spec_argument(argument)[0]
-        elif name == "az":
-            head, sep, tail = argument.rpartition(":")
-            path = head if sep and tail.isdigit() else argument
-        else:
-            return None
-    except ValueError:
-        return None
-    return resolve(path) if path else None
 
 
 def rllib_agent(argument: str, seed: int | None = None) -> Agent:

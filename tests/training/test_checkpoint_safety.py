@@ -476,10 +476,10 @@ def test_a_failing_final_evaluation_keeps_the_trained_network(tmp_path, monkeypa
     trainer = PPOTrainer(tiny_config(), tmp_path / "run")
     real = trainer.evaluate
 
-    def failing(*, final=False):
+    def failing(*, final=False, **options):
         if final:
             raise RuntimeError("an opponent failed")
-        return real(final=final)
+        return real(final=final, **options)
 
     monkeypatch.setattr(trainer, "evaluate", failing)
     with pytest.raises(RuntimeError):

@@ -159,7 +159,9 @@ def test_tiny_config_trains_and_writes_everything(tmp_path):
 def test_a_time_budget_ends_the_run_before_its_length(tmp_path):
     trainer = PPOTrainer(tiny_config(total_steps=10**9, minutes=0.01), tmp_path / "run")
     trainer.run()
-    assert trainer.finished and trainer.counters.seconds >= 0.6
+    # the loop stops at 80% of the budget, counting its evaluations and checkpoints too
+    spent = trainer.counters.seconds + trainer.counters.other_seconds
+    assert trainer.finished and spent >= 0.8 * 0.6
     assert trainer.counters.steps < 10**9 and (tmp_path / "run" / "final.pt").is_file()
 
 

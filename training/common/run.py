@@ -101,6 +101,7 @@ from .checkpoint import (
 from .config import Config, ConfigError, build, differences, flatten
 from .network import PolicyValueNet
 from .runlock import LOCK_NAME, RunLock
+from .specs import spec_file
 from .tensorboard import log_game
 
 if TYPE_CHECKING:
@@ -280,8 +281,6 @@ class Evaluation:
 def named_files(config: Config) -> dict[str, Path]:
     """The network files a config names, by the key that names them: each `checkpoint:` and
     `az:` agent spec (read as its factory reads it) and an AlphaZero `init:`."""
-    from ..agents import spec_file
-
     files = {}
     for _, spec in config.agent_specs():
         path = spec_file(spec)
