@@ -40,12 +40,21 @@ def test_a_minutes_run_ends_within_its_budget_final_table_included(tmp_path):
         }
     )
     trainer = AZTrainer(config, tmp_path, console=quiet())
-    steps, rounds = [], []  # how long each iteration, each round of the final table took
+    steps, calls = [], []  # how long each iteration, each call of _play_matches took
     trainer.iterate = timed(trainer.iterate, steps)
-    evaluations, saves = [], []
+    evaluations, saves, tables, deadlines = [], [], [], []
     trainer.evaluate = timed(trainer.evaluate, evaluations)
     trainer.save = timed(trainer.save, saves)
-    trainer._play_matches = timed(trainer._play_matches, rounds)
+    trainer._play_matches = timed(trainer._play_matches, calls)
+    play_in_rounds = timed(trainer._play_in_rounds, tables)
+    along_the_run = []  # _play_matches calls of the evaluations along the run
+
+    def in_rounds(matches, max_moves, seconds, progress=None):
+        along_the_run.append(len(calls))
+        deadlines.append(seconds)
+        return play_in_rounds(matches, max_moves, seconds, progress)
+
+    trainer._play_in_rounds = in_rounds
     tick = time.perf_counter()
     final = trainer.run()
     wall = time.perf_counter() - tick
@@ -55,8 +64,11 @@ def test_a_minutes_run_ends_within_its_budget_final_table_included(tmp_path):
     one_more = max(steps) + max(evaluations) + 3 * max(saves)
     assert (1 - FINAL_SHARE) * budget <= spent <= (1 - FINAL_SHARE) * budget + one_more
     # the final table stopped where the rest ran out (a round past it at most), cut short
-    # with colours balanced
-    assert sum(rounds) <= max(budget - spent, FINAL_SHARE * budget) + max(rounds)
+    # with colours balanced; its rounds are the _play_matches calls after the run's own
+    assert len(tables) == len(deadlines) == 1
+    rounds = calls[along_the_run[0] :]
+    assert deadlines[0] == max(budget - spent, FINAL_SHARE * budget)
+    assert sum(rounds) <= tables[0] <= deadlines[0] + max(rounds)
     games = {key: r["games"] for key, r in final.results.items()}
     assert set(games) == {"random", "greedy", "search:random", "search:greedy"}
     assert all(0 < n < 4000 and n % 2 == 0 for n in games.values())
