@@ -205,8 +205,9 @@ class Sweep:
         return [Arm(k, tuple(zip(keys, values, strict=True))) for k, values in enumerate(grid)]
 
     def trials(self) -> list[tuple[Arm, int]]:
-        """Every (arm, seed), arm by arm."""
-        return [(arm, seed) for arm in self.arms for seed in self.seeds]
+        """Every (arm, seed), seed by seed: a sweep stopped part way has every arm of the
+        seeds it finished, which pair."""
+        return [(arm, seed) for seed in self.seeds for arm in self.arms]
 
     def command(self) -> dict[str, Any]:
         return {

@@ -59,6 +59,11 @@ def test_the_sets_make_a_grid_whose_first_arm_takes_every_first_value(config_fil
         (("replay.replay_ratio", 3), ("optim.learning_rate", 0.001)),
     ]
     assert len(sweep.arms) == 6 and len(sweep.trials()) == 30 and sweep.seeds == [0, 1, 2, 3, 4]
+    # seed by seed: the first seed's trials are every arm's
+    assert [(arm.index, seed) for arm, seed in sweep.trials()[:7]] == [
+        *((k, 0) for k in range(6)),
+        (0, 1),
+    ]
     config = sweep.trial_config(sweep.arms[4], seed=3)
     assert config.replay.replay_ratio == 3.0 and config.optim.learning_rate == 0.002
     assert config.seed == 3 and config.total_positions == 80 and config.cpu_minutes == 0
