@@ -190,6 +190,10 @@ def _head(path: Path) -> bytes:
         return file.read(_HEAD_BYTES)
 
 
+def _is_our_gif(head: bytes) -> bool:
+    return head[:6] in (b"GIF87a", b"GIF89a") and GENERATOR.encode() in head
+
+
 def _json_with(*keys: str) -> Callable[[Path], bool]:
     def ours(path: Path) -> bool:
         data = json.loads(read_input(path, _JSON_MARK_BYTES, "output file"))
@@ -201,9 +205,7 @@ def _json_with(*keys: str) -> Callable[[Path], bool]:
 #: how each kind of output is recognised as ours, from the file at its path
 OURS: dict[str, Callable[[Path], bool]] = {
     "html": lambda path: GENERATOR_META.encode() in _head(path),
-    "gif": lambda path: (
-        _head(path)[:6] in (b"GIF87a", b"GIF89a") and GENERATOR.encode() in _head(path)
-    ),
+    "gif": lambda path: _is_our_gif(_head(path)),
     "results": _json_with("agents", "games_per_pairing", "seed", "complete", "games"),
     "record": _json_with("start_spn", "moves", "players", "result"),
 }

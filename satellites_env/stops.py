@@ -25,8 +25,9 @@ import os
 import signal
 import stat
 import threading
-from collections.abc import Iterator
-from types import FrameType
+from collections.abc import Callable, Iterator
+from types import FrameType, TracebackType
+from typing import Any
 
 __all__ = ["WorkerDied", "exit_status", "stop_reason", "stop_signals"]
 
@@ -140,3 +141,49 @@ def describe_exit(code: int | None) -> str:
         memory = ", as when memory runs out" if name == "SIGKILL" else ""
         return f"a worker process was killed by {name}{memory}"
     return f"a worker process exited with status {code}"
+
+
+class HoldCtrlC:
+    """Ctrl-C in the main thread while the block runs: a KeyboardInterrupt at once until
+    `hold()`, then held and raised as the block ends, so that no finished game is lost between
+    the last game and its file (an ignored Ctrl-C stays ignored).
+
+    Args:
+        held: Hold Ctrl-C from the start.
+    """
+
+    def __init__(self, held: bool = False):
+        self.held, self.caught, self.installed = held, False, False
+        self.previous: Callable[[int, FrameType | None], Any] | int | None = None
+
+    def hold(self) -> None:
+        """Hold Ctrl-C from now on, until the block ends."""
+        self.held = True
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self.held:
+            self.caught = True
+        elif callable(self.previous):
+            self.previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> HoldCtrlC:
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+        ):
+            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self.installed = True
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self.installed:
+            signal.signal(signal.SIGINT, self.previous)
+        if self.caught and kind is None:
+            raise KeyboardInterrupt
