@@ -74,7 +74,7 @@ from .common.config import (
     load_config,
     parse_yaml,
 )
-from .common.run import Match
+from .common.evaluation import Match
 
 #: the file that marks a folder as a sweep's, and its format
 SWEEP_MARKER = "satellites-sweep.json"
@@ -448,8 +448,8 @@ def run_trial(
             player = trainer.players(False)[0]
         else:
             player = trainer.search_player(simulations)  # type: ignore[attr-defined]
-        matches: list[Match] = [
-            (player, spec, sweep.eval_seed, games, sweep.eval_seed)
+        matches = [
+            Match(player, spec, sweep.eval_seed, games, sweep.eval_seed)
             for spec, games in sweep.against.items()
         ]
         console.print(f"{name}: evaluating {sweep.player} ({arm.name}) ...")
@@ -457,9 +457,9 @@ def run_trial(
     finally:
         trainer.close()
     results = {}
-    for (_, spec, *_), games in zip(matches, played, strict=True):
-        pair = trainer.pair_result(player, spec, games)
-        results[spec] = {
+    for match, games in zip(matches, played, strict=True):
+        pair = trainer.pair_result(player, match.opponent, games)
+        results[match.opponent] = {
             "games": pair.games,
             "wins": pair.a_wins,
             "draws": pair.draws,
