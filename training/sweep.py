@@ -75,6 +75,7 @@ from .common.config import (
     parse_yaml,
 )
 from .common.evaluation import Match
+from .common.run_folder import read_marker, write_marker
 
 #: the file that marks a folder as a sweep's, and its format
 SWEEP_MARKER = "satellites-sweep.json"
@@ -360,18 +361,7 @@ def claim_sweep_folder(out: Path, command: dict[str, Any]) -> None:
         for file in OUTPUT_FILES:
             check_output(out / file, "sweep file")
         if out.is_dir() and marker.exists():
-            try:
-                data = json.loads(read_input(marker, 1 << 22, "sweep marker"))
-            except (ValueError, FileKindError) as error:
-                raise SweepError(
-                    f"{quoted_path(marker)} is not a satellites sweep marker "
-                    f"({str(error)[:120]}); choose another --out folder"
-                ) from None
-            if not (isinstance(data, dict) and data.get("format") == SWEEP_FORMAT["format"]):
-                raise SweepError(
-                    f"{quoted_path(marker)} is not a satellites sweep marker; choose "
-                    f"another --out folder"
-                )
+            data = read_marker(marker, SWEEP_FORMAT, "sweep", 1 << 22, SweepError)
             if data.get("command") != command:
                 raise SweepError(
                     f"--out {name} holds a sweep of another command (it differs in "
@@ -387,10 +377,7 @@ def claim_sweep_folder(out: Path, command: dict[str, Any]) -> None:
                 f"no {SWEEP_MARKER}; nothing in it is read or replaced: give a new or "
                 f"empty folder"
             )
-        make_folders(out)
-        write_output(
-            marker, json.dumps({**SWEEP_FORMAT, "command": command}, indent=1), "sweep marker"
-        )
+        write_marker(marker, {**SWEEP_FORMAT, "command": command}, "sweep")
     except FileKindError as error:
         raise SweepError(str(error)) from None
     except OSError as error:
