@@ -74,7 +74,8 @@ from .common.config import (
     load_config,
     parse_yaml,
 )
-from .common.run import Match
+from .common.evaluation import Match
+from .common.run_folder import read_marker, write_marker
 
 #: the file that marks a folder as a sweep's, and its format
 SWEEP_MARKER = "satellites-sweep.json"
@@ -361,18 +362,7 @@ def claim_sweep_folder(out: Path, command: dict[str, Any]) -> None:
         for file in OUTPUT_FILES:
             check_output(out / file, "sweep file")
         if out.is_dir() and marker.exists():
-            try:
-                data = json.loads(read_input(marker, 1 << 22, "sweep marker"))
-            except (ValueError, FileKindError) as error:
-                raise SweepError(
-                    f"{quoted_path(marker)} is not a satellites sweep marker "
-                    f"({str(error)[:120]}); choose another --out folder"
-                ) from None
-            if not (isinstance(data, dict) and data.get("format") == SWEEP_FORMAT["format"]):
-                raise SweepError(
-                    f"{quoted_path(marker)} is not a satellites sweep marker; choose "
-                    f"another --out folder"
-                )
+            data = read_marker(marker, SWEEP_FORMAT, "sweep", 1 << 22, SweepError)
             if data.get("command") != command:
                 raise SweepError(
                     f"--out {name} holds a sweep of another command (it differs in "
@@ -388,10 +378,7 @@ def claim_sweep_folder(out: Path, command: dict[str, Any]) -> None:
                 f"no {SWEEP_MARKER}; nothing in it is read or replaced: give a new or "
                 f"empty folder"
             )
-        make_folders(out)
-        write_output(
-            marker, json.dumps({**SWEEP_FORMAT, "command": command}, indent=1), "sweep marker"
-        )
+        write_marker(marker, {**SWEEP_FORMAT, "command": command}, "sweep")
     except FileKindError as error:
         raise SweepError(str(error)) from None
     except OSError as error:
@@ -449,8 +436,8 @@ def run_trial(
             player = trainer.players(False)[0]
         else:
             player = trainer.search_player(simulations)  # type: ignore[attr-defined]
-        matches: list[Match] = [
-            (player, spec, sweep.eval_seed, games, sweep.eval_seed)
+        matches = [
+            Match(player, spec, sweep.eval_seed, games, sweep.eval_seed)
             for spec, games in sweep.against.items()
         ]
         console.print(f"{name}: evaluating {sweep.player} ({arm.name}) ...")
@@ -458,9 +445,9 @@ def run_trial(
     finally:
         trainer.close()
     results = {}
-    for (_, spec, *_), games in zip(matches, played, strict=True):
-        pair = trainer.pair_result(player, spec, games)
-        results[spec] = {
+    for match, games in zip(matches, played, strict=True):
+        pair = trainer.pair_result(player, match.opponent, games)
+        results[match.opponent] = {
             "games": pair.games,
             "wins": pair.a_wins,
             "draws": pair.draws,

@@ -17,7 +17,7 @@ default runs/<config name>):
   place of the config's `distributed.backend` and `address`;
 * another `satellites train` holding the folder's run.lock: an error, nothing touched;
 * a folder that is not empty and not a run folder (no `satellites-run.json`): an error,
-  nothing in it read or replaced (training.common.run).
+  nothing in it read or replaced (training.common.run_folder).
 
 Every refusal is a ValueError (ConfigError, CheckpointError, RunError, RunLockedError), or a
 FileKindError (an OSError) for a link or special file where a run file or run.lock goes, with
@@ -34,7 +34,8 @@ from satellites_env.stops import exit_status, stop_reason
 from satellites_env.terminal import printable
 
 from .common.config import Config, config_path, load_config
-from .common.run import Trainer, claim_run_folder
+from .common.run import Trainer
+from .common.run_folder import claim_run_folder
 from .common.runlock import RunLock
 
 

@@ -86,7 +86,7 @@ def test_the_docs_state_the_priors_measured_effect():
 def test_a_training_runs_evaluation_is_rated_on_the_shipped_scale():
     pytest.importorskip("torch")
     from satellites_env.rating import against_known
-    from training.common.run import Evaluation
+    from training.common.run_state import Evaluation
 
     results = {
         "random": {"a": "p", "b": "random", "games": 100, "a_wins": 90, "b_wins": 8, "draws": 2},

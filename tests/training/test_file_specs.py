@@ -21,7 +21,7 @@ from satellites_env import agents
 from satellites_env.cli import main
 from training.common.checkpoint import save_checkpoint
 from training.common.config import SHIPPED, ConfigError, load_config
-from training.common.run import RunError
+from training.common.run_folder import RunError
 from training.exploit import exploit_config
 from training.ppo.trainer import PPOTrainer
 

@@ -18,7 +18,7 @@ from test_training import TINY, tiny_config
 from satellites_env import cli
 from satellites_env.files import FileKindError, make_folders
 from training.common.checkpoint import CheckpointError
-from training.common.run import (
+from training.common.run_folder import (
     OUTPUT_FILES,
     RUN_MARKER,
     RunError,

@@ -25,7 +25,7 @@ import training.common.run as run_module
 import training.ppo.trainer as trainer_module
 from satellites_env.files import FileKindError
 from training.common.checkpoint import load_checkpoint
-from training.common.run import RunError, RunExistsError
+from training.common.run_folder import OUTPUT_FILES, RunError, RunExistsError
 from training.common.runlock import RunLock, RunLockedError
 from training.ppo.trainer import PPOTrainer
 from training.train import train
@@ -333,7 +333,7 @@ def test_a_stale_run_lock_of_a_dead_process_is_taken_over(tmp_path):
         assert stat.S_ISREG(os.lstat(created / "run.lock").st_mode)
 
 
-@pytest.mark.parametrize("name", run_module.OUTPUT_FILES)
+@pytest.mark.parametrize("name", OUTPUT_FILES)
 @pytest.mark.parametrize("kind, make", SPECIAL, ids=[kind for kind, _ in SPECIAL])
 def test_a_link_or_special_file_among_the_run_files_is_refused_first(tmp_path, name, kind, make):
     out = tmp_path / "run"

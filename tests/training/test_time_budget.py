@@ -10,7 +10,7 @@ from pathlib import Path
 
 from training.alphazero.config import AZConfig
 from training.alphazero.trainer import AZTrainer
-from training.common.run import FINAL_SHARE
+from training.common.evaluation import FINAL_SHARE
 
 sys.path.insert(0, str(Path(__file__).parent / "alphazero"))
 from test_az_training import TINY, quiet
@@ -40,21 +40,21 @@ def test_a_minutes_run_ends_within_its_budget_final_table_included(tmp_path):
         }
     )
     trainer = AZTrainer(config, tmp_path, console=quiet())
-    steps, calls = [], []  # how long each iteration, each call of _play_matches took
+    steps, calls = [], []  # how long each iteration, each call of games.play took
     trainer.iterate = timed(trainer.iterate, steps)
     evaluations, saves, tables, deadlines = [], [], [], []
     trainer.evaluate = timed(trainer.evaluate, evaluations)
     trainer.save = timed(trainer.save, saves)
-    trainer._play_matches = timed(trainer._play_matches, calls)
-    play_in_rounds = timed(trainer._play_in_rounds, tables)
-    along_the_run = []  # _play_matches calls of the evaluations along the run
+    trainer.games.play = timed(trainer.games.play, calls)
+    play_in_rounds = timed(trainer.games.play_in_rounds, tables)
+    along_the_run = []  # games.play calls of the evaluations along the run
 
-    def in_rounds(matches, max_moves, seconds, progress=None):
+    def in_rounds(matches, net, max_moves, seconds, progress=None):
         along_the_run.append(len(calls))
         deadlines.append(seconds)
-        return play_in_rounds(matches, max_moves, seconds, progress)
+        return play_in_rounds(matches, net, max_moves, seconds, progress)
 
-    trainer._play_in_rounds = in_rounds
+    trainer.games.play_in_rounds = in_rounds
     tick = time.perf_counter()
     final = trainer.run()
     wall = time.perf_counter() - tick
@@ -64,7 +64,7 @@ def test_a_minutes_run_ends_within_its_budget_final_table_included(tmp_path):
     one_more = max(steps) + max(evaluations) + 3 * max(saves)
     assert (1 - FINAL_SHARE) * budget <= spent <= (1 - FINAL_SHARE) * budget + one_more
     # the final table stopped where the rest ran out (a round past it at most), cut short
-    # with colours balanced; its rounds are the _play_matches calls after the run's own
+    # with colours balanced; its rounds are the games.play calls after the run's own
     assert len(tables) == len(deadlines) == 1
     rounds = calls[along_the_run[0] :]
     assert deadlines[0] == max(budget - spent, FINAL_SHARE * budget)

@@ -18,7 +18,7 @@ network `evaluations`, and `lengths`, the lengths of the games that ended; `add_
 them up (the numbers into the learner's own `SelfPlayStats`).
 
 Evaluation games during a run on Ray are spread over the same actors
-(`training.common.run.play_match_games`, which builds the learner's agent around the
+(`training.common.evaluation.play_match_games`, which builds the learner's agent around the
 generator's `net`).
 """
 

@@ -47,6 +47,8 @@ import torch
 
 from ..common.checkpoint import load_network, load_weights
 from ..common.config import Config
+from ..common.evaluation import EVAL_SEED, Match
+from ..common.learner import Games, Player
 from ..common.network import (
     PolicyValueNet,
     TrainingHeads,
@@ -56,17 +58,9 @@ from ..common.network import (
     reuse_freed_memory,
 )
 from ..common.policy_agent import PolicyAgent
-from ..common.run import (
-    EVAL_SEED,
-    Counters,
-    Games,
-    Match,
-    Player,
-    RunError,
-    Trainer,
-    rng_state,
-    set_rng_state,
-)
+from ..common.run import Trainer
+from ..common.run_folder import RunError
+from ..common.run_state import Counters, rng_state, set_rng_state
 from ..distributed.generator import GeneratorFactory
 from ..distributed.pool import one_thread_each
 from .agent import AZAgent, play_batched_games, play_search_games
@@ -313,7 +307,9 @@ class AZTrainer(Trainer):
         if not (ev.search_games and ev.opponents):
             return []
         return [
-            (self._search_player(), ev.opponents[0], seed, ev.search_games, EVAL_SEED * 2 + seed)
+            Match(
+                self._search_player(), ev.opponents[0], seed, ev.search_games, EVAL_SEED * 2 + seed
+            )
         ]
 
     def curve_keys(self) -> list[str]:

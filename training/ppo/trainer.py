@@ -22,9 +22,11 @@ from pathlib import Path
 import torch
 
 from ..common.checkpoint import CheckpointError, check_weights, load_weights
+from ..common.learner import Player
 from ..common.network import PolicyValueNet
 from ..common.policy_agent import PolicyAgent
-from ..common.run import Counters, Player, Trainer
+from ..common.run import Trainer
+from ..common.run_state import Counters
 from ..distributed.generator import GeneratorFactory
 from .config import PPOConfig
 from .prior import network_from_shape, policy_agent

@@ -35,7 +35,7 @@ from training.alphazero.config import AZConfig
 from training.alphazero.replay import make_batch
 from training.alphazero.trainer import AZTrainer
 from training.common.checkpoint import CheckpointError
-from training.common.run import RunError
+from training.common.run_folder import RunError
 
 CONFIG = {**TINY, "total_positions": 400}
 _RUN: dict = {}

@@ -106,7 +106,7 @@ def test_a_run_saved_with_a_league_section_resumes_unless_it_played_a_league(tmp
     """Runs saved while the learner had a league hold a `league:` section in their config
     (and, with share > 0, the league in the checkpoint): an unused one is dropped on resume,
     a run that played a league is refused with a clear error."""
-    from training.common.run import RunError
+    from training.common.run_folder import RunError
 
     config = AZConfig.from_dict(TINY)
     trainer = AZTrainer(config, tmp_path, console=quiet())
@@ -221,7 +221,7 @@ def test_final_table_in_worker_processes_is_the_table_of_one_process(tmp_path):
     policy's results are those of the arena's games one at a time."""
     from satellites_env.agents import make_agent
     from satellites_env.arena import match
-    from training.common.run import EVAL_SEED
+    from training.common.evaluation import EVAL_SEED
 
     final = {"random": 3, "greedy": 2}
     tables = []
