@@ -238,7 +238,8 @@ class Sweep:
         else:
             data[self.base.TOTAL] = _highest(type(self.base), self.base.TOTAL)
             data["cpu_minutes"] = self.cpu_minutes
-        data["eval"]["final"] = dict.fromkeys(data["eval"]["final"], 0)  # the sweep's instead
+        for key in self.base.FINAL_TABLES:  # the sweep plays its own final games instead
+            data["eval"][key] = dict.fromkeys(data["eval"][key], 0)
         if backend is not None and data["distributed"]["backend"] == "ray":
             data["distributed"]["backend"], data["distributed"]["address"] = backend, ""
         try:

@@ -68,6 +68,12 @@ def test_the_sets_make_a_grid_whose_first_arm_takes_every_first_value(config_fil
     assert config.replay.replay_ratio == 3.0 and config.optim.learning_rate == 0.002
     assert config.seed == 3 and config.total_positions == 80 and config.cpu_minutes == 0
     assert set(config.eval.final.values()) == {0}  # the sweep plays the final games itself
+    # and the search's final table too
+    searched = {**TINY, "learner": "alphazero", "eval": {**TINY["eval"], "search_simulations": 2}}
+    searched["eval"]["search_final"] = {"greedy": 4, "random": 2}
+    config_file.write_text(yaml.safe_dump(searched))
+    config = tiny_sweep(config_file).trial_config(tiny_sweep(config_file).arms[0], 0)
+    assert config.eval.search_final == {"greedy": 0, "random": 0}
     # a CPU-time budget: the length is no limit, the CPU minutes are
     timed = tiny_sweep(config_file, positions=None, cpu_minutes=0.5).trial_config(
         tiny_sweep(config_file).arms[0], 0

@@ -236,6 +236,7 @@ class AZConfig(Config, learner="alphazero"):
     eval: AZEvalConfig = section(AZEvalConfig)
 
     TOTAL = "total_positions"
+    FINAL_TABLES = ("final", "search_final")
     RESUMABLE = (
         *Config.RESUMABLE,
         "eval.search_simulations",

@@ -1,38 +1,14 @@
-"""The one config system of both learners: typed dataclasses read from YAML, every key
-documented, everything checked before anything runs.
-
-A learner's config is a [`Config`][training.common.config.Config] subclass
-(``training/ppo/config.py``, ``training/alphazero/config.py``) whose sections are dataclasses of
-[`setting`][training.common.config.setting] fields: each field carries its default, its bounds and
-one line of documentation, so the checks, the reference page (``docs/configs.md``, written by
-``python -m training.common.config``) and the defaults come from one place. Every problem is a
-[`ConfigError`][training.common.config.ConfigError] naming the key (and, read from a file, the
-file): an unknown or duplicate key, a section that is not a mapping, a value of the wrong type, a
-number out of its range (NaN and infinities included; every number has a ceiling the code can
-honour), an agent spec that names no agent, or a `checkpoint:PATH` opponent that does not exist or
-does not load.
-
-Numbers are read as YAML 1.2 reads them (`parse_yaml`): `5e-4` and `1e3` are floats and
-`1:30`, `0x10` and `yes` are strings, not YAML 1.1's 90, 16 and true; an int key accepts a
-float with an integral value (`total_steps: 2e5`). A `--config` value names a file when it
-contains a path separator or ends in `.yaml` or `.yml`, and a shipped config otherwise
-(`config_path`).
-"""
+"""The config schema: `setting` and `section` fields, the `Config` base of the learners'
+configs, and the checks that build a config from a (YAML) mapping."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
 import math
-import os
-import re
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-
-import yaml
 
 from satellites_env.core.checks import quoted
 
@@ -41,15 +17,12 @@ from satellites_env.core.checks import quoted
 BACKENDS = ("local", "thread", "ray")
 #: the trunk's normalisations (training/common/network.py)
 NORMS = ("group", "none", "batch")
-#: a config file larger than this is not a config (and YAML aliases cannot blow it up)
-MAX_CONFIG_BYTES = 1 << 20
 #: the longest move cap a config may set (R20); the state's move counter is an int32
 MAX_MOVES = 100_000
 
 
 if typing.TYPE_CHECKING:
     from _typeshed import DataclassInstance
-    from rich.console import Console
 
 T = typing.TypeVar("T")
 #: a dataclass (a config or one of its sections)
@@ -210,6 +183,9 @@ class Config:
     LEARNER: typing.ClassVar[str] = ""
     #: the key of the run's length (total_steps, total_positions)
     TOTAL: typing.ClassVar[str] = ""
+    #: the `eval:` keys of the final table's games (opponent -> games); all of them at 0, the
+    #: run plays no final table
+    FINAL_TABLES: typing.ClassVar[tuple[str, ...]] = ("final",)
     #: settings `--resume` may change: they extend or re-pace a run without changing what it
     #: learns from so far (and TOTAL)
     RESUMABLE: typing.ClassVar[tuple[str, ...]] = (
@@ -327,258 +303,6 @@ class Config:
         ]
 
 
-# --------------------------------------------------------------------------- reading YAML
-
-
-class _Loader(yaml.SafeLoader):
-    """Safe YAML with YAML 1.2's plain scalars (see `parse_yaml`) that refuses duplicate keys."""
-
-    def construct_mapping(
-        self, node: typing.Any, deep: bool = False
-    ) -> dict[typing.Any, typing.Any]:
-        if isinstance(node, yaml.MappingNode):
-            seen: dict = {}
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    if key in seen:
-                        raise yaml.constructor.ConstructorError(
-                            "while constructing a mapping",
-                            node.start_mark,
-                            f"found duplicate key {key!r} (first at line {seen[key].line + 1})",
-                            key_node.start_mark,
-                        )
-                    seen[key] = key_node.start_mark
-                except TypeError:  # an unhashable key: SafeLoader reports it below
-                    pass
-        mapping: dict[typing.Any, typing.Any] = super().construct_mapping(node, deep)
-        return mapping
-
-
-# PyYAML resolves plain scalars by YAML 1.1: `1:30` is 90, `0x10` 16, `010` 8, `1_000` 1000,
-# `yes`/`on` true and `2001-02-03` a date. These resolvers keep only null and the merge key
-# from it and read numbers and booleans as YAML 1.2's core schema does, in decimal; every other
-# plain scalar is a string, so a number key refuses it instead of reading something else.
-_YAML_1_1 = (
-    "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:timestamp",
-    "tag:yaml.org,2002:value",
-)
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _YAML_1_1]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Loader.add_implicit_resolver(  # before the float resolver, which also matches `12`
-    "tag:yaml.org,2002:int", re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789")
-)
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
-                |[-+]?\.(?:inf|Inf|INF)
-                |\.(?:nan|NaN|NAN))$""",
-        re.X,
-    ),
-    list("-+0123456789."),
-)
-#: the most nodes a config may hold with its aliases expanded (a shipped one has about 100):
-#: aliases and merge keys cannot make a small file cost more than this to read and check
-MAX_CONFIG_NODES = 100_000
-_INT = re.compile(r"^[-+]?[0-9]+$")
-_FLOAT = re.compile(
-    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
-    r"|\.(?:nan|NaN|NAN))$"
-)
-_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_NULLS = ("", "~", "null", "Null", "NULL")
-
-
-def _tagged(tag: str, form: str, read: Callable[[str], typing.Any]) -> None:
-    """An explicit `!!TAG` reads only its YAML 1.2 core-schema forms (`form` says which):
-    `!!int 1_000`, `!!bool yes` or `!!float 1:30` (YAML 1.1's) is an error, not a value."""
-
-    def construct(loader: _Loader, node: typing.Any) -> typing.Any:
-        text = loader.construct_scalar(node)
-        try:
-            return read(text)
-        except (ValueError, KeyError):
-            raise yaml.constructor.ConstructorError(
-                None, None, f"!!{tag} {_clip(text, 40)!r} is not {form}", node.start_mark
-            ) from None
-
-    _Loader.add_constructor(f"tag:yaml.org,2002:{tag}", construct)
-
-
-def _match(
-    pattern: re.Pattern[str], convert: Callable[[str], typing.Any]
-) -> Callable[[str], typing.Any]:
-    def read(text: str) -> typing.Any:
-        if not pattern.match(text):
-            raise ValueError(text)
-        return convert(text)
-
-    return read
-
-
-def _null(text: str) -> None:
-    if text not in _NULLS:
-        raise ValueError(text)
-
-
-def _float(text: str) -> float:
-    return float(text.lower().replace(".inf", "inf").replace(".nan", "nan"))
-
-
-_tagged("int", "a decimal integer (YAML 1.2)", _match(_INT, lambda text: int(text, 10)))
-_tagged("float", "a YAML 1.2 number such as 5e-4, .5 or .inf", _match(_FLOAT, _float))
-_tagged("bool", "true or false (YAML 1.2)", lambda text: _BOOLS[text])
-_tagged("null", "null, ~ or nothing (YAML 1.2)", _null)
-
-
-def _refused(loader: _Loader, node: typing.Any) -> typing.Any:
-    raise yaml.constructor.ConstructorError(
-        None,
-        None,
-        f"the tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is not one of YAML 1.2's "
-        f"(a config holds !!str, !!int, !!float, !!bool, !!null, !!seq and !!map)",
-        node.start_mark,
-    )
-
-
-for _tag in ("binary", "timestamp", "omap", "pairs", "set", "value", "yaml"):
-    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
-
-
-class _NotAConfig(ValueError):
-    """A YAML document too large, with its aliases expanded, to be a config."""
-
-
-def _expanded_size(root: typing.Any) -> int:
-    """How many nodes the document `root` holds with its aliases expanded (each shared node
-    counted where it appears), computed once per node; _NotAConfig above MAX_CONFIG_NODES or
-    for a node inside itself (a recursive alias)."""
-    sizes: dict[int, int] = {}
-    stack: list[tuple[typing.Any, bool]] = [(root, False)]
-    open_nodes: set[int] = set()
-    while stack:
-        node, done = stack.pop()
-        if id(node) in sizes:
-            continue
-        children = (
-            [n for pair in node.value for n in pair]
-            if isinstance(node, yaml.MappingNode)
-            else list(node.value)
-            if isinstance(node, yaml.SequenceNode)
-            else []
-        )
-        if done:
-            open_nodes.discard(id(node))
-            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
-            if sizes[id(node)] > MAX_CONFIG_NODES:
-                raise _NotAConfig(
-                    f"it holds more than {MAX_CONFIG_NODES:,} values with its aliases "
-                    f"expanded (line {node.start_mark.line + 1})"
-                )
-            continue
-        if id(node) in open_nodes:
-            raise ValueError(
-                f"line {node.start_mark.line + 1}: an alias refers to a node inside itself"
-            )
-        open_nodes.add(id(node))
-        stack.append((node, True))
-        for child in children:
-            if id(child) in open_nodes:
-                raise _NotAConfig(f"line {child.start_mark.line + 1}: an alias inside its own node")
-            stack.append((child, False))
-    return sizes[id(root)]
-
-
-#: an exploiter config's section of settings that --init applies over the others (fine-tuning
-#: a trained network); read by `satellites exploit`, never by the learner
-FINE_TUNING = "fine_tuning"
-
-
-def read_yaml(path: str | Path) -> typing.Any:
-    """The YAML document in `path`, read as `parse_yaml` says."""
-    path = Path(path)
-    if path.is_dir():
-        raise ConfigError(f"config file {str(path)!r} is a directory")
-    if not path.is_file():
-        raise ConfigError(
-            f"config file {str(path)!r} does not exist"
-            if not path.exists()
-            else f"config file {str(path)!r} is not a regular file"
-        )
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise ConfigError(
-                f"config file {str(path)!r} is larger than "
-                f"{MAX_CONFIG_BYTES // 1024} KiB: not a config"
-            )
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(
-            f"config file {str(path)!r} cannot be read as UTF-8 text: {error}"
-        ) from None
-    return parse_yaml(text, str(path))
-
-
-def parse_yaml(text: str, name: str = "<config>") -> typing.Any:
-    """The YAML document in `text` (ConfigError naming `name` when it is not one).
-
-    Plain scalars are read as YAML 1.2's core schema reads them, numbers in decimal: `12`,
-    `-3`, `010` (ten), `5e-4`, `1e3`, `.5`, `.inf` and `.nan` are numbers; `true` and `false`
-    (also `True`, `TRUE`, ...) booleans; `~`, `null` and nothing null. Everything else is a
-    string: YAML 1.1's forms (`1:30`, `1_000`, `0b11`, `yes`, `off`, dates) and hexadecimal
-    or octal (`0x10`, `0o17`). Duplicate keys are errors. An explicit tag reads only YAML
-    1.2's forms (`!!int`, `!!float`, `!!bool`, `!!null`, `!!str`, `!!seq`, `!!map`; YAML 1.1's
-    `!!binary`, `!!timestamp`, `!!set`, ... are refused). With its aliases expanded a document
-    holds at most MAX_CONFIG_NODES values, so reading and checking it costs at most that."""
-    try:
-        loader = _Loader(text)
-        try:
-            node = loader.get_single_node()
-            if node is not None:
-                _expanded_size(node)
-            data = loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
-    except _NotAConfig as error:  # too large expanded, or an alias inside itself
-        raise ConfigError(f"config file {name!r} is not a config: {error}") from None
-    except yaml.MarkedYAMLError as error:  # one line: where, and what
-        mark = error.problem_mark or error.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        what = " ".join(str(error.problem or error.context or "").split())
-        raise ConfigError(
-            f"config file {name!r} is not valid YAML: {where}{_clip(what, 200)}"
-        ) from None
-    except yaml.YAMLError as error:
-        raise ConfigError(
-            f"config file {name!r} is not valid YAML: {_clip(' '.join(str(error).split()), 200)}"
-        ) from None
-    except Exception as error:
-        # e.g. ValueError for a timestamp such as 2001-02-30, RecursionError for nesting too
-        # deep to read, IndexError for `!!float` with no value
-        raise ConfigError(
-            f"config file {name!r} is not valid YAML: {type(error).__name__}: {str(error)[:200]}"
-        ) from None
-    if data is None:
-        raise ConfigError(f"config file {name!r} is empty (no keys, only blanks or comments)")
-    return data
-
-
-# --------------------------------------------------------------------------- building
-
-
 def build(cls: type[D], data: typing.Any, where: str = "") -> D:
     """An instance of the dataclass `cls` from a (YAML) mapping, every key checked; missing
     keys take their defaults."""
@@ -590,7 +314,7 @@ def build(cls: type[D], data: typing.Any, where: str = "") -> D:
     if unknown:
         name = unknown[0] if isinstance(unknown[0], str) else repr(unknown[0])
         raise ConfigError(
-            f"unknown config key {where + '.' if where else ''}{_clip(name)}; "
+            f"unknown config key {where + '.' if where else ''}{clip(name)}; "
             f"known keys{' in ' + where if where else ''}: "
             f"{', '.join(sorted(fields))}"
         )
@@ -675,7 +399,7 @@ def _number(value: typing.Any) -> str:
     return quoted(value) if isinstance(value, int) else f"{value:g}"
 
 
-def _clip(text: str, most: int = 60) -> str:
+def clip(text: str, most: int = 60) -> str:
     return text if len(text) <= most else text[: most - 3] + "..."
 
 
@@ -724,113 +448,6 @@ def check_agents_of(
             raise ConfigError(f"{key}: {error}") from None
 
 
-def shipped_folder() -> Path:
-    """The folder of the shipped configs: `training/configs/` in an installed wheel (package
-    data), `configs/` at the top of a clone (and of its editable install)."""
-    package = Path(__file__).resolve().parents[1]
-    installed = package / "configs"
-    if any(installed.glob("*.yaml")):
-        return installed
-    return package.parent / "configs"
-
-
-#: the folder of the shipped configs (`satellites train --config NAME`)
-SHIPPED = shipped_folder()
-#: the endings that make a `--config` value a file
-YAML_SUFFIXES = (".yaml", ".yml")
-
-
-def shipped_configs() -> list[str]:
-    """The names of the shipped configs (`quick`, `az_quick`, ...)."""
-    return sorted(path.stem for path in SHIPPED.glob("*.yaml"))
-
-
-def names_a_file(value: str) -> bool:
-    """Whether a `--config` value names a file: it contains a path separator or ends in
-    `.yaml` or `.yml`. Any other value is the name of a shipped config, whatever files the
-    current folder holds."""
-    separators = [sep for sep in (os.sep, os.altsep) if sep]
-    return any(sep in value for sep in separators) or value.lower().endswith(YAML_SUFFIXES)
-
-
-def config_path(name_or_path: str | Path) -> Path:
-    """The file a `--config` value names. A `Path`, or a string that `names_a_file`, is that
-    file; any other string is the name of a shipped config (`az_quick`).
-
-    Raises:
-        ConfigError: the value is empty, or names no shipped config.
-    """
-    if isinstance(name_or_path, Path):
-        return name_or_path
-    if not name_or_path:
-        raise ConfigError(
-            f"the config is empty: name a shipped config "
-            f"({', '.join(shipped_configs())}) or a YAML file"
-        )
-    if names_a_file(name_or_path):
-        return Path(name_or_path)
-    if name_or_path in shipped_configs():
-        return SHIPPED / f"{name_or_path}.yaml"
-    raise ConfigError(
-        f"{quoted(_clip(name_or_path))} is not a shipped config (shipped: "
-        f"{', '.join(shipped_configs())}); a config file is named by a path "
-        f"with a / or ending in .yaml or .yml (./{_clip(name_or_path)}.yaml)"
-    )
-
-
-def purpose(path: Path) -> str:
-    """A config file's one-line purpose: its first line, when that is a comment."""
-    with path.open(encoding="utf-8") as handle:
-        first = handle.readline().strip()
-    return first.lstrip("#").strip() if first.startswith("#") else ""
-
-
-def config_command(action: str, name: str | None, console: Console) -> None:
-    """`satellites config list` (each shipped config with its purpose) and `satellites config
-    show NAME` (the shipped file, to copy and edit).
-
-    Raises:
-        ConfigError: `name` is no shipped config.
-    """
-    if action == "list":
-        names = shipped_configs()
-        width = max(map(len, names))
-        for name in names:
-            console.print(
-                f"{name:<{width}}  {purpose(SHIPPED / f'{name}.yaml')}",
-                markup=False,
-                highlight=False,
-            )
-        return
-    if name not in shipped_configs():
-        raise ConfigError(
-            f"{quoted(_clip(name or ''))} is not a shipped config (shipped: "
-            f"{', '.join(shipped_configs())})"
-        )
-    text = (SHIPPED / f"{name}.yaml").read_text(encoding="utf-8")
-    console.file.write(text)
-    console.file.flush()
-
-
-def load_config(
-    name_or_path: str | Path, check_agents: bool = True, allow_pickle: bool = False
-) -> Config:
-    """The checked config in a YAML file (or a shipped one, by name), read once; every error
-    names the file and the key. An agent spec that may unpickle is refused unless
-    `allow_pickle` (`--allow-pickle`)."""
-    path = config_path(name_or_path)
-    data = read_yaml(path)
-    if isinstance(data, dict) and FINE_TUNING in data:
-        raise ConfigError(
-            f"{path} is an exploiter's config (it has {FINE_TUNING}:): train it with "
-            f"satellites exploit --target SPEC --config {name_or_path}"
-        )
-    try:
-        return config_from_dict(data, check_agents, allow_pickle)
-    except ConfigError as error:
-        raise ConfigError(f"{path}: {error}") from None
-
-
 def differences(old: Config, new: Config) -> dict[str, tuple[typing.Any, typing.Any]]:
     """{dotted key: (old value, new value)} for every setting that differs, agent specs
     compared by their canonical spelling (`mcts:05` is `mcts:5`)."""
@@ -870,65 +487,3 @@ def flatten(data: dict[str, typing.Any], prefix: str = "") -> dict[str, typing.A
         else:
             flat[f"{prefix}{key}"] = value
     return flat
-
-
-# --------------------------------------------------------------------------- the reference
-
-
-def reference() -> str:
-    """The Markdown reference of every key of every learner's config (docs/configs.md)."""
-    lines = [
-        "# Configuration reference",
-        "",
-        "Every key of the run configs, with its default and range, for each learner.",
-        "Unknown or duplicate keys and out-of-range values are errors naming the file and",
-        "the key, reported before anything runs. This page is written by",
-        "`python -m training.common.config > docs/configs.md` (a test checks it).",
-        "",
-    ]
-    for learner, cls in Config.LEARNERS.items():
-        lines += [
-            f"## `learner: {learner}`",
-            "",
-            " ".join(inspect.cleandoc(cls.__doc__ or "").split()),
-            "",
-            "| key | default | range | meaning |",
-            "| --- | --- | --- | --- |",
-        ]
-        lines += [_row(key, f) for key, f in _fields(cls, "")]
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _fields(
-    cls: type[DataclassInstance], prefix: str
-) -> Iterator[tuple[str, dataclasses.Field[typing.Any]]]:
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        if dataclasses.is_dataclass(hints[f.name]):
-            yield from _fields(hints[f.name], f"{prefix}{f.name}.")
-        else:
-            yield f"{prefix}{f.name}", f
-
-
-def _row(key: str, f: dataclasses.Field[typing.Any]) -> str:
-    meta = f.metadata
-    default = f.default
-    if f.default_factory is not dataclasses.MISSING:
-        default = f.default_factory()
-    if meta.get("choices"):
-        span = ", ".join(meta["choices"])
-    elif meta.get("low") is None and meta.get("high") is None:
-        span = ""
-    else:
-        span = describe_range(meta)
-    shown = (
-        "" if default == "" else (str(default).lower() if isinstance(default, bool) else default)
-    )
-    return f"| `{key}` | `{shown}` | {span} | {meta.get('doc', '')} |"
-
-
-if __name__ == "__main__":  # the registered learners live in the imported module, not here
-    from training.common.config import reference as _reference
-
-    print(_reference())
