@@ -26,14 +26,9 @@ from hypothesis import strategies as st
 
 from satellites_env import cli
 from satellites_env.agents import RandomAgent
-from satellites_env.ladder import (
-    CLAIM_LEASE,
-    Ladder,
-    LadderError,
-    _Heartbeat,
-    _process_start,
-    play_job,
-)
+from satellites_env.ladder import CLAIM_LEASE, Ladder, LadderError, play_job
+from satellites_env.ladder.claims import Heartbeat, missing, process_start
+from satellites_env.ladder.rows import pairs
 
 ROOT = Path(__file__).resolve().parents[2]
 SCALE = ROOT / "ladders" / "scale.db"
@@ -261,30 +256,29 @@ def test_absurd_claims_are_errors(capsys, copy, values, message):
 
 def test_a_claim_is_a_lease_that_a_live_unrelated_process_cannot_hold(copy):
     with Ladder(copy) as ladder:
-        pairs = ladder._pairs(ladder.agents())
-        a, b = pairs[0]
+        a, b = pairs(ladder.agents())[0]
         now = time.time()
         for at in (now - CLAIM_LEASE - 1, now):  # pid 1 lives, and is no ladder
             ladder.db.execute(
                 "INSERT OR REPLACE INTO claims VALUES (?, ?, 2, 'other', ?, 1, ?)",
                 (a.id, b.id, socket.gethostname(), at),
             )
-            missing = ladder._missing([(a, b)], 3, time.time(), 10)
-            assert [j.game for j in missing] == ([2] if at < now else [])
+            lacking = missing(ladder.database, [(a, b)], 3, time.time(), 10)
+            assert [j.game for j in lacking] == ([2] if at < now else [])
         # on this host, a live pid that started at another time than the claim's is stale
-        started = _process_start(os.getpid())
+        started = process_start(os.getpid())
         for owner, kept in ((f"run/{started}", True), ("run/1", started is None), ("run", True)):
             ladder.db.execute(
                 "UPDATE claims SET pid = ?, owner = ?, at = ?", (os.getpid(), owner, time.time())
             )
-            missing = ladder._missing([(a, b)], 3, time.time(), 10)
-            assert [j.game for j in missing] == ([] if kept else [2]), owner
+            lacking = missing(ladder.database, [(a, b)], 3, time.time(), 10)
+            assert [j.game for j in lacking] == ([] if kept else [2]), owner
         # on another host, only the lease counts
         ladder.db.execute("UPDATE claims SET host = 'elsewhere', at = ?", (now - CLAIM_LEASE - 1,))
-        assert [j.game for j in ladder._missing([(a, b)], 3, time.time(), 10)] == [2]
+        assert [j.game for j in missing(ladder.database, [(a, b)], 3, time.time(), 10)] == [2]
         # a run renews its claims while it plays
         ladder.db.execute("UPDATE claims SET owner = 'mine', at = 0")
-        beat = _Heartbeat(copy, "mine", every=0.05)
+        beat = Heartbeat(copy, "mine", every=0.05)
         beat.start()
         try:
             deadline = time.monotonic() + 30

@@ -12,6 +12,7 @@ import pytest
 
 from satellites_env.arena import BASELINE_ELO
 from satellites_env.ladder import Ladder
+from satellites_env.ladder.roster import build
 from satellites_env.rating import SCALE, SCALE_ANCHOR, fit
 from satellites_env.web.leaderboard import standings
 
@@ -112,4 +113,4 @@ def test_the_shipped_agents_are_still_the_players_the_scale_rated():
     pytest.importorskip("torch")
     with Ladder(ROOT / "ladders" / "scale.db", create=False, readonly=True) as ladder:
         for entry in ladder.agents():
-            assert ladder._build(entry).identity() == entry.key
+            assert build(ladder.database, entry, allow_pickle=False).identity() == entry.key

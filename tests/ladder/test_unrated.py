@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from satellites_env import cli
 from satellites_env.arena import PairResult, fit_elo
 from satellites_env.ladder import Ladder
+from satellites_env.ladder.rows import canonical
 from satellites_env.rating import fit
 
 
@@ -127,8 +128,8 @@ def split_ladder(tmp_path):
     db = tmp_path / "ladder.db"
     with Ladder(db, create=True, max_moves=30) as ladder:
         entries = {spec: ladder.add(spec) for spec in ("random", "greedy", "mcts:2", "mcts:3")}
-        ladder.play([ladder._order(entries["random"], entries["greedy"])], 2)
-        ladder.play([ladder._order(entries["mcts:2"], entries["mcts:3"])], 2)
+        ladder.play([canonical(entries["random"], entries["greedy"])], 2)
+        ladder.play([canonical(entries["mcts:2"], entries["mcts:3"])], 2)
         ladder.add("mcts:4")
     return db
 
