@@ -9,7 +9,7 @@ import sys
 import pytest
 from PIL import Image
 
-from satellites_env import cli
+from satellites_env import cli, terminal_game
 from satellites_env.record import GameRecord, RecordError
 
 
@@ -86,7 +86,7 @@ def test_evaluate_errors(agents, message, capsys):
 def test_play_survives_bad_input_and_saves_the_game(tmp_path, capsys, monkeypatch):
     answers = iter(["hello", "a1-a2", "moves", "z99-a1", "quit"])
     save = tmp_path / "game.json"
-    record = cli.play(
+    record = terminal_game.play(
         "random",
         "red",
         seed=0,
@@ -107,7 +107,7 @@ def test_play_a_real_move_and_opponent_replies(tmp_path, capsys):
 
     first = Game.new(seed=4).legal_moves()[0]
     answers = iter([first, "quit"])
-    record = cli.play(
+    record = terminal_game.play(
         "greedy",
         "red",
         seed=4,
@@ -124,7 +124,7 @@ def test_play_as_blue_and_end_of_input(capsys):
     def closed(prompt):
         raise EOFError
 
-    record = cli.play(
+    record = terminal_game.play(
         "random", "blue", seed=1, render="ansi", max_moves=400, save=None, input_fn=closed
     )
     assert len(record.moves) == 1  # red (the opponent) moved first

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from satellites_env import cli, terminal_game
+from satellites_env import cli, terminal, terminal_game
 from satellites_env import tournament as tournaments
 from satellites_env.core import Game
 from satellites_env.record import GameRecord
@@ -344,7 +344,7 @@ def _project_errors():
         FileNotFoundError(2, "No such file or directory", "x.yaml"),
         PermissionError(13, "Permission denied", "/root/x"),
         ValueError("plain"),
-        cli.CliError("cli"),
+        terminal.CliError("cli"),
     ]
     try:
         from training.common.checkpoint import CheckpointError

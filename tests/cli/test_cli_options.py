@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from satellites_env import cli
+from satellites_env.cli.parser import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,9 +59,9 @@ def class_names() -> set[str]:
 
 
 def test_every_option_of_every_command_has_help():
-    commands = dict(parsers(cli.build_parser()))
+    commands = dict(parsers(build_parser()))
     assert {("train",), ("config", "show"), ("ladder", "show"), ("evaluate",)} <= set(commands)
-    for path, option, text in helps(cli.build_parser()):
+    for path, option, text in helps(build_parser()):
         if option != "description":
             assert text and text != argparse.SUPPRESS and len(text.strip()) > 5, (path, option)
 
@@ -68,7 +69,7 @@ def test_every_option_of_every_command_has_help():
 def test_no_help_names_module_internals_or_one_machine():
     classes = {name for name in class_names() if len(name) > 3}
     assert {"Game", "GameRecord", "TournamentResult"} <= class_names()
-    for path, option, text in helps(cli.build_parser()):
+    for path, option, text in helps(build_parser()):
         assert not re.search(r"\b(satellites_env|training)\.\w", text), (path, option, text)
         assert not re.search(r":(mod|class|func|meth):", text), (path, option, text)
         words = set(re.findall(r"\b[A-Za-z_]\w*\b", text))

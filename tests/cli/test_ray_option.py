@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from satellites_env import cli
+from satellites_env.cli.options import ray_address
 from satellites_env.distributed import RayUnavailableError, _probe
 
 
@@ -17,7 +18,7 @@ from satellites_env.distributed import RayUnavailableError, _probe
 @given(st.text(max_size=40))
 def test_fuzz_ray_addresses_parse_or_are_usage_errors(text):
     try:
-        address = cli.ray_address(text)
+        address = ray_address(text)
     except argparse.ArgumentTypeError as error:
         assert "expected a Ray cluster address" in str(error)
         return

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from satellites_env import cli
+from satellites_env import cli, terminal_game
 from satellites_env.agents import make_agent
 from satellites_env.arena import play_game
 
@@ -51,7 +51,7 @@ def test_replay_prints_every_board_when_stdin_is_not_a_terminal(record_path, cap
 
 def test_replay_steps_on_key_presses(record_path, capsys):
     keys = iter(["right", "right", "left", "end", "home", "space", "q"])
-    cli.replay(record_path, None, False, 160, 2.0, read_key=lambda: next(keys))
+    terminal_game.replay(record_path, None, False, 160, 2.0, read_key=lambda: next(keys))
     text = capsys.readouterr().out
     shown = re.findall(r"· (start \(0 of 12\)|move \d+ of 12)", text)
     assert shown == [
@@ -64,7 +64,7 @@ def test_replay_steps_on_key_presses(record_path, capsys):
         "move 1 of 12",
     ]
     keys = iter(["end", "enter"])  # Enter at the end closes
-    cli.replay(record_path, None, False, 160, 2.0, read_key=lambda: next(keys))
+    terminal_game.replay(record_path, None, False, 160, 2.0, read_key=lambda: next(keys))
     assert "move 12 of 12" in capsys.readouterr().out
 
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from satellites_env import cli
+from satellites_env.cli import training as cli_training
 from training import sweep as sweeps
 from training.sweep import (
     SweepError,
@@ -202,7 +203,7 @@ def test_a_tiny_sweep_trains_evaluates_and_continues(config_file, tmp_path, monk
         str(out),
     ]
     # the entry point as pyproject registers it (an installed copy may predate it)
-    monkeypatch.setattr(cli, "trainer_command", lambda name: sweeps.sweep_command)
+    monkeypatch.setattr(cli_training, "trainer_command", lambda name: sweeps.sweep_command)
     trained = []
     run_trial = sweeps.run_trial
     monkeypatch.setattr(
