@@ -292,7 +292,7 @@ def add_sweep(sub: Commands) -> None:
 
 
 def sweep(args: argparse.Namespace) -> None:
-    """`satellites sweep` (the `train` extra; training/sweep.py)."""
+    """`satellites sweep` (the `train` extra; training/sweep/)."""
     command = trainer_command("sweep")  # imports torch before the engine's thread settings
     configure_threads()
     command(

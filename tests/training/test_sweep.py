@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from satellites_env import cli
+from satellites_env.arena import wilson_interval
 from satellites_env.cli import training as cli_training
 from training import sweep as sweeps
 from training.sweep import (
@@ -22,6 +23,7 @@ from training.sweep import (
     paired_interval,
     parse_seeds,
     parse_set,
+    runner,
     t_quantile,
 )
 
@@ -149,7 +151,7 @@ def test_the_table_pairs_the_arms_by_seed(config_file):
     assert first["mean"] == pytest.approx(0.5) and first["difference"] is None
     assert first["seeds"] == {"0": 0.5, "1": 0.6, "2": 0.4}
     assert first["wins"] == 15 and first["games"] == 30
-    assert first["wilson"] == pytest.approx(list(sweeps.wilson_interval(15, 30)))
+    assert first["wilson"] == pytest.approx(list(wilson_interval(15, 30)))
     # differences 0.2, 0.0 over seeds 0 and 1: mean 0.1, sd 0.1414, t(0.975, 1) 12.706
     assert second["mean"] == pytest.approx(0.65)
     difference = second["difference"]
@@ -207,13 +209,13 @@ def test_a_tiny_sweep_trains_evaluates_and_continues(config_file, tmp_path, monk
     trained = []
     run_trial = sweeps.run_trial
     monkeypatch.setattr(
-        sweeps,
+        runner,
         "run_trial",
         lambda sweep, arm, seed, *a, **k: (
             trained.append((arm.index, seed)) or run_trial(sweep, arm, seed, *a, **k)
         ),
     )
-    monkeypatch.setattr(sweeps, "Console", lambda **_: quiet())
+    monkeypatch.setattr(runner, "Console", lambda **_: quiet())
     assert cli.main(argv) == 0
     assert trained == [(0, 0), (1, 0)]
     summary = json.loads((out / "sweep.json").read_text())

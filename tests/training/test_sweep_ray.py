@@ -12,6 +12,7 @@ import yaml
 from ray_helpers import local_ray  # noqa: F401 (the module's Ray)
 
 from training import sweep as sweeps
+from training.sweep import runner
 
 sys.path.insert(0, str(Path(__file__).parent / "alphazero"))
 from test_az_training import TINY, quiet
@@ -31,7 +32,7 @@ def test_ray_tune_trials_give_the_local_table(tmp_path, monkeypatch):
     asked = []
     with_resources = sweeps.tune_resources
     monkeypatch.setattr(
-        sweeps, "tune_resources", lambda config: asked.append(with_resources(config)) or asked[-1]
+        runner, "tune_resources", lambda config: asked.append(with_resources(config)) or asked[-1]
     )
     rows = sweeps.sweep_command(
         str(config),
