@@ -19,6 +19,7 @@ the opponent pool with `set_weights`, and takes finished segments from `generate
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
 
 import numba
@@ -50,6 +51,8 @@ from .prior import LookaheadFeatures, PriorNet, masked_logits, network_from_shap
 from .shaping import potential
 
 LEARNER = "learner"
+#: who moves for a colour: LEARNER, a pool index, or an Agent
+Controller = str | int | Agent
 
 
 @dataclass
@@ -115,7 +118,7 @@ class Trajectory:
 @dataclass
 class _Slot:
     game: Game
-    controllers: tuple  # per color: LEARNER, a pool index, or an Agent
+    controllers: tuple[Controller, Controller]
     trajectories: tuple[Trajectory | None, Trajectory | None]
 
 
@@ -228,16 +231,16 @@ class SelfPlayGenerator:
                 self._baseline = make_agent(
                     self.config.baseline_opponent, seed=int(self.rng.integers(2**31))
                 )
-            opponent = self._baseline
+            opponent: Controller = self._baseline
         elif self.pool and draw < self.config.baseline_fraction + self.config.pool_fraction:
             opponent = int(self.rng.integers(len(self.pool)))
         else:
             return _Slot(game, (LEARNER, LEARNER), (self._trajectory(), self._trajectory()))
-        controllers = [opponent, opponent]
+        controllers: list[Controller] = [opponent, opponent]
         controllers[learner_color] = LEARNER
-        trajectories = [None, None]
+        trajectories: list[Trajectory | None] = [None, None]
         trajectories[learner_color] = self._trajectory()
-        return _Slot(game, tuple(controllers), tuple(trajectories))
+        return _Slot(game, (controllers[0], controllers[1]), (trajectories[0], trajectories[1]))
 
     # ------------------------------------------------------------------ generation
 
@@ -249,7 +252,7 @@ class SelfPlayGenerator:
             segments.extend(self.step())
         for slot in self.slots:  # cut the games in flight
             game = slot.game
-            trajectories = list(slot.trajectories)
+            trajectories: list[Trajectory | None] = list(slot.trajectories)
             for color, trajectory in enumerate(trajectories):
                 if trajectory is None or not len(trajectory):
                     continue
@@ -261,7 +264,7 @@ class SelfPlayGenerator:
                 )
                 segments.append(trajectory)
                 trajectories[color] = self._trajectory()
-            slot.trajectories = tuple(trajectories)
+            slot.trajectories = (trajectories[0], trajectories[1])
         return segments
 
     @torch.no_grad()
@@ -322,7 +325,8 @@ class SelfPlayGenerator:
             game = slot.game
             player = game.to_move
             if i in learner_set:
-                trajectory = slot.trajectories[player]
+                # the learner's colour always has a trajectory (_new_slot)
+                trajectory = typing.cast(Trajectory, slot.trajectories[player])
                 trajectory.states.append(game.state.copy())
                 trajectory.observations.append(self._obs[i].reshape(OBSERVATION_SHAPE).copy())
                 trajectory.masks.append(self._masks[i].copy())
@@ -338,11 +342,11 @@ class SelfPlayGenerator:
             self.stats.steps += 1
             if game.is_over:
                 result = game.score()
-                for color, trajectory in enumerate(slot.trajectories):
-                    if trajectory is not None and len(trajectory):
-                        trajectory.outcome = float(result.reward(color))
-                        trajectory.done = True
-                        ended.append(trajectory)
+                for color, segment in enumerate(slot.trajectories):
+                    if segment is not None and len(segment):
+                        segment.outcome = float(result.reward(color))
+                        segment.done = True
+                        ended.append(segment)
                 self.stats.games += 1
                 self.stats.game_lengths.append(game.moves)
                 self.stats.truncated += game.truncated

@@ -303,9 +303,10 @@ class Config:
         ]
 
 
-def build(cls: type[D], data: typing.Any, where: str = "") -> D:
+def build(cls: type[D], data: typing.Any, where: str = "", base: object | None = None) -> D:
     """An instance of the dataclass `cls` from a (YAML) mapping, every key checked; missing
-    keys take their defaults."""
+    keys take their defaults, or with `base` (an object with the fields of `cls`, a section
+    a dataclass too) its values: the mapping over `base`."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where or 'the config'} must be a mapping, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
@@ -319,11 +320,13 @@ def build(cls: type[D], data: typing.Any, where: str = "") -> D:
             f"{', '.join(sorted(fields))}"
         )
     values = {}
+    if base is not None:
+        values = {name: copy.deepcopy(getattr(base, name)) for name in fields}
     for name, value in data.items():
         key = f"{where}.{name}" if where else name
         expected = hints[name]
         if isinstance(expected, type) and dataclasses.is_dataclass(expected):
-            values[name] = build(expected, value, key)
+            values[name] = build(expected, value, key, values.get(name))
         else:
             values[name] = _checked(key, _typed(key, value, expected), fields[name].metadata)
     return cls(**values)
@@ -428,24 +431,28 @@ def check_agents_of(
 ) -> None:
     """ConfigError unless every agent spec of `config` builds (the one grammar of specs:
     `make_agent` itself; a `checkpoint:PATH` is loaded and checked now, not at the first
-    evaluation). A spec comes from the file, so it passes the gate of specs read from a file
-    first (`check_spec_from_file`: one that may unpickle is refused, never built, unless
-    `allow_pickle`), except the specs in `typed`, which the user typed on the command line."""
+    evaluation; an agent named under several keys is built once). A spec comes from the file,
+    so it passes the gate of specs read from a file first (`check_spec_from_file`: one that
+    may unpickle is refused, never built, unless `allow_pickle`), except the specs in `typed`,
+    which the user typed on the command line and the caller has built already."""
     from satellites_env.agents import canonical_spec, check_spec_from_file, make_agent
 
-    mine = {canonical_spec(spec) for spec in typed}
+    built = {canonical_spec(spec) for spec in typed}
     specs = config.agent_specs()
     for key, spec in specs:  # every spec through the gate before any is built
-        if canonical_spec(spec) not in mine:
+        if canonical_spec(spec) not in built:
             try:
                 check_spec_from_file(spec, key, allow_pickle)
             except ValueError as error:
                 raise ConfigError(str(error)) from None
     for key, spec in specs:
+        if canonical_spec(spec) in built:
+            continue
         try:
             make_agent(spec, seed=0)
         except ValueError as error:
             raise ConfigError(f"{key}: {error}") from None
+        built.add(canonical_spec(spec))
 
 
 def differences(old: Config, new: Config) -> dict[str, tuple[typing.Any, typing.Any]]:
