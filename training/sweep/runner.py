@@ -165,7 +165,7 @@ def sweep_command(
             results[arm.index, seed] = saved
     console.print(
         f"sweep: {len(sweep.arms)} arms x {len(sweep.seeds)} seeds into {out}/ "
-        f"({len(results)} trials done, {len(todo)} to run)"
+        f"({len(results)} {'trial' if len(results) == 1 else 'trials'} done, {len(todo)} to run)"
     )
 
     def keep(key: tuple[int, int], result: dict[str, Any]) -> None:
