@@ -1,8 +1,9 @@
 """Tournaments between agents: win/draw/loss per pairing with Wilson intervals, and Elo.
 
-Each pairing plays `games` games with fixed seeds, each agent red in half of them. Game `i`
-of a pairing uses set-up seed `seed + i`, so every pairing sees the same set-ups, and the
-agents' seeds are derived from the same numbers: a tournament is reproducible exactly.
+Each pairing plays `games` games with fixed seeds, each agent red in half of them: game `i`
+is the pairing rule's ([`pairing_game`][satellites_env.pairing.pairing_game]: its set-up,
+colours and agent seeds), so every pairing sees the same set-ups and a tournament is
+reproducible exactly.
 
 Winners use the game records' vocabulary: `"red"`, `"blue"`, or None (JSON null) for a draw.
 With `workers` > 1, each worker process runs its agents on one thread (`OMP_NUM_THREADS=1`
@@ -29,6 +30,7 @@ from .agents import Agent, canonical_spec, make_agent
 from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
 from .jobs import run_jobs
+from .pairing import pairing_game
 from .record import GameRecord
 
 Z95 = rating.Z95
@@ -124,19 +126,21 @@ def match(
     result = PairResult(a.spec, b.spec)
     for i in range(games):
         record = play_pairing_game(a, b, i, seed, max_moves)
-        result.add(record, a_is_red=i % 2 == 0)
+        result.add(record, a_is_red=pairing_game(i, seed).a_is_red)
         if on_record is not None:
             on_record(i, record)
     return result
 
 
 def play_pairing_game(a: Agent, b: Agent, i: int, seed: int, max_moves: int) -> GameRecord:
-    """Game i of a pairing: both agents reseeded from (seed, i); `a` is red in even games;
-    games 2j and 2j+1 share the set-up of seed + j with colors swapped."""
-    a.reset(seed=10_000 * (seed + i) + 7)
-    b.reset(seed=10_000 * (seed + i) + 8)
-    red, blue = (a, b) if i % 2 == 0 else (b, a)
-    return play_game(red, blue, seed + i // 2, max_moves)
+    """Game i of a pairing as the pairing rule makes it
+    ([`pairing_game`][satellites_env.pairing.pairing_game]): both agents reseeded, `a` red in
+    even games, games 2j and 2j+1 sharing a set-up with colors swapped."""
+    game = pairing_game(i, seed)
+    a.reset(seed=game.seed_a)
+    b.reset(seed=game.seed_b)
+    red, blue = (a, b) if game.a_is_red else (b, a)
+    return play_game(red, blue, game.setup_seed, max_moves)
 
 
 @dataclass
@@ -170,12 +174,15 @@ class TournamentResult:
         who played which color, winner ("red", "blue" or None for a draw), how it ended,
         moves."""
         jobs = schedule(self.agents, self.games_per_pairing, self.seed) if self.records else []
-        return [
-            summary_of(jobs[k], self.seed, self.records[k])
-            if self.records[k] is not None
-            else dict(self.known[k])
-            for k in self.finished
-        ]
+        summaries = []
+        for k in self.finished:
+            record = self.records[k]
+            summaries.append(
+                summary_of(jobs[k], self.seed, record)
+                if record is not None
+                else dict(self.known[k])
+            )
+        return summaries
 
     def as_dict(self) -> dict:
         """The results as JSON data; `complete` is false for an interrupted tournament, whose
@@ -211,7 +218,7 @@ def summary_of(job: tuple[int, int, str, str], seed: int, record: GameRecord) ->
     return {
         "pair": pair,
         "game": i,
-        "setup_seed": seed + i // 2,
+        "setup_seed": pairing_game(i, seed).setup_seed,
         "red": record.players.get("red"),
         "blue": record.players.get("blue"),
         "winner": record.result.get("winner"),
@@ -221,23 +228,26 @@ def summary_of(job: tuple[int, int, str, str], seed: int, record: GameRecord) ->
     }
 
 
-def colors_of(job: tuple[int, int, str, str]) -> dict[str, str]:
-    """{"red": spec, "blue": spec} of scheduled game `job` (a is red in even games)."""
+def colors_of(job: tuple[int, int, str, str], seed: int) -> dict[str, str]:
+    """{"red": spec, "blue": spec} of scheduled game `job` of the tournament seeded `seed`."""
     _, i, a, b = job
-    return {"red": a, "blue": b} if i % 2 == 0 else {"red": b, "blue": a}
+    return pairing_game(i, seed).colors(a, b)
 
 
-def check_summary(summary, job: tuple[int, int, str, str], seed: int, max_moves: int) -> dict:
+def check_summary(
+    summary: object, job: tuple[int, int, str, str], seed: int, max_moves: int
+) -> dict:
     """`summary` (from a results file) if it is the finished game `job` of this tournament;
     ValueError saying which field is not, otherwise."""
     pair, i, _, _ = job
     if not isinstance(summary, dict) or set(summary) != set(SUMMARY_KEYS):
         raise ValueError(f"expected an object with the keys {', '.join(SUMMARY_KEYS)}")
-    expected = {"pair": pair, "game": i, "setup_seed": seed + i // 2, **colors_of(job)}
+    colors = colors_of(job, seed)
+    expected = {"pair": pair, "game": i, "setup_seed": pairing_game(i, seed).setup_seed, **colors}
     for key, value in expected.items():
         if type(summary[key]) is not type(value) or (
-            canonical_spec(summary[key]) != canonical_spec(value)
-            if key in ("red", "blue")
+            canonical_spec(summary[key]) != canonical_spec(colors[key])
+            if key in colors
             else summary[key] != value
         ):
             raise ValueError(f"'{key}' is {str(summary[key])[:40]!r}, expected {value!r}")
@@ -310,7 +320,7 @@ def run_job(
         if spec not in agents:
             agents[spec] = make_agent(spec)
     record = play_pairing_game(agents[a], agents[b], i, seed, max_moves)
-    return pair, i % 2 == 0, record
+    return pair, pairing_game(i, seed).a_is_red, record
 
 
 def run_tournament(
@@ -319,7 +329,7 @@ def run_tournament(
     seed: int = 0,
     workers: int = 1,
     max_moves: int = DEFAULT_MAX_MOVES,
-    progress=None,
+    progress: Callable[[int, int], None] | None = None,
     ray: bool = False,
     ray_address: str | None = None,
     finished: Mapping[int, GameRecord | dict] | None = None,
@@ -369,8 +379,9 @@ def run_tournament(
     if progress and done:
         progress(done, len(jobs))
     # in this process, the agents built above play; workers build their own, once each
+    here = not ray and workers == 1
     play = functools.partial(
-        run_job, seed=seed, max_moves=max_moves, **({} if ray or workers > 1 else {"agents": built})
+        run_job, seed=seed, max_moves=max_moves, agents=built if here else None
     )
     try:
         run_jobs(
@@ -401,10 +412,11 @@ def tournament_result(
     jobs = schedule(agents, games, seed)
     pairs = [PairResult(a, b) for a, b in itertools.combinations(agents, 2)]
     for k, (pair, i, _, _) in enumerate(jobs):
-        if records[k] is not None:
-            pairs[pair].add(records[k], a_is_red=i % 2 == 0)
+        record, a_is_red = records[k], pairing_game(i, seed).a_is_red
+        if record is not None:
+            pairs[pair].add(record, a_is_red)
         elif k in known:
-            pairs[pair].add_winner(known[k]["winner"], a_is_red=i % 2 == 0)
+            pairs[pair].add_winner(known[k]["winner"], a_is_red)
     fitted = _fit(agents, pairs)
     return TournamentResult(
         list(agents),

@@ -15,6 +15,7 @@ SLOW: tuple[str, ...] = (
     "examples/test_examples.py::test_sb3_maskable_ppo",
     "examples/test_examples.py::test_vector_selfplay_example_runs",
     "test_readme.py::test_readme_program_runs[1]",
+    "test_same_results.py",  # a tournament, a ladder and four tiny training runs
     "test_wheel.py",  # builds and installs the wheel
     "training/alphazero/test_az_checkpoint_safety.py::"
     "test_fuzz_resuming_from_a_mutated_az_checkpoint_is_a_checkpoint_error",

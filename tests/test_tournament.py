@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from satellites_env import arena, tournament
 from satellites_env.arena import TournamentInterrupted
+from satellites_env.pairing import pairing_game
 
 AGENTS, GAMES, SEED, MAX_MOVES = ["random", "greedy", "mcts:2"], 4, 3, 40
 
@@ -91,3 +94,34 @@ def test_outputs_of_another_tournament_are_refused_before_any_game(tmp_path, mon
     )
     with pytest.raises(tournament.TournamentError, match="other settings"):
         tournament.play(AGENTS, GAMES, SEED + 1, 1, MAX_MOVES, records=tmp_path / "games")
+
+
+@given(st.integers(0, 10_000), st.integers(0, 2**31 - 1))
+def test_the_pairing_rule_shares_each_setup_between_two_games_colours_swapped(j, seed):
+    """Games 2j and 2j+1 of a pairing start from one set-up with the colours swapped, and
+    every game reseeds its two agents differently from any other game of the pairing."""
+    even, odd = pairing_game(2 * j, seed), pairing_game(2 * j + 1, seed)
+    assert even.setup_seed == odd.setup_seed == seed + j
+    assert even.a_is_red and not odd.a_is_red
+    assert even.colors("x", "y") == {"red": "x", "blue": "y"} == odd.colors("y", "x")
+    seeds = {even.seed_a, even.seed_b, odd.seed_a, odd.seed_b}
+    assert len(seeds) == 4 and seeds.isdisjoint(
+        {pairing_game(2 * j + 2, seed).seed_a, pairing_game(2 * j + 2, seed).seed_b}
+    )
+
+
+def test_a_pairing_game_is_the_pairing_rule_s_game():
+    """`play_pairing_game` plays the rule's set-up and colours, and its agents play as if
+    reset with the rule's seeds."""
+    from satellites_env.agents import make_agent
+    from satellites_env.arena import play_game, play_pairing_game
+
+    for i in range(3):
+        rule = pairing_game(i, 9)
+        record = play_pairing_game(make_agent("random"), make_agent("mcts:2"), i, 9, 30)
+        a, b = make_agent("random"), make_agent("mcts:2")
+        a.reset(seed=rule.seed_a)
+        b.reset(seed=rule.seed_b)
+        red, blue = (a, b) if rule.a_is_red else (b, a)
+        assert record.as_dict() == play_game(red, blue, rule.setup_seed, 30).as_dict()
+        assert record.players == rule.colors("random", "mcts:2")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.checks import quoted
+from ..pairing import pairing_game
 from .database import LadderDB, timestamp
 from .rows import MAX_GAMES_PER_PAIR, Entry, is_int, pair_seed
 
@@ -191,7 +192,7 @@ def store(ladder: LadderDB, job: Job, record: dict[str, Any], owner: str) -> boo
     """Keep a finished game and drop its claim (once: a game another run stored first is
     dropped); whether it was kept."""
     winner = record["result"].get("winner")
-    a_red = job.game % 2 == 0
+    a_red = pairing_game(job.game, job.seed).a_is_red
     score = 0.5 if winner is None else float((winner == "red") == a_red)
     with ladder.transaction():
         cursor = ladder.db.execute(

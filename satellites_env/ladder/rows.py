@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.checks import quoted
+from ..pairing import pairing_game
 from ..record import MAX_RECORD_BYTES, GameRecord, RecordError
 from .database import LadderDB, LadderError
 
@@ -150,7 +151,11 @@ def check_game(
     seen.add((a, b, game))
     if seed != pair_seed(ladder.seed, entries[a].key, entries[b].key):
         raise bad(f"seed {quoted(seed)} is not its pair's seed")
-    if a_red not in (0, 1) or type(a_red) is not int or bool(a_red) != (game % 2 == 0):
+    if (
+        a_red not in (0, 1)
+        or type(a_red) is not int
+        or bool(a_red) != pairing_game(game, seed).a_is_red
+    ):
         raise bad(f"a_red must be 1 in even games and 0 in odd ones, got {quoted(a_red)}")
     if winner not in ("red", "blue", None):
         raise bad(f"winner must be 'red', 'blue' or null, got {quoted(winner)}")

@@ -22,6 +22,7 @@ from ..files import (
     kind_at,
     read_input,
 )
+from ..pairing import pairing_game
 from ..record import GameRecord
 from .outputs import MANIFEST, MAX_RESULTS_BYTES, SETTINGS, TournamentError, record_name
 
@@ -139,10 +140,11 @@ def finished_records(folder: Path, settings: dict) -> dict[int, GameRecord]:
         job = jobs[k]
         try:
             record = GameRecord.load(path)
-            start = Game.new(seed=seed + job[1] // 2, max_moves=max_moves).to_spn()
+            setup_seed = pairing_game(job[1], seed).setup_seed
+            start = Game.new(seed=setup_seed, max_moves=max_moves).to_spn()
             if (
                 {c: canonical_spec(s) for c, s in record.players.items()}
-                != {c: canonical_spec(s) for c, s in colors_of(job).items()}
+                != {c: canonical_spec(s) for c, s in colors_of(job, seed).items()}
                 or record.max_moves != max_moves
                 or record.start_spn != start
             ):

@@ -24,6 +24,7 @@ from satellites_env.core.checks import quoted_path
 from satellites_env.core.engine import N_ACTIONS, TO_MOVE, new_work
 from satellites_env.core.game import Game
 from satellites_env.observation import observe
+from satellites_env.pairing import pairing_game
 
 from ..common.checkpoint import CheckpointError, load_network, load_payload, resolve
 from ..common.network import BatchedInference, PolicyValueNet
@@ -199,8 +200,8 @@ def play_batched_games(
     agent: Agent, opponent: str, games: list[int], seed: int, max_moves: int
 ) -> list:
     """Games `games` of the pairing (`agent`, `opponent`) as `arena.play_pairing_game` plays
-    them (the same set-ups, colours and opponent seeds; the agent is deterministic), all at
-    once. The agent has a batched form
+    them (set-ups, colours and opponent seeds from `satellites_env.pairing.pairing_game`; the
+    agent is deterministic), all at once. The agent has a batched form
     ([`BatchedPlayer.of`][training.alphazero.agent.BatchedPlayer.of]: a network's search or
     its raw policy's argmax); its moves in every game waiting for one are found together, one
     forward pass per simulation step for all of them, and so are the opponent's where it is a
@@ -212,14 +213,15 @@ def play_batched_games(
     if not n:
         return []
     spec = agent.spec
-    boards = [Game.new(seed=seed + i // 2, max_moves=max_moves) for i in games]
+    pairing = [pairing_game(i, seed) for i in games]  # the agent is a, the opponent b
+    boards = [Game.new(seed=g.setup_seed, max_moves=max_moves) for g in pairing]
     starts = [game.to_spn() for game in boards]
-    ours = [0 if i % 2 == 0 else 1 for i in games]  # the agent is red in even games
+    ours = [0 if g.a_is_red else 1 for g in pairing]
     first = make_agent(opponent, seed=0)
     batched_rival = BatchedPlayer.of(first, n, max_moves)
     rivals = [] if batched_rival else [first, *(make_agent(opponent, seed=0) for _ in games[1:])]
-    for i, rival in zip(games, rivals, strict=False):
-        rival.reset(seed=10_000 * (seed + i) + 8)
+    for g, rival in zip(pairing, rivals, strict=False):
+        rival.reset(seed=g.seed_b)
     search = BatchedPlayer.of(agent, n, max_moves)
     if search is None:
         raise ValueError(f"{spec} has no batched form (a network's search or raw argmax)")
@@ -243,13 +245,9 @@ def play_batched_games(
                 for b in player.step():
                     boards[b].play(int(player.action[b]))
                     waiting[b] = False
-    names = [
-        {"red": spec, "blue": opponent} if side == 0 else {"red": opponent, "blue": spec}
-        for side in ours
-    ]
     return [
-        (i, GameRecord.of(start, game, players))
-        for i, start, game, players in zip(games, starts, boards, names, strict=False)
+        (g.index, GameRecord.of(start, game, g.colors(spec, opponent)))
+        for g, start, game in zip(pairing, starts, boards, strict=True)
     ]
 
 

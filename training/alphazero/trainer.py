@@ -47,7 +47,7 @@ import torch
 
 from ..common.checkpoint import load_network, load_weights
 from ..common.config import Config
-from ..common.evaluation import EVAL_SEED, Match
+from ..common.evaluation import Match
 from ..common.learner import Games, Player
 from ..common.network import (
     PolicyValueNet,
@@ -306,11 +306,7 @@ class AZTrainer(Trainer):
         ev, seed = self.config.eval, self.config.seed
         if not (ev.search_games and ev.opponents):
             return []
-        return [
-            Match(
-                self._search_player(), ev.opponents[0], seed, ev.search_games, EVAL_SEED * 2 + seed
-            )
-        ]
+        return [Match.of_run(self._search_player(), 1, ev.opponents[0], 0, ev.search_games, seed)]
 
     def curve_keys(self) -> list[str]:
         keys = super().curve_keys()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import torch
 
 from satellites_env.arena import PairResult
+from satellites_env.pairing import pairing_game
 
 from .learner import Games, Learner, Player
 from .network import PolicyValueNet
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from ..distributed.pool import GeneratorPool
     from .config import DistributedConfig
 
-#: the seed of the evaluation games of the k-th player (10_000 + seed for the policy)
+#: the pairing seed of the evaluation games of player j is EVAL_SEED * (j + 1) + the run's seed
 EVAL_SEED = 10_000
 #: with a time budget (`minutes`), the share of it that training leaves to the final table
 #: at least, and the games of each match in one round of the final table under its deadline
@@ -52,6 +53,16 @@ class Match(NamedTuple):
         return self.player.play(
             net, self.opponent, self.opponent_seed, list(self.indices), self.seed, max_moves
         )
+
+    @classmethod
+    def of_run(
+        cls, player: Player, j: int, opponent: str, k: int, games: int | range, run_seed: int
+    ) -> Match:
+        """The evaluation match of the run seeded `run_seed` between the learner's player `j`
+        (0: the policy, 1: its search) and the evaluation opponent `k`: the opponent made
+        with seed `run_seed + k`, the games those of the pairing seeded
+        `EVAL_SEED * (j + 1) + run_seed`."""
+        return cls(player, opponent, run_seed + k, games, EVAL_SEED * (j + 1) + run_seed)
 
     def shares(self, workers: int) -> list[Match]:
         """The match cut into `workers` shares (game indices k, k + workers, ...)."""
@@ -237,7 +248,7 @@ class Evaluating(Learner):
         opponents = ev.final if final else {spec: ev.games for spec in ev.opponents}
         players = self.players(final) if final else self.players(False)[:1]
         matches = [
-            Match(player, spec, seed + k, games, EVAL_SEED * (j + 1) + seed)
+            Match.of_run(player, j, spec, k, games, seed)
             for j, player in enumerate(players)
             for k, (spec, games) in enumerate(
                 (self.final_games(player) if final else opponents).items()
@@ -261,7 +272,7 @@ class Evaluating(Learner):
         last = list(opponents)[-1] if opponents else None
         for match, records in zip(matches, played, strict=True):
             player, spec = match.player, match.opponent
-            result = self.pair_result(player, spec, records)
+            result = self.pair_result(match, records)
             if player is players[0] and spec == last and records and records[0][0] == 0:
                 self.sample_game = records[0][1]
             evaluation.results[f"{player.key}:{spec}" if player.key else spec] = result.as_dict()
@@ -292,12 +303,12 @@ class Evaluating(Learner):
         with torch_threads_one():
             return self.games.play(matches, self.net, max_moves)
 
-    def pair_result(self, player: Player, opponent: str, games: Games) -> PairResult:
-        """The result of the player's `games` ([(index, record)]) against `opponent`; the
-        player is red in the even games."""
-        result = PairResult(player.build(self.net).spec, opponent)
+    def pair_result(self, match: Match, games: Games) -> PairResult:
+        """The result of the match's `games` ([(index, record)]), its player as a (red as the
+        pairing rule says, `satellites_env.pairing`)."""
+        result = PairResult(match.player.build(self.net).spec, match.opponent)
         for i, record in games:
-            result.add(record, a_is_red=i % 2 == 0)
+            result.add(record, a_is_red=pairing_game(i, match.seed).a_is_red)
         return result
 
 

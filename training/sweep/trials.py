@@ -124,7 +124,7 @@ def run_trial(
         trainer.close()
     results = {}
     for match, games in zip(matches, played, strict=True):
-        pair = trainer.pair_result(player, match.opponent, games)
+        pair = trainer.pair_result(match, games)
         results[match.opponent] = {
             "games": pair.games,
             "wins": pair.a_wins,
