@@ -47,10 +47,10 @@ def test_a_minutes_run_ends_within_its_budget_final_table_included(tmp_path):
     trainer.save = timed(trainer.save, saves)
     trainer.games.play = timed(trainer.games.play, calls)
     play_in_rounds = timed(trainer.games.play_in_rounds, tables)
-    along_the_run = []  # games.play calls of the evaluations along the run
+    before = []  # how many games.play calls the evaluations along the run made
 
     def in_rounds(matches, net, max_moves, seconds, progress=None):
-        along_the_run.append(len(calls))
+        before.append(len(calls))
         deadlines.append(seconds)
         return play_in_rounds(matches, net, max_moves, seconds, progress)
 
@@ -66,7 +66,7 @@ def test_a_minutes_run_ends_within_its_budget_final_table_included(tmp_path):
     # the final table stopped where the rest ran out (a round past it at most), cut short
     # with colours balanced; its rounds are the games.play calls after the run's own
     assert len(tables) == len(deadlines) == 1
-    rounds = calls[along_the_run[0] :]
+    rounds = calls[before[0] :]
     assert deadlines[0] == max(budget - spent, FINAL_SHARE * budget)
     assert sum(rounds) <= tables[0] <= deadlines[0] + max(rounds)
     games = {key: r["games"] for key, r in final.results.items()}
