@@ -58,7 +58,8 @@ def searched_nodes(tree: Tree) -> np.ndarray:
     """(games, nodes) bool: the nodes of the searches in progress."""
     nodes = tree.node_state.shape[1]
     searching = tree.phase == SEARCHING
-    return searching[:, None] & (np.arange(nodes)[None, :] < tree.num_nodes[:, None])
+    used: np.ndarray = searching[:, None] & (np.arange(nodes)[None, :] < tree.num_nodes[:, None])
+    return used
 
 
 def games_state(
