@@ -438,21 +438,21 @@ def check_agents_of(
     from satellites_env.agents import canonical_spec, check_spec_from_file, make_agent
 
     built = {canonical_spec(spec) for spec in typed}
-    specs = config.agent_specs()
-    for key, spec in specs:  # every spec through the gate before any is built
-        if canonical_spec(spec) not in built:
+    specs = [(key, spec, canonical_spec(spec)) for key, spec in config.agent_specs()]
+    for key, spec, canonical in specs:  # every spec through the gate before any is built
+        if canonical not in built:
             try:
                 check_spec_from_file(spec, key, allow_pickle)
             except ValueError as error:
                 raise ConfigError(str(error)) from None
-    for key, spec in specs:
-        if canonical_spec(spec) in built:
+    for key, spec, canonical in specs:
+        if canonical in built:
             continue
         try:
             make_agent(spec, seed=0)
         except ValueError as error:
             raise ConfigError(f"{key}: {error}") from None
-        built.add(canonical_spec(spec))
+        built.add(canonical)
 
 
 def differences(old: Config, new: Config) -> dict[str, tuple[typing.Any, typing.Any]]:
