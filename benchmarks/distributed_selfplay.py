@@ -37,6 +37,7 @@ from rich.console import Console
 from rich.table import Table
 
 from satellites_env.core.batch import configure_threads
+from satellites_env.placement import BACKEND_KINDS, Placement
 from training.common.config import load_config
 from training.common.network import PolicyValueNet
 from training.distributed.pool import GeneratorPool
@@ -103,9 +104,8 @@ def measure(
 ) -> dict:
     """Steady-state throughput of `rounds` updates' worth of generation (after a warm-up)."""
     torch.set_num_threads(1)
-    with GeneratorPool(
-        learner.factory(workers), workers, seed, backend=backend, address=address
-    ) as pool:
+    placement = Placement(BACKEND_KINDS[backend], workers, address if backend == "ray" else None)
+    with GeneratorPool(learner.factory(workers), placement, seed) as pool:
         # Warm up until as many games ended as are in flight: compiled kernels, started
         # actors, and games of every age in flight (the first ones all start together).
         version, finished = 0, 0
@@ -133,7 +133,7 @@ def update_seconds(config, updates: int = 3) -> float:
     net = PolicyValueNet(config.model.channels, config.model.blocks, config.model.lookahead)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.ppo.learning_rate)
     factory = functools.partial(make_generator, config.selfplay, net.shape, 1)
-    pool = GeneratorPool(factory, 1, config.seed)
+    pool = GeneratorPool(factory, Placement(), config.seed)
     pool.set_weights({"model": net.state_dict(), "pool": [], "pool_version": 0}, 0)
     generator = torch.Generator().manual_seed(0)
     times = []

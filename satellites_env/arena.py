@@ -31,6 +31,7 @@ from .core.board import DEFAULT_MAX_MOVES
 from .core.game import Game
 from .jobs import run_jobs
 from .pairing import pairing_game
+from .placement import Placement
 from .record import GameRecord
 
 Z95 = rating.Z95
@@ -327,18 +328,16 @@ def run_tournament(
     agents: list[str],
     games: int,
     seed: int = 0,
-    workers: int = 1,
+    placement: Placement | None = None,
     max_moves: int = DEFAULT_MAX_MOVES,
     progress: Callable[[int, int], None] | None = None,
-    ray: bool = False,
-    ray_address: str | None = None,
     finished: Mapping[int, GameRecord | dict] | None = None,
 ) -> TournamentResult:
     """Round robin: every pair of `agents` plays `games` games (colors balanced).
 
-    `progress(done, total)` is called after each game; `workers` > 1 uses processes, each
-    on one thread. With `ray`, the games run in `workers` Ray actors instead (a local Ray, or
-    the cluster at `ray_address`; see `satellites_env.distributed`): the same results.
+    `progress(done, total)` is called after each game. The games run at `placement` (default
+    this process; worker processes, each on one thread; or Ray actors, see
+    `satellites_env.distributed`): the same results wherever they run.
 
     `finished` maps schedule indices to games already played (their record, or their summary
     as `game_summaries` gives it, checked by the caller): they are counted, not played again,
@@ -349,8 +348,7 @@ def run_tournament(
         raise ValueError(f"a tournament needs at least 2 agents, got {agents}")
     if len({canonical_spec(spec) for spec in agents}) != len(agents):  # mcts:5 is mcts:05
         raise ValueError(f"agent specs must be distinct agents, got {agents}")
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    placement = placement or Placement()
     jobs = schedule(agents, games, seed)
     finished = dict(finished or {})
     if not all(isinstance(k, int) and 0 <= k < len(jobs) for k in finished):
@@ -379,7 +377,7 @@ def run_tournament(
     if progress and done:
         progress(done, len(jobs))
     # in this process, the agents built above play; workers build their own, once each
-    here = not ray and workers == 1
+    here = placement.kind == "local"
     play = functools.partial(
         run_job, seed=seed, max_moves=max_moves, agents=built if here else None
     )
@@ -387,9 +385,7 @@ def run_tournament(
         run_jobs(
             [jobs[k] for k in todo],
             play,
-            workers,
-            ray=ray,
-            ray_address=ray_address,
+            placement,
             init=init_worker,
             on_result=lambda index, played: keep(todo[index], played),
         )

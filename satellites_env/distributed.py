@@ -9,6 +9,9 @@ machine. `run_jobs_on_ray` plays tournament games in `workers` actors, one CPU a
 each. A game is a pure function of its schedule entry and the tournament seed, so the results
 are the same as in this process or in worker processes; an actor that dies has its games
 played again by a new one (a game is never counted twice: results are kept by game index).
+
+[`ActorSlots`][satellites_env.distributed.ActorSlots] is the one rule by which a dead actor is
+replaced, here and in the trainer's generator pool (`training.distributed.pool`).
 """
 
 from __future__ import annotations
@@ -80,6 +83,89 @@ def _probe(address: str, seconds: float = 5.0) -> None:
         ) from None
 
 
+class ActorsLostError(ValueError):
+    """More actors died than a run may replace (a ValueError: the CLI reports it in one
+    line)."""
+
+
+class ActorSlots:
+    """Actors in numbered slots, each started by `start(slot, incarnation)` (`fill(count)`
+    starts the first ones); one that dies is replaced by `replace(slot, why)`: the old one is
+    killed (`kill`, errors ignored) and a new one started in its slot with the next
+    incarnation, at most `max_replacements` times over the whole run, after which `replace`
+    raises `error` naming the slot and the cause.
+
+    Ray itself is not needed here: `start` and `kill` are the caller's (Ray's own restarts are
+    off for the actors they make, `max_restarts=0`, so that each replacement is counted here).
+    """
+
+    def __init__(
+        self,
+        start: Callable[[int, int], Any],
+        max_replacements: int,
+        kill: Callable[[Any], None] | None = None,
+        what: str = "actor",
+        error: type[Exception] = ActorsLostError,
+    ):
+        if max_replacements < 0:
+            raise ValueError(f"max_replacements must be >= 0, got {max_replacements}")
+        self.start, self.kill, self.what, self.error = start, kill, what, error
+        self.max_replacements = max_replacements
+        self.replaced = 0  # actors started to replace dead ones, in all slots
+        self.incarnations: list[int] = []  # each slot's replacements so far
+        self.actors: list[Any] = []
+
+    def fill(self, count: int) -> None:
+        """Start first actors until `count` slots hold one (each kept as it starts, so that
+        `close` ends those started before an error)."""
+        while len(self.actors) < count:
+            slot = len(self.actors)
+            if slot == len(self.incarnations):
+                self.incarnations.append(0)
+            self.actors.append(self.start(slot, self.incarnations[slot]))
+
+    def __getitem__(self, slot: int) -> Any:
+        return self.actors[slot]
+
+    def __len__(self) -> int:
+        return len(self.actors)
+
+    def replace(self, slot: int, why: str) -> Any:
+        """Kill the actor of `slot` and start a new one there; returns it. Raises `error`
+        (the cause named: `why`) once `max_replacements` actors were replaced already."""
+        if self.replaced >= self.max_replacements:
+            raise self.error(
+                f"{self.what} {slot} failed ({why}) and {self.replaced} "
+                f"{self.what}s were replaced already (max_replacements="
+                f"{self.max_replacements}); giving up"
+            )
+        if self.kill is not None:
+            try:
+                self.kill(self.actors[slot])
+            except Exception:  # a dead actor may refuse to be killed again
+                pass
+        self.replaced += 1
+        self.incarnations[slot] += 1
+        self.actors[slot] = self.start(slot, self.incarnations[slot])
+        return self.actors[slot]
+
+    def close(self) -> None:
+        """Kill every actor (errors ignored); the slots are empty after."""
+        if self.kill is not None:
+            for actor in self.actors:
+                try:
+                    self.kill(actor)
+                except Exception:
+                    pass
+        self.actors = []
+
+
+def failure(error: BaseException) -> str:
+    """How an actor failed, in a few words: the error's type and its first line."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0][:200]}" if lines else type(error).__name__
+
+
 class _ArenaActor:
     """Plays games with its own agents (built once per spec), like an arena worker process:
     `init()` when it starts, then `play(job, agents=its agents)` per job."""
@@ -115,15 +201,16 @@ def run_jobs_on_ray(
     ray = import_ray()
     started = connect(address, workers)
     actor_class = ray.remote(num_cpus=1, max_restarts=0)(_ArenaActor)
-
-    def new_actor():
-        return _new_actor(actor_class, init, play)
-
-    actors = [new_actor() for _ in range(min(workers, len(jobs)))]
     results: list = [None] * len(jobs)
     queue = list(range(len(jobs)))[::-1]  # next job last
     pending: dict = {}  # ref -> (job index, actor slot)
-    replaced = done = 0
+    done = 0
+    actors = ActorSlots(
+        lambda slot, incarnation: _new_actor(actor_class, init, play),
+        max_replacements,
+        kill=ray.kill,
+        what="game actor",
+    )
 
     def submit(slot: int) -> None:
         if queue:
@@ -131,6 +218,7 @@ def run_jobs_on_ray(
             pending[actors[slot].run.remote(jobs[index])] = (index, slot)
 
     try:
+        actors.fill(min(workers, len(jobs)))
         for slot in range(len(actors)):  # two games queued per actor: no idle gap between
             submit(slot)
             submit(slot)
@@ -139,15 +227,12 @@ def run_jobs_on_ray(
             index, slot = pending.pop(ready[0])
             try:
                 results[index] = ray.get(ready[0])
-            except ray.exceptions.RayActorError:
-                if replaced >= max_replacements:
-                    raise
-                replaced += 1
+            except ray.exceptions.RayActorError as error:
                 queue.append(index)  # played again, from the same seeds, by a new actor
                 lost = [ref for ref, (_, s) in pending.items() if s == slot]
                 for ref in lost:
                     queue.append(pending.pop(ref)[0])
-                actors[slot] = new_actor()
+                actors.replace(slot, failure(error))
                 submit(slot)
                 submit(slot)
                 continue
@@ -158,8 +243,7 @@ def run_jobs_on_ray(
                 progress(done, len(jobs))
             submit(slot)
     finally:
-        for actor in actors:
-            ray.kill(actor)
+        actors.close()
         if started:
             ray.shutdown()
     return results

@@ -23,9 +23,10 @@ ends. The rules:
   the main thread, since the signal follows the death of the thread that forked); everywhere, a
   thread in each worker polls the parent's process id and ends the worker within about half a
   second of a change.
-* With `ray`, the jobs run in Ray actors (see
-  `satellites_env.distributed`); `play` is then also given
-  `agents=`, a dict that each actor keeps between its jobs.
+* Where the jobs run is a [`Placement`][satellites_env.placement.Placement]: `local` (this
+  process, one job after the other), `processes`, or `ray` (Ray actors, see
+  `satellites_env.distributed`; `play` is then also given `agents=`, a dict that each actor
+  keeps between its jobs). Threads are for self-play generators only.
 
 A job is a pure function of its arguments (a game's seeds come from its schedule), so the
 results are the same wherever it ran. Importing this module imports nothing beyond the
@@ -47,6 +48,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from .placement import Placement
 from .stops import STOP_SIGNALS, WorkerDied, describe_exit
 
 __all__ = ["Workers", "run_jobs"]
@@ -106,31 +108,34 @@ def _start_worker(parent: int, kernel: bool, init: Callable[[], None] | None) ->
 
 
 class Workers:
-    """Up to `workers` worker processes (or Ray actors) that play jobs, started on first use
-    and kept until `close` (a `with` block closes them).
+    """The workers of a placement that play jobs: this process (`local`), up to
+    `placement.workers` worker processes, or as many Ray actors; processes are started on
+    first use and kept until `close` (a `with` block closes them).
 
     Args:
-        workers: How many jobs run at once; 1 plays them in this process, one after the
-            other.
-        ray: Run the jobs in `workers` Ray actors instead of processes.
-        ray_address: The Ray cluster's address (None: a local Ray).
+        placement: Where the jobs run (`local`, `processes` or `ray`; default this process).
         init: Run once in each worker process (or actor) before its first job.
         context: The `multiprocessing` context of the worker processes (None: the default,
             `fork` on Linux).
+
+    Raises:
+        ValueError: A placement in threads (for self-play generators only).
     """
 
     def __init__(
         self,
-        workers: int = 1,
+        placement: Placement | None = None,
         *,
-        ray: bool = False,
-        ray_address: str | None = None,
         init: Callable[[], None] | None = None,
         context: Any = None,
     ):
-        if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
-        self.workers, self.ray, self.ray_address = workers, ray, ray_address
+        placement = placement or Placement()
+        if placement.kind == "threads":
+            raise ValueError(
+                "jobs run in this process, in worker processes or on Ray, not in threads "
+                "(a placement in threads is for self-play generators)"
+            )
+        self.placement = placement
         self.init, self.context = init, context
         self._pool: ProcessPoolExecutor | None = None
         self._size = 0
@@ -173,18 +178,18 @@ class Workers:
 
         if not jobs:
             return results
-        if self.ray:
+        if self.placement.on_ray:
             from .distributed import run_jobs_on_ray
 
             run_jobs_on_ray(
                 list(jobs),
                 play,
                 self.init or _nothing,
-                self.workers,
-                self.ray_address,
+                self.placement.workers,
+                self.placement.address,
                 on_result=deliver,
             )
-        elif self.workers == 1:
+        elif self.placement.kind == "local":
             for index, job in enumerate(jobs):
                 deliver(index, play(job))
         else:
@@ -198,7 +203,7 @@ class Workers:
         deliver: Callable[[int, Any], None],
         delivered: set[int],
     ) -> None:
-        pool = self._processes(min(self.workers, len(jobs)))
+        pool = self._processes(min(self.placement.workers, len(jobs)))
         futures: dict[Future, int] = {}
         try:
             futures = {pool.submit(play, job): index for index, job in enumerate(jobs)}
@@ -322,15 +327,13 @@ def _nothing() -> None:
 def run_jobs(
     jobs: Sequence,
     play: Callable,
-    workers: int = 1,
+    placement: Placement | None = None,
     *,
-    ray: bool = False,
-    ray_address: str | None = None,
     init: Callable[[], None] | None = None,
     on_result: Callable[[int, Any], None] | None = None,
     context: Any = None,
 ) -> list:
     """Play a list of jobs on fresh workers ([`Workers`][satellites_env.jobs.Workers]: the
     arguments are its and its `run`'s); the results in job order."""
-    with Workers(workers, ray=ray, ray_address=ray_address, init=init, context=context) as pool:
+    with Workers(placement, init=init, context=context) as pool:
         return pool.run(jobs, play, on_result)

@@ -22,6 +22,7 @@ from .core.board import DEFAULT_MAX_MOVES
 from .core.checks import quoted_path
 from .files import check_output_file, kind_at, refuse_folder_unless_ours
 from .ladder import Ladder, RateResult
+from .placement import Placement
 from .terminal import CliError, console, plain, printable, progress_bar, say
 
 #: the columns of `satellites ladder show --csv`
@@ -92,12 +93,12 @@ def add(
             say(f"{entry.name}: on the ladder{held}, identity {entry.key[:60]}")
 
 
-def run(db: Path, games: int, workers: int, ray: str | None, allow_pickle: bool = False) -> None:
-    """`satellites ladder run`: play every game the ladder's pairs still lack, then show the
-    standings."""
+def run(db: Path, games: int, placement: Placement, allow_pickle: bool = False) -> None:
+    """`satellites ladder run`: play every game the ladder's pairs still lack (at
+    `placement`), then show the standings."""
     with _playing(db, allow_pickle) as (ladder, update):
         stored = ladder.run(
-            games, workers, ray, lambda done, total: update(completed=done, total=total)
+            games, placement, lambda done, total: update(completed=done, total=total)
         )
     say(f"{stored} games played and stored in {db}")
     show(db, None, False, False)
@@ -107,18 +108,17 @@ def rate(
     db: Path,
     spec: str,
     games: int,
-    workers: int,
-    ray: str | None,
+    placement: Placement,
     name: str | None,
     allow_pickle: bool = False,
 ) -> None:
-    """`satellites ladder rate SPEC`: one agent's rating against the ladder's fixed ratings."""
+    """`satellites ladder rate SPEC`: one agent's rating against the ladder's fixed ratings
+    (its games at `placement`)."""
     with _playing(db, allow_pickle) as (ladder, update):
         result = ladder.rate(
             spec,
             games,
-            workers,
-            ray,
+            placement,
             lambda done, total: update(completed=done, total=total),
             name=name,
         )

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from satellites_env.jobs import Workers, run_jobs
+from satellites_env.placement import Placement
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,7 +41,7 @@ def test_results_come_in_job_order_and_each_is_handed_over_once(workers):
     results = run_jobs(
         list(range(10)),
         slow_square,
-        workers,
+        Placement.of(workers),
         on_result=lambda index, result: seen.setdefault(index, result),
     )
     assert results == [k * k for k in range(10)]
@@ -48,13 +49,13 @@ def test_results_come_in_job_order_and_each_is_handed_over_once(workers):
 
 
 def test_an_empty_list_starts_nothing():
-    with Workers(4) as workers:
+    with Workers(Placement("processes", 4)) as workers:
         assert workers.run([], square) == []
         assert workers._pool is None
 
 
 def test_a_failing_job_ends_the_run_with_its_error_and_the_workers_with_it():
-    with Workers(2) as workers:
+    with Workers(Placement("processes", 2)) as workers:
         with pytest.raises(ValueError, match="job 3 is bad"):
             workers.run(list(range(6)), fail_on_three)
         assert workers._pool is None  # ended: the next run starts fresh processes
@@ -72,7 +73,7 @@ def test_ctrl_c_hands_over_every_finished_result_before_it_stops(monkeypatch):
             time.sleep(0.5)  # the other worker finishes its job meanwhile
             raise KeyboardInterrupt
 
-    workers = Workers(2)
+    workers = Workers(Placement("processes", 2))
     with pytest.raises(KeyboardInterrupt):
         workers.run([0, 1, 2, 3, 4, 5, 60], short_then_long, keep)
     assert len(kept) >= 3 and all(kept[k] == k for k in kept)
@@ -143,6 +144,7 @@ def pid_after(seconds: float) -> int:
 POOL_SCRIPT = """
 import threading
 from satellites_env.jobs import Workers
+from satellites_env.placement import Placement
 from test_jobs import pid_after
 
 def run():
@@ -154,7 +156,7 @@ def run():
             print("ready", flush=True)
             seen.add(None)
 
-    with Workers(2, context={context}) as workers:
+    with Workers(Placement("processes", 2), context={context}) as workers:
         workers.run([0.05] * 40 + [60] * 4, pid_after, report)
 
 if {in_thread}:
@@ -197,7 +199,7 @@ def test_workers_of_a_thread_that_ends_keep_working():
     thread that has ended since must still work (it is not set there)."""
     import threading
 
-    workers = Workers(2)
+    workers = Workers(Placement("processes", 2))
     thread = threading.Thread(target=lambda: workers.run([1, 2], square))
     thread.start()
     thread.join()

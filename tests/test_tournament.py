@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from satellites_env import arena, tournament
 from satellites_env.arena import TournamentInterrupted
 from satellites_env.pairing import pairing_game
+from satellites_env.placement import Placement
 
 AGENTS, GAMES, SEED, MAX_MOVES = ["random", "greedy", "mcts:2"], 4, 3, 40
 
@@ -39,7 +40,7 @@ def play(tmp_path, reporter=None, **options):
         AGENTS,
         GAMES,
         SEED,
-        1,
+        Placement(),
         MAX_MOVES,
         out=tmp_path / "out.json",
         records=tmp_path / "games",
@@ -77,13 +78,16 @@ def test_play_saves_stops_on_ctrl_c_and_continues(tmp_path, monkeypatch):
 
 def test_finished_games_can_be_handed_over_in_memory(tmp_path):
     with pytest.raises(TournamentInterrupted) as interrupted:
-        tournament.play(AGENTS, GAMES, SEED, 1, MAX_MOVES, reporter=StopAt(3))
+        tournament.play(AGENTS, GAMES, SEED, Placement(), MAX_MOVES, reporter=StopAt(3))
     partial = interrupted.value.result
     finished = {k: partial.records[k] for k in partial.finished}
     result = tournament.play(
-        AGENTS, GAMES, SEED, 1, MAX_MOVES, finished=finished, out=tmp_path / "out.json"
+        AGENTS, GAMES, SEED, Placement(), MAX_MOVES, finished=finished, out=tmp_path / "out.json"
     )
-    assert result.as_dict() == arena.run_tournament(AGENTS, GAMES, SEED, 1, MAX_MOVES).as_dict()
+    assert (
+        result.as_dict()
+        == arena.run_tournament(AGENTS, GAMES, SEED, Placement(), MAX_MOVES).as_dict()
+    )
 
 
 def test_outputs_of_another_tournament_are_refused_before_any_game(tmp_path, monkeypatch):
@@ -93,7 +97,7 @@ def test_outputs_of_another_tournament_are_refused_before_any_game(tmp_path, mon
         tournament, "run_tournament", lambda *a, **k: pytest.fail("a game was played")
     )
     with pytest.raises(tournament.TournamentError, match="other settings"):
-        tournament.play(AGENTS, GAMES, SEED + 1, 1, MAX_MOVES, records=tmp_path / "games")
+        tournament.play(AGENTS, GAMES, SEED + 1, Placement(), MAX_MOVES, records=tmp_path / "games")
 
 
 @given(st.integers(0, 10_000), st.integers(0, 2**31 - 1))

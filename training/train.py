@@ -13,8 +13,9 @@ default runs/<config name>):
   length, evaluation and checkpoint cadence, threads, the `distributed` keys), each change
   recorded in the run folder; a finished run resumed with a larger length trains on and is
   evaluated again;
-* `--ray [ADDRESS]`: self-play in Ray actors, on a local Ray or the cluster at ADDRESS, in
-  place of the config's `distributed.backend` and `address`;
+* `--ray [ADDRESS]`: this session's self-play in Ray actors, on a local Ray or the cluster at
+  ADDRESS, in place of the config's `distributed.backend` and `address` (a placement of the
+  session: the run's config is not changed, and a resumed run may use it or not);
 * another `satellites train` holding the folder's run.lock: an error, nothing touched;
 * a folder that is not empty and not a run folder (no `satellites-run.json`): an error,
   nothing in it read or replaced (training.common.run_folder).
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from satellites_env.placement import Placement
 from satellites_env.stops import exit_status, stop_reason
 from satellites_env.terminal import printable
 
@@ -68,7 +70,9 @@ def train(
     # everything checked before anything runs
     settings = load_config(config, allow_pickle=allow_pickle)
     run_dir = Path(out) if out else Path("runs") / path.stem
-    return run(settings, path, run_dir, resume, console, ray)
+    return run(
+        settings, path, run_dir, resume, console, Placement.of_config(settings.distributed, ray)
+    )
 
 
 def _line(console: Console, text: str) -> None:
@@ -83,16 +87,18 @@ def run(
     run_dir: Path,
     resume: bool,
     console: Console,
-    ray: str | None = None,
+    placement: Placement | None = None,
 ) -> Trainer:
     """Train the checked config `settings` (read from `path`) into `run_dir`, as
-    `train` says; returns the trainer, finished."""
-    if ray is not None:
-        settings.distributed.backend, settings.distributed.address = "ray", ray
-        settings.check()  # what holds with the config's backend may not with Ray's
+    `train` says, its self-play at `placement` (default: the config's `distributed:`);
+    returns the trainer, finished."""
+    placement = placement or Placement.of_config(settings.distributed)
+    settings.check_placement(placement)  # what holds with the config's backend may not on Ray
     claim_run_folder(run_dir)  # recognised as a run's (or new) before the lock touches it
     with RunLock(run_dir):
-        trainer = trainer_class(settings)(settings, run_dir, resume=resume, console=console)
+        trainer = trainer_class(settings)(
+            settings, run_dir, resume=resume, console=console, placement=placement
+        )
         if trainer.finished:
             _line(
                 console,
@@ -105,7 +111,7 @@ def run(
                 _line(
                     console,
                     f"resuming {run_dir}/ at {trainer.progress:,} of "
-                    f"{settings.total:,} {trainer.UNIT}",
+                    f"{settings.total:,} {trainer.UNIT} (self-play in {placement.describe()})",
                 )
                 if trainer.new_changes:
                     _line(
@@ -117,7 +123,11 @@ def run(
                         ),
                     )
             else:
-                _line(console, f"training ({settings.learner}) with {path} -> {run_dir}/")
+                _line(
+                    console,
+                    f"training ({settings.learner}) with {path} -> {run_dir}/ (self-play in "
+                    f"{placement.describe()})",
+                )
             try:
                 trainer.run()
             except KeyboardInterrupt:  # the run said what it kept; then what stopped it

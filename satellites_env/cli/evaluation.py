@@ -11,6 +11,7 @@ from rich.table import Table
 
 from .. import tournament
 from ..arena import TournamentResult
+from ..placement import Placement
 from ..terminal import CliError, console, progress_bar
 from ..tournament_view import TournamentView
 from .options import (
@@ -86,11 +87,10 @@ def add_evaluate(sub: Commands) -> None:
             args.agents,
             args.games,
             args.seed,
-            args.workers,
+            Placement.of(args.workers, args.ray),
             args.out,
             args.records,
             args.max_moves,
-            args.ray,
             args.force,
         )
     )
@@ -100,16 +100,15 @@ def evaluate(
     specs: list[str],
     games: int,
     seed: int,
-    workers: int,
+    placement: Placement,
     out: Path | None,
     records: Path | None,
     max_moves: int,
-    ray: str | None = None,
     force: bool = False,
 ) -> TournamentResult:
     """`satellites evaluate` ([`tournament.play`][satellites_env.tournament.play] with
-    progress bars and tables); `ray` None: this machine's processes, "" a local Ray, else
-    the address of a Ray cluster (the games run in `workers` actors, with the same results).
+    progress bars and tables), its games at `placement` (`--workers` and `--ray`: the same
+    results wherever they run).
     With `out` or `records`, Ctrl-C keeps every finished game there, and the same command
     continues the tournament."""
     shown = TournamentView(f"{games} games per pairing, seed {seed}")
@@ -118,12 +117,10 @@ def evaluate(
             specs,
             games,
             seed,
-            workers,
+            placement,
             max_moves,
             out=out,
             records=records,
-            ray=ray is not None,
-            ray_address=ray or None,
             reporter=shown,
             force=force,
         )

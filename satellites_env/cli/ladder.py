@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..placement import Placement
 from ..terminal import CliError
 from .options import (
     MAX_MOVES,
@@ -96,7 +97,9 @@ def run(args: argparse.Namespace) -> None:
     """`satellites ladder run`."""
     from .. import ladder_view
 
-    ladder_view.run(args.db, args.games_per_pair, args.workers, args.ray, args.allow_pickle)
+    ladder_view.run(
+        args.db, args.games_per_pair, Placement.of(args.workers, args.ray), args.allow_pickle
+    )
 
 
 def rate(args: argparse.Namespace) -> None:
@@ -104,7 +107,12 @@ def rate(args: argparse.Namespace) -> None:
     from .. import ladder_view
 
     ladder_view.rate(
-        args.db, args.spec, args.games, args.workers, args.ray, args.name, args.allow_pickle
+        args.db,
+        args.spec,
+        args.games,
+        Placement.of(args.workers, args.ray),
+        args.name,
+        args.allow_pickle,
     )
 
 

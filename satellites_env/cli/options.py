@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from ..core.board import DEFAULT_MAX_MOVES
+from ..placement import check_address
 
 #: what `add_subparsers` returns: each command group adds its commands to it
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -54,10 +55,10 @@ def ray_address(text: str) -> str:
     if text == "":
         return text
     text = text.strip()
-    if not text or any(c.isspace() or not c.isprintable() for c in text) or len(text) > 300:
-        raise argparse.ArgumentTypeError(
-            f"expected a Ray cluster address such as auto or 127.0.0.1:6379, got {text!r}"
-        )
+    try:
+        check_address(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return text
 
 

@@ -10,6 +10,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from ..core.batch import configure_threads
+from ..placement import Placement
 from ..terminal import console
 from .options import (
     AGENT_SPECS,
@@ -307,7 +308,7 @@ def sweep(args: argparse.Namespace) -> None:
         against=args.against,
         eval_seed=args.eval_seed,
         max_moves=args.max_moves,
-        ray=args.ray,
+        placement=Placement.of(1, args.ray),
     )
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core.board import DEFAULT_MAX_MOVES
 from ..core.checks import quoted_path
+from ..placement import Placement
 from ..rating import Ratings
 from ..record import GameRecord
 from .database import LadderDB, LadderError
@@ -135,27 +136,23 @@ class Ladder:
         self,
         pairs: list[tuple[Entry, Entry]],
         games: int,
-        workers: int = 1,
-        ray_address: str | None = None,
+        placement: Placement | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> int:
         """Play the games `pairs` still lack up to `games` each; returns how many this call
         stored. Games are claimed a few at a time, so runs beside it share the work."""
-        return play_games(
-            self.database, pairs, games, workers, ray_address, progress, self.allow_pickle
-        )
+        return play_games(self.database, pairs, games, placement, progress, self.allow_pickle)
 
     @guarded
     def run(
         self,
         games_per_pair: int,
-        workers: int = 1,
-        ray_address: str | None = None,
+        placement: Placement | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> int:
         """Play every game the roster's pairs still lack (`games_per_pair` each)."""
         read_games(self.database)  # a damaged game is an error before any game is played
-        return self.play(pairs(self.agents()), games_per_pair, workers, ray_address, progress)
+        return self.play(pairs(self.agents()), games_per_pair, placement, progress)
 
     @guarded
     def game_rows(self) -> list[tuple[int, int, int, GameRecord]]:
@@ -194,8 +191,7 @@ class Ladder:
         self,
         spec: str,
         games: int,
-        workers: int = 1,
-        ray_address: str | None = None,
+        placement: Placement | None = None,
         progress: Callable[[int, int], None] | None = None,
         name: str | None = None,
     ) -> RateResult:
@@ -204,6 +200,4 @@ class Ladder:
         agent, the rest against the two whose ratings are nearest the estimate. Its games
         are kept; it joins the roster only if added. `progress` is called as (games played,
         games to play) after each game."""
-        return rate_agent(
-            self.database, spec, games, workers, ray_address, progress, name, self.allow_pickle
-        )
+        return rate_agent(self.database, spec, games, placement, progress, name, self.allow_pickle)

@@ -10,6 +10,7 @@ from ..agents import Agent, make_agent
 from ..arena import init_worker, play_pairing_game
 from ..core.checks import quoted
 from ..jobs import Workers
+from ..placement import Placement
 from .claims import HEARTBEAT, Heartbeat, Job, claim, new_owner, release, store
 from .database import LadderDB, LadderError
 from .roster import build
@@ -54,13 +55,13 @@ def play_games(
     ladder: LadderDB,
     pairs: list[tuple[Entry, Entry]],
     games: int,
-    workers: int = 1,
-    ray_address: str | None = None,
+    placement: Placement | None = None,
     progress: Callable[[int, int], None] | None = None,
     allow_pickle: bool = False,
 ) -> int:
     """Play the games `pairs` still lack up to `games` each; returns how many this call
-    stored. Games are claimed a few at a time, so runs beside it share the work."""
+    stored. Games are claimed a few at a time, so runs beside it share the work; they run at
+    `placement` (default this process)."""
     if not 1 <= games <= MAX_GAMES_PER_PAIR:
         raise LadderError(f"games per pair must be in [1, {MAX_GAMES_PER_PAIR}], got {games}")
     # every agent builds, and is still itself, before a game is played
@@ -82,16 +83,12 @@ def play_games(
 
         return keep
 
-    batch = 1 if workers == 1 and ray_address is None else 2 * workers
+    placement = placement or Placement()
+    batch = 1 if placement.kind == "local" else 2 * placement.workers
     heartbeat = Heartbeat(ladder.path, owner, HEARTBEAT)
     heartbeat.start()
     try:
-        with Workers(
-            workers,
-            ray=ray_address is not None,
-            ray_address=ray_address or None,
-            init=init_worker,
-        ) as pool:
+        with Workers(placement, init=init_worker) as pool:
             while True:
                 jobs = claim(ladder, pairs, games, batch, owner)
                 if not jobs:

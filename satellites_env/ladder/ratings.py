@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.checks import quoted
+from ..placement import Placement
 from ..rating import Ratings, against_known, fit, played_anchor
 from .database import LadderDB, LadderError
 from .playing import play_games
@@ -76,8 +77,7 @@ def rate_agent(
     ladder: LadderDB,
     spec: str,
     games: int,
-    workers: int = 1,
-    ray_address: str | None = None,
+    placement: Placement | None = None,
     progress: Callable[[int, int], None] | None = None,
     name: str | None = None,
     allow_pickle: bool = False,
@@ -110,13 +110,13 @@ def rate_agent(
     # the second part's games as if none were played yet: exact for a new agent, and
     # recounted once the nearest opponents are known
     tally.total = lacking(ladder, entry, roster, target) + later
-    play_against(ladder, entry, roster, target, tally, workers, ray_address, allow_pickle)
+    play_against(ladder, entry, roster, target, tally, placement, allow_pickle)
     estimate = against_roster(ladder, entry, roster, fixed)
     nearest = sorted(roster, key=lambda r: abs(fixed.rating(r.name) - estimate[0]))[:2]
     target[nearest[0].id] += 2 * ((rest + 3) // 4)
     target[nearest[1].id] += 2 * (rest // 4)
     tally.total = tally.done + lacking(ladder, entry, roster, target)
-    play_against(ladder, entry, roster, target, tally, workers, ray_address, allow_pickle)
+    play_against(ladder, entry, roster, target, tally, placement, allow_pickle)
     elo, low, high = against_roster(ladder, entry, roster, fixed)
     played = {r.name: count_games(ladder, *canonical(entry, r)) for r in roster}
     return RateResult(entry.name, elo, low, high, played)
@@ -133,8 +133,7 @@ def play_against(
     roster: list[Entry],
     target: dict[int, int],
     tally: Tally,
-    workers: int,
-    ray_address: str | None,
+    placement: Placement | None,
     allow_pickle: bool,
 ) -> None:
     """Play the games `entry` lacks to reach `target` against each roster agent."""
@@ -142,7 +141,7 @@ def play_against(
         pair = canonical(entry, r)
         if count_games(ladder, *pair) < target[r.id]:
             tally.base = tally.done
-            play_games(ladder, [pair], target[r.id], workers, ray_address, tally, allow_pickle)
+            play_games(ladder, [pair], target[r.id], placement, tally, allow_pickle)
 
 
 def against_roster(

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..arena import TournamentInterrupted, TournamentResult, run_tournament, schedule
 from ..core.board import DEFAULT_MAX_MOVES
+from ..placement import Placement
 from ..record import GameRecord
 from ..stops import HoldCtrlC
 from .continuing import (
@@ -66,13 +67,11 @@ def play(
     agents: list[str],
     games: int,
     seed: int = 0,
-    workers: int = 1,
+    placement: Placement | None = None,
     max_moves: int = DEFAULT_MAX_MOVES,
     *,
     out: Path | None = None,
     records: Path | None = None,
-    ray: bool = False,
-    ray_address: str | None = None,
     reporter: Reporter | None = None,
     finished: Mapping[int, GameRecord | dict] | None = None,
     force: bool = False,
@@ -83,13 +82,11 @@ def play(
         agents: Agent specs (at least 2, distinct).
         games: Games per pairing.
         seed: The tournament's seed (see [`arena`][satellites_env.arena]).
-        workers: Processes (or Ray actors) that play the games.
+        placement: Where the games run (default this process; worker processes or Ray
+            actors: the same results).
         max_moves: The move cap of every game.
         out: The results file (JSON), if any.
         records: The records folder, if any.
-        ray: Play the games in `workers` Ray actors (a local Ray, or the cluster at
-            `ray_address`).
-        ray_address: The Ray cluster's address.
         reporter: Told of progress and of what is written (`Reporter`).
         finished: Games already played, by schedule index (a record, or a summary as
             `TournamentResult.game_summaries` gives it), e.g. those of a
@@ -130,11 +127,9 @@ def play(
                     agents,
                     games,
                     seed,
-                    workers,
+                    placement,
                     max_moves,
                     progress=progress,
-                    ray=ray,
-                    ray_address=ray_address,
                     finished=finished,
                 )
             except TournamentInterrupted as stop:

@@ -21,6 +21,7 @@ from satellites_env.arena import (
 )
 from satellites_env.core import Game
 from satellites_env.core.rules import new_scratch
+from satellites_env.placement import Placement
 
 
 def play(agents, seed, max_moves=400):
@@ -259,7 +260,9 @@ def test_tournament_accounting():
 
 def test_tournament_is_reproducible_and_parallel_matches_serial():
     serial = run_tournament(["random", "greedy"], games=4, seed=2, max_moves=100)
-    parallel = run_tournament(["random", "greedy"], games=4, seed=2, max_moves=100, workers=2)
+    parallel = run_tournament(
+        ["random", "greedy"], games=4, seed=2, max_moves=100, placement=Placement("processes", 2)
+    )
     assert [r.moves for r in serial.records] == [r.moves for r in parallel.records]
     assert serial.as_dict() == parallel.as_dict()
 

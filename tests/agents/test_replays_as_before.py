@@ -2,7 +2,7 @@
 
 `data/tournament_seed7.json` was written by the code of commit 6a36c25 (before the engine
 API, the batched engine and the search seam) with
-`run_tournament(["random", "greedy", "mcts:8"], 2, seed=7, workers=1, max_moves=200)`; its
+`run_tournament(["random", "greedy", "mcts:8"], 2, seed=7, max_moves=200)`; its
 reasons say `1 colony` where the engine of then said `1 colonies`.
 """
 
@@ -18,7 +18,7 @@ REFERENCE = Path(__file__).with_name("data") / "tournament_seed7.json"
 
 def test_fixed_seed_tournament_replays_move_for_move():
     reference = json.loads(REFERENCE.read_text())
-    result = run_tournament(["random", "greedy", "mcts:8"], 2, 7, 1, 200)
+    result = run_tournament(["random", "greedy", "mcts:8"], 2, 7, max_moves=200)
     assert len(result.records) == len(reference)
     for record, before in zip(result.records, reference, strict=False):
         assert record.players == before["players"]
@@ -49,9 +49,11 @@ def test_the_shipped_network_replays_move_for_move():
     """`data/tournament_az_seed11.json` was written by the code of commit 8ff50a3 (before the
     search record, the options removed from the learner and the converted pretrained.pt) with
     `run_tournament(["az:pretrained:4", "checkpoint:pretrained", "greedy"], 2, seed=11,
-    workers=1, max_moves=120)`: the search agent and the raw policy play the same moves."""
+    max_moves=120)`: the search agent and the raw policy play the same moves."""
     reference = json.loads(AZ_REFERENCE.read_text())
-    result = run_tournament(["az:pretrained:4", "checkpoint:pretrained", "greedy"], 2, 11, 1, 120)
+    result = run_tournament(
+        ["az:pretrained:4", "checkpoint:pretrained", "greedy"], 2, 11, max_moves=120
+    )
     assert len(result.records) == len(reference) == 6
     for record, before in zip(result.records, reference, strict=False):
         assert record.start_spn == before["start_spn"]

@@ -21,6 +21,7 @@ from test_evaluate_interrupt import ARGS, TOTAL, interrupt_after
 from satellites_env import cli, stops
 from satellites_env.jobs import Workers
 from satellites_env.ladder import Ladder
+from satellites_env.placement import Placement
 from satellites_env.record import GameRecord
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,7 +184,7 @@ def die_on_three(job: int) -> int:
 
 def test_a_dead_worker_ends_the_run_keeping_every_finished_result():
     kept = {}
-    with Workers(2) as workers:
+    with Workers(Placement("processes", 2)) as workers:
         with pytest.raises(stops.WorkerDied, match="killed by SIGKILL"):
             workers.run(list(range(4)), die_on_three, kept.__setitem__)
         assert workers._pool is None

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import functools
 import sys
+from types import SimpleNamespace
 
 import pytest
 from test_training import TINY, tiny_config
 
+from satellites_env.placement import Placement
 from training.common.config import ConfigError, config_from_dict
 from training.distributed.generator import Generator, SampleBatch, split, worker_seed
 from training.distributed.pool import GeneratorPool, PoolError
@@ -28,7 +30,8 @@ def ppo_pool(
     trainer_like.net = PolicyValueNet(8, 1)
     trainer_like.snapshots, trainer_like.snapshots_added = [], 0
     factory = functools.partial(make_generator, config.selfplay, trainer_like.net.shape, workers)
-    return GeneratorPool(factory, workers, seed, backend=backend), trainer_like
+    kind = {"local": "local", "thread": "threads"}[backend]
+    return GeneratorPool(factory, Placement(kind, workers), seed), trainer_like
 
 
 def test_split_and_seeds():
@@ -80,7 +83,7 @@ def test_a_thread_pool_refuses_numbas_workqueue_layer(monkeypatch):
 
     monkeypatch.setattr(numba, "threading_layer", lambda: "workqueue")
     with pytest.raises(PoolError, match="needs numba's omp or tbb threading layer"):
-        GeneratorPool(lambda worker, seed: None, 2, 0, backend="thread")
+        GeneratorPool(lambda worker, seed: None, Placement("threads", 2), 0)
 
 
 def test_a_batch_is_accepted_once_and_in_turn():
@@ -119,14 +122,32 @@ def test_one_local_worker_is_the_single_generator():
     assert [t.actions for t in batch.samples] == [t.actions for t in direct]
 
 
+def test_a_replaced_worker_takes_a_fresh_stream_by_the_shared_rule():
+    """The pool replaces a worker by `satellites_env.distributed.ActorSlots`: the next
+    incarnation, a fresh seed, the current weights, at most max_replacements in all."""
+    seeds = []
+
+    def factory(worker, seed):
+        seeds.append((worker, seed))
+        return SimpleNamespace(set_weights=lambda weights, version: None)
+
+    pool = GeneratorPool(factory, Placement("local", 2), 7, max_replacements=1)
+    pool.set_weights({}, 0)
+    pool._replace(1, "it sent a batch out of turn")
+    assert pool.incarnations == [0, 1] and pool.stats.replaced == 1
+    assert seeds[-1] == (1, worker_seed(7, 1, 1)) and len(pool.members) == 2
+    with pytest.raises(PoolError, match=r"generator worker 0 failed \(hung\).*giving up"):
+        pool._replace(0, "hung")
+
+
 def test_ray_backend_without_ray_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
     from satellites_env.distributed import RayUnavailableError
 
     with pytest.raises(RayUnavailableError, match="install the 'ray' extra"):
-        GeneratorPool(lambda worker, seed: None, 1, 0, backend="ray")
-    with pytest.raises(ValueError, match="backend must be one of local, thread, ray"):
-        GeneratorPool(lambda worker, seed: None, 1, 0, backend="spark")
+        GeneratorPool(lambda worker, seed: None, Placement("ray"), 0)
+    with pytest.raises(ValueError, match="not in worker processes"):
+        GeneratorPool(lambda worker, seed: None, Placement("processes", 2), 0)
 
 
 @pytest.mark.parametrize(

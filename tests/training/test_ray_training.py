@@ -95,17 +95,38 @@ def test_a_resumed_ray_run_continues_like_the_local_one(tmp_path):
 
 
 def test_train_cli_takes_ray_and_resume_may_switch_backend(tmp_path, monkeypatch):
+    """`train --ray` places the session's self-play on Ray without writing it into the run:
+    config.json and the checkpoint keep the file's `backend: local`; resuming without `--ray`
+    (and again with it) counts no change but the length."""
     import yaml
     from test_training import TINY
 
     path = tmp_path / "tiny.yaml"
-    path.write_text(yaml.safe_dump({**TINY, "eval": FAST_EVAL, "total_steps": 150}))
+    data = {**TINY, "eval": FAST_EVAL, "total_steps": 150}
+    path.write_text(yaml.safe_dump(data))
     out = tmp_path / "run"
     assert main(["train", "--config", str(path), "--out", str(out), "--ray"]) == 0
     saved = torch.load(out / "checkpoint.pt", weights_only=True)
-    assert saved["config"]["distributed"]["backend"] == "ray" and saved["finished"]
+    written = json.loads((out / "config.json").read_text())
+    assert written["distributed"]["backend"] == "local" and saved["config"] == written
+    assert saved["finished"]
+
+    def placement():
+        return json.loads((out / "summary.json").read_text())["session"]["placement"]
+
+    assert placement() == {"kind": "ray", "workers": 1, "address": None}
     # The finished run opens without Ray (and without --resume): where it ran is not a change.
     assert main(["train", "--config", str(path), "--out", str(out)]) == 0
+    for steps, ray in ((300, []), (450, ["--ray"])):
+        path.write_text(yaml.safe_dump({**data, "total_steps": steps}))
+        assert main(["train", "--config", str(path), "--out", str(out), "--resume", *ray]) == 0
+        assert placement()["kind"] == ("ray" if ray else "local")
+    changes = json.loads((out / "config_changes.json").read_text())
+    assert [c["changes"] for c in changes] == [
+        {"total_steps": [150, 300]},
+        {"total_steps": [300, 450]},
+    ]
+    assert json.loads((out / "config.json").read_text()) == written
     assert main(["train", "--config", str(path), "--out", str(out), "--ray", "a b"]) == 2
     assert main(["evaluate", "--agents", "random", "greedy", "--ray", "\n"]) == 2
 
@@ -216,7 +237,8 @@ def test_evaluate_joins_an_existing_cluster_by_its_address(tmp_path):
 
 
 def test_a_cluster_without_the_cpus_asked_for_is_an_error_not_a_hang():
+    from satellites_env.placement import Placement
     from training.distributed.pool import GeneratorPool, PoolError
 
     with pytest.raises(PoolError, match="the Ray cluster has 2 CPUs; 3 workers x 1 CPUs"):
-        GeneratorPool(lambda worker, seed: None, 3, 0, backend="ray")
+        GeneratorPool(lambda worker, seed: None, Placement("ray", 3), 0)

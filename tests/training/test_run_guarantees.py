@@ -195,6 +195,43 @@ def test_resume_accepts_a_longer_run_and_records_the_change(tmp_path):
     assert [e["final"] for e in saved["history"]].count(True) == 2  # one per finished stretch
 
 
+def test_a_sessions_placement_is_neither_written_into_the_run_nor_a_change(tmp_path):
+    """Where one session's self-play runs (`--ray`: here threads, handed to `train.run` as
+    `--ray` hands Ray) is not written into the run: its config.json and checkpoint keep the
+    file's `distributed:`, the session's summary says where it ran, and a resume at the
+    config's own placement counts no change but the length. A placement the config cannot
+    run at is refused before the folder is touched."""
+    from satellites_env.placement import Placement
+    from training.common.config import ConfigError
+    from training.train import run
+
+    config, out = fast_config(distributed={"workers": 2}), tmp_path / "run"
+    console, log = log_console()
+    run(config, Path("tiny.yaml"), out, False, console, Placement("threads", 2))
+    assert "(self-play in 2 threads)" in log.getvalue()
+    written = json.loads((out / "config.json").read_text())
+    assert written == config.to_dict() and written["distributed"]["backend"] == "local"
+    saved = load_checkpoint(out / "checkpoint.pt")
+    assert saved["config"] == written and saved["finished"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["session"]["placement"] == {"kind": "threads", "workers": 2, "address": None}
+    # the finished run opens at the config's placement without --resume: no change
+    assert PPOTrainer(config, out, console=console).finished
+    longer = fast_config(distributed={"workers": 2}, total_steps=500)
+    run(longer, Path("tiny.yaml"), out, True, console)
+    changes = json.loads((out / "config_changes.json").read_text())
+    assert [c["changes"] for c in changes] == [{"total_steps": [300, 500]}]
+    assert json.loads((out / "config.json").read_text()) == written
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["session"]["placement"] == {"kind": "local", "workers": 2, "address": None}
+    budget = fast_config(cpu_minutes=1.0)
+    with pytest.raises(ConfigError, match="cpu_minutes counts this process's CPU time"):
+        run(budget, Path("tiny.yaml"), tmp_path / "new", False, console, Placement("ray"))
+    with pytest.raises(ConfigError, match=r"distributed.workers \(5\) must be <= selfplay"):
+        run(config, Path("tiny.yaml"), tmp_path / "new", False, console, Placement("ray", 5))
+    assert not (tmp_path / "new").exists()
+
+
 def test_an_unfinished_run_needs_resume_and_resume_needs_a_run(tmp_path):
     PPOTrainer(fast_config(), tmp_path / "run").save()
     with pytest.raises(RunExistsError, match=r"unfinished run .*pass --resume"):

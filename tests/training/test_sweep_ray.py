@@ -11,6 +11,7 @@ import pytest
 import yaml
 from ray_helpers import local_ray  # noqa: F401 (the module's Ray)
 
+from satellites_env.placement import Placement
 from training import sweep as sweeps
 from training.sweep import runner
 
@@ -40,7 +41,7 @@ def test_ray_tune_trials_give_the_local_table(tmp_path, monkeypatch):
         "0-1",
         tmp_path / "ray",
         quiet(),
-        ray="",
+        placement=Placement("ray"),
         **options,
     )
     assert asked == [{"cpu": 1}, {"cpu": 1}]  # TINY: one thread, one generator

@@ -1,6 +1,6 @@
-"""A run's evaluations: the matches the learner's players play, where their games run (this
-process, evaluation processes, or the generators' Ray actors), and the final table's rounds
-under its deadline when the run has a time budget."""
+"""A run's evaluations: the matches the learner's players play, where their games run (the
+generators' Ray actors, or the arena's job runner: this process or evaluation processes), and
+the final table's rounds under its deadline when the run has a time budget."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import torch
 
 from satellites_env.arena import PairResult
 from satellites_env.pairing import pairing_game
+from satellites_env.placement import Placement
 
 from .learner import Games, Learner, Player
 from .network import PolicyValueNet
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from satellites_env.jobs import Workers
 
     from ..distributed.pool import GeneratorPool
-    from .config import DistributedConfig
 
 #: the pairing seed of the evaluation games of player j is EVAL_SEED * (j + 1) + the run's seed
 EVAL_SEED = 10_000
@@ -97,6 +97,11 @@ def play_in_worker(job: WorkerShare) -> Games:
     return job.match.play(net.eval(), job.max_moves)
 
 
+def play_here(net: PolicyValueNet, job: WorkerShare) -> Games:
+    """A share's games in this process, on the learner's network `net` itself."""
+    return job.match.play(net, job.max_moves)
+
+
 @contextlib.contextmanager
 def torch_threads_one() -> Iterator[None]:
     """Evaluation games run a batch of one: one torch thread (see PolicyAgent)."""
@@ -109,14 +114,17 @@ def torch_threads_one() -> Iterator[None]:
 
 
 class EvaluationGames:
-    """Where the games of an evaluation's matches run, as `distributed` says: on Ray over the
-    self-play generators' actors (`ray_pool()`: the pool, holding the learner's weights); with
-    more than one worker otherwise, in that many evaluation processes (started on first use,
-    kept until `close`); else in this process. Each game is a pure function of its index, so
-    the results do not depend on where it ran."""
+    """Where the games of an evaluation's matches run, at the self-play generators'
+    `placement`: on Ray, over the generators' actors (`ray_pool()`: the pool, holding the
+    learner's weights); else on the arena's job runner, in `placement.workers` evaluation
+    processes when more than one (started on first use, kept until `close`), or in this
+    process. Each game is a pure function of its index, so the results do not depend on
+    where it ran."""
 
-    def __init__(self, distributed: DistributedConfig, ray_pool: Callable[[], GeneratorPool]):
-        self.distributed = distributed
+    def __init__(self, placement: Placement, ray_pool: Callable[[], GeneratorPool]):
+        self.placement = placement
+        #: where the games run when not on the generators' actors
+        self.jobs = Placement.of(placement.workers)
         self.ray_pool = ray_pool
         self._processes: Workers | None = None
 
@@ -131,7 +139,7 @@ class EvaluationGames:
         In processes, every match's shares go in one queue, so that a worker that finishes
         its share of one match starts on the next instead of waiting for the other's.
         `progress` is called as (games played, games in all) as each share comes back."""
-        workers = self.distributed.workers
+        workers = self.jobs.workers
         total, done = sum(len(match.indices) for match in matches), 0
 
         def count(games: int) -> None:
@@ -141,15 +149,16 @@ class EvaluationGames:
                 progress(done, total)
 
         played: list[list[Games]]
-        if self.distributed.backend == "ray":
+        if self.placement.on_ray:
             pool = self.ray_pool()
             played = []
             for match in matches:
                 shares = [(share, max_moves) for share in match.shares(pool.workers)]
                 played.append(pool.run(play_match_games, shares))
                 count(len(match.indices))
-        elif workers > 1:
-            weights = {k: v.detach().cpu() for k, v in net.state_dict().items()}
+        else:
+            here = self.jobs.kind == "local"
+            weights = {} if here else {k: v.detach().cpu() for k, v in net.state_dict().items()}
             jobs, owner = [], []
             for m, match in enumerate(matches):
                 for share in match.shares(workers):
@@ -157,17 +166,14 @@ class EvaluationGames:
                         continue
                     jobs.append(WorkerShare(net.shape, weights, share, max_moves))
                     owner.append(m)
-            results = self._evaluators(workers).run(
-                jobs, play_in_worker, lambda index, _: count(len(jobs[index].match.indices))
+            results = self._evaluators().run(
+                jobs,
+                functools.partial(play_here, net) if here else play_in_worker,
+                lambda index, _: count(len(jobs[index].match.indices)),
             )
             played = [[] for _ in matches]
             for m, part in zip(owner, results, strict=True):
                 played[m].append(part)
-        else:
-            played = []
-            for match in matches:
-                played.append([match.play(net, max_moves)])
-                count(len(match.indices))
         return [
             sorted((pair for part in parts for pair in part), key=lambda p: p[0])
             for parts in played
@@ -187,7 +193,7 @@ class EvaluationGames:
         the same games as without a deadline."""
         played: list[Games] = [[] for _ in matches]
         counts = [len(match.indices) for match in matches]
-        size = max(ROUND_GAMES, 2 * self.distributed.workers)
+        size = max(ROUND_GAMES, 2 * self.placement.workers)
         start, last = time.perf_counter(), 0.0
         for first in range(0, max(counts, default=0), size):
             if first and time.perf_counter() - start + last > seconds:
@@ -207,17 +213,17 @@ class EvaluationGames:
             last = time.perf_counter() - tick
         return played
 
-    def _evaluators(self, workers: int) -> Workers:
-        """The evaluation processes (started on first use, kept until `close`): fresh
-        interpreters, one thread each, that the learner's numba and torch threads do not
-        follow into."""
+    def _evaluators(self) -> Workers:
+        """The job runner of the evaluations: this process, or the evaluation processes
+        (started on first use, kept until `close`): fresh interpreters, one thread each, that
+        the learner's numba and torch threads do not follow into."""
         if self._processes is None:
             from multiprocessing import get_context
 
             from satellites_env.arena import init_worker
             from satellites_env.jobs import Workers
 
-            self._processes = Workers(workers, init=init_worker, context=get_context("spawn"))
+            self._processes = Workers(self.jobs, init=init_worker, context=get_context("spawn"))
         return self._processes
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from satellites_env.agents import Agent, make_agent
 from satellites_env.arena import play_pairing_game
+from satellites_env.placement import Placement
 from satellites_env.record import GameRecord
 
 from .config import Config
@@ -84,6 +85,7 @@ class Learner(abc.ABC):
     optimizer: torch.optim.Optimizer
     # what the run is doing, for the progress bar's status (the loop shows it)
     doing: Callable[[str], None]
+    placement: Placement  # where this session's self-play runs (--ray or the config's)
     _pool: GeneratorPool | None  # self-play, started on first use
 
     @abc.abstractmethod

@@ -148,6 +148,8 @@ class Reporting(Learner):
                 "progress": session_progress,
                 "seconds": session_seconds,
                 "final_eval_seconds": eval_seconds,
+                # where this session's self-play ran (--ray or the config's distributed:)
+                "placement": asdict(self.placement),
                 # batches delivered, dropped with a dead actor, refused; actors
                 # replaced
                 "generators": vars(self._pool.stats) if self._pool else None,

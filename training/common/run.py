@@ -43,6 +43,7 @@ from rich.progress import TextColumn
 
 from satellites_env.core.batch import configure_threads
 from satellites_env.files import check_output, write_output
+from satellites_env.placement import Placement
 from satellites_env.terminal import printable, progress_bar
 
 from ..distributed.pool import GeneratorPool, open_pool
@@ -90,7 +91,8 @@ class Trainer(Evaluating, Reporting):
     Self-play runs in a `GeneratorPool` (training/distributed/pool.py) that the trainer holds:
     started on first use (a finished run that is only reported starts none) and stopped by
     `close()`, which keeps the workers' states (random streams, games in flight) for the next
-    start."""
+    start. It runs at `placement` (default: where the config's `distributed:` section says): a
+    session's own choice, which is not written into the run's config (`--ray`)."""
 
     def __init__(
         self,
@@ -98,7 +100,10 @@ class Trainer(Evaluating, Reporting):
         run_dir: str | Path,
         resume: bool = False,
         console: Console | None = None,
+        placement: Placement | None = None,
     ):
+        self.placement = placement or Placement.of_config(config.distributed)
+        config.check_placement(self.placement)
         self.config = config
         self.run_dir = Path(run_dir)
         check_run_folder(self.run_dir)  # a folder that is not a run's: refused, nothing read
@@ -115,7 +120,7 @@ class Trainer(Evaluating, Reporting):
         self._pool = None  # self-play, started by `generators`
         self._generator_states: list[dict] | None = None  # the workers' streams while none runs
         # where the evaluations' games run (its processes kept until `close`)
-        self.games = EvaluationGames(config.distributed, self._ray_pool)
+        self.games = EvaluationGames(self.placement, self._ray_pool)
         self.files = {}  # key -> sha256 of the network file it names
         self.doing = lambda text: None  # `_run` shows it on the progress bar
         torch.set_num_threads(config.threads)
@@ -242,6 +247,7 @@ class Trainer(Evaluating, Reporting):
         fresh streams, else a checkpoint's."""
         return open_pool(
             self.generator_factory(),
+            self.placement,
             self.config.distributed,
             self.config.seed,
             self._generator_states,

@@ -1,5 +1,6 @@
-"""`GeneratorPool`: K generators in this process, one after the other (`backend: local`) or
-side by side in threads (`thread`), or as Ray actors (`ray`).
+"""`GeneratorPool`: K generators placed as a [`Placement`][satellites_env.placement.Placement]
+says: in this process, one after the other (`local`), side by side in threads (`threads`), or
+as Ray actors (`ray`).
 
 Each update the learner calls `set_weights(weights, version)` then `generate(n)`: the pool
 splits `n` over its workers, and returns their batches in worker order, so the learner's
@@ -15,8 +16,9 @@ Exactly once: every batch carries (worker, incarnation, sequence); the pool acce
 sequence number of the live actor of each slot and refuses anything else (counted in
 `stats.refused`). An actor that dies or does not answer within `timeout` seconds is killed,
 its batch in flight dropped (`stats.dropped`), and a new actor takes its slot
-(`stats.replaced`): a fresh random stream (the slot's seed and incarnation), the current
-weights, the same share of the work. Ray's own actor restarts are off (`max_restarts=0`):
+(`stats.replaced`, by the arena's rule: `satellites_env.distributed.ActorSlots`): a fresh
+random stream (the slot's seed and incarnation), the current weights, the same share of the
+work. Ray's own actor restarts are off (`max_restarts=0`):
 a restarted actor would replay its constructor's random stream, and its retried task could
 hand back samples already delivered; replacing the actor here keeps the accounting in one
 place.
@@ -32,8 +34,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from satellites_env.core.batch import configure_threads
+from satellites_env.distributed import ActorSlots
+from satellites_env.placement import Placement
 
-from ..common.config import BACKENDS
 from .generator import Generator, GeneratorFactory, SampleBatch, split, worker_seed
 
 if TYPE_CHECKING:
@@ -129,20 +132,22 @@ def _check_numba_threadsafe() -> None:
     layer = numba.threading_layer()
     if layer == "workqueue":
         raise PoolError(
-            "distributed.backend: thread needs numba's omp or tbb threading layer "
-            "(its workqueue layer aborts when two threads run parallel kernels): "
-            "install tbb, or use backend: local"
+            "self-play in threads (distributed.backend: thread) needs numba's omp or tbb "
+            "threading layer (its workqueue layer aborts when two threads run parallel "
+            "kernels): install tbb, or use backend: local"
         )
 
 
 def open_pool(
     factory: GeneratorFactory,
+    placement: Placement,
     distributed: Any,
     seed: int,
     states: list[dict] | None = None,
     progress: int = 0,
 ) -> GeneratorPool:
-    """A learner's pool as its config's `distributed:` section (a DistributedConfig) asks.
+    """A learner's pool at `placement`, its actors as its config's `distributed:` section (a
+    DistributedConfig) asks (their CPUs and GPUs, timeout and replacements).
 
     `states` (a checkpoint's, in worker order) are given back to the workers: their random
     streams, and their games in flight where the generator saves them (AlphaZero without an
@@ -150,15 +155,13 @@ def open_pool(
     saved for another worker count cannot continue: the workers start fresh streams derived
     from `seed` and `progress` (the learner's update or iteration count) and fresh games, a
     valid run but not the one an uninterrupted run would give."""
-    d = distributed
-    if states is not None and len(states) != d.workers:
-        seed, states = worker_seed(seed, d.workers, 1 + progress), None
+    d, workers = distributed, placement.workers
+    if states is not None and len(states) != workers:
+        seed, states = worker_seed(seed, workers, 1 + progress), None
     pool = GeneratorPool(
         factory,
-        d.workers,
+        placement,
         seed,
-        backend=d.backend,
-        address=d.address or None,
         cpus_per_worker=d.cpus_per_worker,
         gpus_per_worker=d.gpus_per_worker,
         timeout=d.timeout,
@@ -171,7 +174,7 @@ def open_pool(
 
 def log_pool(writer: SummaryWriter, pool: GeneratorPool | None, step: int) -> None:
     """The pool's batch and actor counts on TensorBoard (`distributed/...`), for Ray pools."""
-    if pool is not None and pool.backend == "ray":
+    if pool is not None and pool.placement.on_ray:
         for key, value in vars(pool.stats).items():
             writer.add_scalar(
                 f"distributed/{key}_batches"
@@ -183,63 +186,91 @@ def log_pool(writer: SummaryWriter, pool: GeneratorPool | None, step: int) -> No
 
 
 class GeneratorPool:
-    """`workers` generators built by `factory(worker, seed)`; see the module docstring.
+    """`placement.workers` generators built by `factory(worker, seed)`; see the module
+    docstring.
 
-    `backend="thread"` keeps them in this process and runs their `generate` calls in
-    `workers` threads at once (results still in worker order).
+    In `threads`, they stay in this process and their `generate` calls run in as many threads
+    at once (results still in worker order).
 
-    `backend="ray"` connects to Ray (`address` None: a local Ray started here, else an
-    existing cluster) and runs each generator in an actor with `cpus_per_worker` CPUs and
+    On `ray`, the pool connects to Ray (the placement's address; none: a local Ray started
+    here) and runs each generator in an actor with `cpus_per_worker` CPUs and
     `gpus_per_worker` GPUs; `max_replacements` bounds how many dead actors are replaced over
     the pool's life before `generate` gives up with a PoolError.
+
+    Raises:
+        ValueError: A placement in worker processes (generators run in this process, in
+            threads or on Ray).
     """
 
     def __init__(
         self,
         factory: GeneratorFactory,
-        workers: int,
+        placement: Placement,
         seed: int,
-        backend: str = "local",
-        address: str | None = None,
         cpus_per_worker: float = 1.0,
         gpus_per_worker: float = 0.0,
         timeout: float = 600.0,
         max_replacements: int = 16,
     ):
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-        if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
-        self.factory, self.workers, self.seed, self.backend = factory, workers, seed, backend
+        if placement.kind == "processes":
+            raise ValueError(
+                "self-play generators run in this process, in threads or on Ray, not in "
+                "worker processes"
+            )
+        workers = placement.workers
+        self.factory, self.placement, self.workers, self.seed = factory, placement, workers, seed
         self.cpus_per_worker, self.gpus_per_worker = cpus_per_worker, gpus_per_worker
         self.timeout, self.max_replacements = timeout, max_replacements
         self.stats = PoolStats()
-        self.incarnations = [0] * workers
         self._expected = [0] * workers  # next sequence number of each slot's live actor
         self._weights: tuple[Any, int] | None = None  # the last broadcast (ref or payload)
         self._started_ray = False
         self._threads: ThreadPoolExecutor | None = None
-        if backend == "thread":
+        if placement.kind == "threads":
             _check_numba_threadsafe()
             self._threads = ThreadPoolExecutor(
                 workers, thread_name_prefix="generator", initializer=one_thread_each
             )
-        if backend == "ray":
+        if placement.on_ray:
             from satellites_env.distributed import connect, import_ray
 
             self._ray = import_ray()
-            self._started_ray = connect(address, math.ceil(workers * cpus_per_worker))
+            self._started_ray = connect(placement.address, math.ceil(workers * cpus_per_worker))
             self._check_resources()
             self._actor_class = self._ray.remote(Worker)
-        self.members: list[Any] = [self._start(k) for k in range(workers)]
+        self._slots = ActorSlots(
+            self._start,
+            max_replacements,
+            kill=self._kill if placement.on_ray else None,
+            what="generator worker",
+            error=PoolError,
+        )
+        self._slots.fill(workers)
 
     # ------------------------------------------------------------------ members
 
-    def _start(self, worker: int) -> Any:
-        incarnation = self.incarnations[worker]
+    @property
+    def backend(self) -> str:
+        """Where the generators run: the placement's kind."""
+        return self.placement.kind
+
+    @property
+    def members(self) -> list[Any]:
+        """The generators (in this process) or their actors, in worker order."""
+        return self._slots.actors
+
+    @property
+    def incarnations(self) -> list[int]:
+        """Each worker's replacements so far (its actor's incarnation)."""
+        return self._slots.incarnations
+
+    def _kill(self, member: Any) -> None:
+        self._ray.kill(member, no_restart=True)
+
+    def _start(self, worker: int, incarnation: int) -> Any:
         seed = worker_seed(self.seed, worker, incarnation)
         self._expected[worker] = 0
-        if self.backend != "ray":
+        if not self.placement.on_ray:
             member = Worker(self.factory, worker, incarnation, seed)
             if self._weights is not None:
                 member.set_weights(*self._weights)
@@ -256,17 +287,8 @@ class GeneratorPool:
         return member
 
     def _replace(self, worker: int, why: str) -> None:
-        if self.stats.replaced >= self.max_replacements:
-            raise PoolError(
-                f"generator worker {worker} failed ({why}) and "
-                f"{self.stats.replaced} actors were replaced already "
-                f"(max_replacements={self.max_replacements}); giving up"
-            )
-        if self.backend == "ray":
-            self._ray.kill(self.members[worker], no_restart=True)
-        self.incarnations[worker] += 1
-        self.stats.replaced += 1
-        self.members[worker] = self._start(worker)
+        self._slots.replace(worker, why)
+        self.stats.replaced = self._slots.replaced
 
     def _check_resources(self) -> None:
         available = self._ray.cluster_resources()
@@ -288,7 +310,7 @@ class GeneratorPool:
 
     def set_weights(self, weights: Any, version: int) -> None:
         """Broadcast the learner's weights: one copy in Ray's object store for all actors."""
-        if self.backend == "ray":
+        if self.placement.on_ray:
             weights = self._ray.put(weights)
             for member in self.members:
                 member.set_weights.remote(weights, version)
@@ -300,7 +322,7 @@ class GeneratorPool:
     def generate(self, n: int) -> list[SampleBatch]:
         """At least `n` finished samples, as one batch per worker in worker order."""
         shares = split(n, self.workers)
-        if self.backend == "ray":
+        if self.placement.on_ray:
             return self._generate_ray(shares)
         if self._threads is not None:
             batches = list(self._threads.map(Worker.generate, self.members, shares))
@@ -374,7 +396,7 @@ class GeneratorPool:
         """`function(generator, *arguments[k])` on worker k's generator, for every k; results
         in worker order. For work that depends only on its arguments and the broadcast weights
         (evaluation games): an actor that dies is replaced and the call made again."""
-        if self.backend != "ray":
+        if not self.placement.on_ray:
             return [
                 member.run(function, *args)
                 for member, args in zip(self.members, arguments, strict=False)
@@ -436,14 +458,9 @@ class GeneratorPool:
         if self._threads is not None:
             self._threads.shutdown()
             self._threads = None
-        if self.backend != "ray":
+        if not self.placement.on_ray:
             return
-        for member in self.members:
-            try:
-                self._ray.kill(member, no_restart=True)
-            except Exception:
-                pass
-        self.members = []
+        self._slots.close()
         if self._started_ray:
             self._ray.shutdown()
             self._started_ray = False

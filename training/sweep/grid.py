@@ -166,9 +166,9 @@ class Sweep:
             "max_moves": self.max_moves,
         }
 
-    def trial_config(self, arm: Arm, seed: int, backend: str | None = None) -> Config:
+    def trial_config(self, arm: Arm, seed: int) -> Config:
         """The checked config of one trial: the base with the arm's overrides, the seed, the
-        budget, no final table of its own, and `backend` for self-play when given."""
+        budget, and no final table of its own."""
         data = copy.deepcopy(self.base.to_dict())
         for key, value in arm.overrides:
             _assign(data, key, value)
@@ -181,8 +181,6 @@ class Sweep:
             data["cpu_minutes"] = self.cpu_minutes
         for key in self.base.FINAL_TABLES:  # the sweep plays its own final games instead
             data["eval"][key] = dict.fromkeys(data["eval"][key], 0)
-        if backend is not None and data["distributed"]["backend"] == "ray":
-            data["distributed"]["backend"], data["distributed"]["address"] = backend, ""
         try:
             return type(self.base).from_dict(data, check_agents=False)
         except ConfigError as error:

@@ -19,6 +19,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from satellites_env.placement import Placement
+
 from ..common.config import (
     Config,
 )
@@ -60,7 +62,7 @@ def tune_trial(settings: dict[str, Any]) -> None:
     sweep, out = settings["sweep"], Path(settings["out"])
     arm = sweep.arms[settings["arm"]]
     console = Console(force_terminal=False)
-    result = run_trial(sweep, arm, settings["seed"], out, console, backend="thread")
+    result = run_trial(sweep, arm, settings["seed"], out, console, in_tune=True)
     tune.report({"result": json.dumps(result)})
 
 
@@ -74,7 +76,7 @@ def run_ray(
     sweep: Sweep,
     todo: list[tuple[Arm, int]],
     out: Path,
-    address: str,
+    address: str | None,
     console: Console,
     keep: Callable[[tuple[int, int], dict[str, Any]], None],
 ) -> None:
@@ -85,11 +87,11 @@ def run_ray(
     import_ray()
     from ray import tune
 
-    started = connect(address or None)
+    started = connect(address)
     sigint = signal.getsignal(signal.SIGINT)  # Tune installs its own and leaves it
     try:
         for arm in sweep.arms:  # one resource request per arm
-            need = tune_resources(sweep.trial_config(arm, sweep.seeds[0], "thread"))
+            need = tune_resources(sweep.trial_config(arm, sweep.seeds[0]))
             todo_arm = [seed for a, seed in todo if a.index == arm.index]
             if not todo_arm:
                 continue
@@ -145,11 +147,11 @@ def sweep_command(
     against: list[str] | None = None,
     eval_seed: int = EVAL_SEED,
     max_moves: int = 400,
-    ray: str | None = None,
+    placement: Placement | None = None,
 ) -> list[dict[str, Any]]:
     """`satellites sweep`: check everything, claim `out`, run the trials that have no
-    result yet (one after another, or on Ray Tune with `ray`), then print and save the table;
-    returns its rows."""
+    result yet (one after another, or as Ray Tune trials with a `placement` on Ray: its
+    address), then print and save the table; returns its rows."""
     sweep = make_sweep(
         config, sets, seeds, positions, cpu_minutes, player, against, eval_seed, max_moves
     )
@@ -171,8 +173,8 @@ def sweep_command(
     def keep(key: tuple[int, int], result: dict[str, Any]) -> None:
         results[key] = result
 
-    if todo and ray is not None:
-        run_ray(sweep, todo, out, ray, console, keep)
+    if todo and placement is not None and placement.on_ray:
+        run_ray(sweep, todo, out, placement.address, console, keep)
     elif todo:
         run_local(sweep, todo, out, console, keep)
     return report(sweep, results, out, console)

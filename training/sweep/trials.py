@@ -19,6 +19,7 @@ from satellites_env.files import (
     read_input,
     write_output,
 )
+from satellites_env.placement import Placement
 
 from ..common.config import (
     config_path,
@@ -96,18 +97,23 @@ def run_trial(
     seed: int,
     out: Path,
     console: Console,
-    backend: str | None = None,
+    in_tune: bool = False,
 ) -> dict[str, Any]:
     """Train one trial into its run folder (continuing it when it is there), play its
-    evaluation games, and return (and save in results/) its result."""
+    evaluation games, and return (and save in results/) its result. `in_tune`: the trial is
+    a Ray Tune trial, whose self-play runs in threads where its config says Ray (the trial
+    holds the cores Tune gave it; its config is not changed)."""
     from ..train import run
 
-    config = sweep.trial_config(arm, seed, backend)
+    config = sweep.trial_config(arm, seed)
+    placement = Placement.of_config(config.distributed)
+    if in_tune and placement.on_ray:
+        placement = Placement("threads", placement.workers)
     name = trial_name(arm, seed)
     run_dir = out / "trials" / name
     resume = (run_dir / "checkpoint.pt").exists()
     tick = time.perf_counter()
-    trainer = run(config, config_path(sweep.config), run_dir, resume, console)
+    trainer = run(config, config_path(sweep.config), run_dir, resume, console, placement)
     try:
         simulations = parse_player(sweep.player, config.learner)
         if simulations is None:

@@ -24,10 +24,9 @@ from training.alphazero.generator import AZGenerator, Collector, build_selfplay,
 from training.alphazero.replay import FIELDS, ReplayBuffer
 from training.alphazero.selfplay import SelfPlay
 from training.alphazero.trainer import AZTrainer
-from training.common.config import ConfigError, DistributedConfig
+from training.common.config import BACKENDS, ConfigError, DistributedConfig
 from training.common.network import BatchedInference, build_network
 from training.distributed.generator import Generator
-from training.distributed.pool import BACKENDS
 
 #: wraps the ring buffer (capacity 100) and trains from the second iteration: every target
 #: field and counter of the learner takes part

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from satellites_env.core.checks import quoted
+from satellites_env.placement import BACKEND_KINDS, Placement
 
 #: where self-play runs (training/distributed/pool.py): in this process in turn, in threads,
-#: or in Ray actors
-BACKENDS = ("local", "thread", "ray")
+#: or in Ray actors (each names a placement kind: satellites_env.placement)
+BACKENDS = tuple(BACKEND_KINDS)
 #: the trunk's normalisations (training/common/network.py)
 NORMS = ("group", "none", "batch")
 #: the longest move cap a config may set (R20); the state's move counter is an int32
@@ -103,7 +104,8 @@ class EvalConfig:
 @dataclass
 class DistributedConfig:
     """`distributed:` where self-play runs; every key may change on `--resume`, and
-    `--ray [ADDRESS]` sets backend and address."""
+    `--ray [ADDRESS]` runs a session on Ray instead of the backend and address here (the
+    config is not changed: `satellites_env.placement.Placement.of_config`)."""
 
     backend: str = setting(
         "local",
@@ -270,12 +272,6 @@ class Config:
         if not self.eval.final:
             raise ConfigError("eval.final must name at least one agent spec")
         d = self.distributed
-        if self.cpu_minutes and d.backend == "ray":
-            raise ConfigError(
-                "cpu_minutes counts this process's CPU time, not the Ray actors' that play "
-                "self-play: use minutes with distributed.backend: ray (or --ray), or a local "
-                "backend (thread, local) with cpu_minutes"
-            )
         if d.address and d.backend != "ray":
             raise ConfigError(
                 f"distributed.address {d.address!r} is set but "
@@ -284,10 +280,29 @@ class Config:
             )
         if d.address != d.address.strip() or any(c.isspace() for c in d.address):
             raise ConfigError(f"distributed.address must not contain spaces, got {d.address!r}")
-        games = self.value(self.GAMES)
-        if d.workers > games:
+        try:
+            placement = Placement.of_config(d)
+        except ValueError as error:
+            raise ConfigError(f"distributed: {error}") from None
+        self.check_placement(placement)
+
+    def check_placement(self, placement: Placement) -> None:
+        """ConfigError unless self-play can run at `placement`: the config's own, or the one
+        of a session's `--ray` (some settings hold with one placement and not another)."""
+        if self.cpu_minutes and placement.on_ray:
             raise ConfigError(
-                f"distributed.workers ({d.workers}) must be <= {self.GAMES} "
+                "cpu_minutes counts this process's CPU time, not the Ray actors' that play "
+                "self-play: use minutes with distributed.backend: ray (or --ray), or a local "
+                "backend (thread, local) with cpu_minutes"
+            )
+        if placement.kind == "processes":
+            raise ConfigError(
+                "self-play runs in this process, in threads or on Ray, not in worker processes"
+            )
+        games = self.value(self.GAMES)
+        if placement.workers > games:
+            raise ConfigError(
+                f"distributed.workers ({placement.workers}) must be <= {self.GAMES} "
                 f"({games}): the games in flight are split among them"
             )
 
@@ -438,21 +453,21 @@ def check_agents_of(
     from satellites_env.agents import canonical_spec, check_spec_from_file, make_agent
 
     built = {canonical_spec(spec) for spec in typed}
-    specs = config.agent_specs()
-    for key, spec in specs:  # every spec through the gate before any is built
-        if canonical_spec(spec) not in built:
+    specs = [(key, spec, canonical_spec(spec)) for key, spec in config.agent_specs()]
+    for key, spec, canonical in specs:  # every spec through the gate before any is built
+        if canonical not in built:
             try:
                 check_spec_from_file(spec, key, allow_pickle)
             except ValueError as error:
                 raise ConfigError(str(error)) from None
-    for key, spec in specs:
-        if canonical_spec(spec) in built:
+    for key, spec, canonical in specs:
+        if canonical in built:
             continue
         try:
             make_agent(spec, seed=0)
         except ValueError as error:
             raise ConfigError(f"{key}: {error}") from None
-        built.add(canonical_spec(spec))
+        built.add(canonical)
 
 
 def differences(old: Config, new: Config) -> dict[str, tuple[typing.Any, typing.Any]]:
