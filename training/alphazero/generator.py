@@ -10,7 +10,8 @@ meanwhile: exactly the arguments `SelfPlay` gave the replay buffer's `add`, by n
 (`Collector`), so the learner's `ReplayBuffer.add(**batch.samples)` stores what
 `SelfPlay.play(n, evaluate, buffer)` would have stored, whatever target fields `add` takes
 (states, actions, policy, value and policy_weight). Games still in flight stay in the
-generator and are delivered, once, by the call in which they end.
+generator and are delivered, once, by the call in which they end; `state()` holds them
+(`inflight`), so a checkpoint's run goes on with them.
 
 The counters of a batch are the deltas of `SelfPlay.stats` over the call (every number in it:
 positions, full_searches, games, red_wins, blue_wins, draws, and any added later), the search's
@@ -142,11 +143,22 @@ class AZGenerator:
         return SampleBatch(collector.samples(), added, counters, self.version)
 
     def state(self) -> dict:
-        return {"rng": self.selfplay.rng.bit_generator.state}
+        """The random stream and the games in flight (`SelfPlay.games_state`; not with an
+        opponent, whose games restart on `restore`)."""
+        state: dict[str, Any] = {"rng": self.selfplay.rng.bit_generator.state}
+        if self.selfplay.saves_games:
+            state["games"] = self.selfplay.games_state()
+        return state
 
     def restore(self, state: dict) -> None:
-        """The random stream (the games in flight restart: they are not saved)."""
+        """The random stream and the games in flight `state()` saved; fresh games where it
+        holds none (an older checkpoint, or a run with an opponent)."""
+        games = state.get("games")
+        if games is not None:
+            self.selfplay.restore_games(games)  # checked before anything changes
         self.selfplay.rng.bit_generator.state = state["rng"]
+        if games is None:
+            self.selfplay.restart_games()
 
     def restart_games(self) -> None:
         self.selfplay.restart_games()

@@ -191,8 +191,10 @@ def search_options(
 
 
 #: Every array of the B trees and their games: (name, scope, trailing shape, dtype, initial
-#: value). "node" arrays are (B, nodes, ...), "game" arrays (B, ...). A new quantity is a row
-#: here and its typed name in `Tree` (a test checks that they agree); the allocation follows.
+#: value). "node" arrays are (B, nodes, ...), "game" and "scratch" arrays (B, ...); a
+#: "scratch" array is written by a step before the step reads it, so a checkpoint's games in
+#: flight (`inflight`) leave it out and every other row in. A new quantity is a row here and
+#: its typed name in `Tree` (a test checks that they agree); the allocation follows.
 TREE_FIELDS = (
     # per node
     ("node_state", "node", (STATE_LEN,), np.int32, 0),  # the position at the node
@@ -224,10 +226,10 @@ TREE_FIELDS = (
     ("victim", "game", (), np.int32, -1),
     ("victim_leaf", "game", (), np.int8, 0),
     # per game: scratch
-    ("obs", "game", (N_CELLS, N_PLANES), np.float32, 0),
-    ("mask", "game", (N_ACTIONS,), np.int8, 0),
-    ("work", "game", WORK_SHAPE, np.int32, 0),
-    ("sigma", "game", (SLOTS,), np.float32, 0),
+    ("obs", "scratch", (N_CELLS, N_PLANES), np.float32, 0),
+    ("mask", "scratch", (N_ACTIONS,), np.int8, 0),
+    ("work", "scratch", WORK_SHAPE, np.int32, 0),
+    ("sigma", "scratch", (SLOTS,), np.float32, 0),
 )
 
 

@@ -52,8 +52,17 @@ from ..common.network import BatchedInference, PolicyValueNet
 from ..common.policy_agent import PolicyAgent
 from .agent import AZAgent, BatchedPlayer
 from .config import AZSearchConfig
+from .inflight import check_games, games_state, restore_tree
 from .replay import PositionSink, short_term_values
-from .search import IDLE, NEED_ROOT, SLOTS, BatchedSearch, Evaluate, search_options
+from .search import (
+    IDLE,
+    NEED_ROOT,
+    SLOTS,
+    BatchedSearch,
+    Evaluate,
+    SearchOptions,
+    search_options,
+)
 from .seats import AGENT, RAW, SeatPolicy
 
 #: the budgets of a search (`SearchOptions.budgets` rows): a cheap one, a full one, and the
@@ -94,6 +103,24 @@ def target_policy(agent: Agent) -> TargetPolicy | None:
     return None
 
 
+def selfplay_options(config: AZSearchConfig) -> SearchOptions:
+    """The options of self-play's searches: a cheap budget, a full one, and a late one."""
+    budgets = [config.cheap_simulations, config.full_simulations]
+    if config.full_simulations_late:
+        budgets.append(config.full_simulations_late)
+    return search_options(
+        budgets, config.max_considered, config.c_visit, config.c_scale, config.max_moves
+    )
+
+
+def check_saved_games(config: AZSearchConfig, games: int, data: object) -> dict:
+    """A checkpoint's games in flight (`SelfPlay.games_state`) checked for `games` games of
+    self-play with these settings (`inflight.check_games`; ValueError)."""
+    if config.opponent:
+        raise ValueError("a run with an opponent holds no games in flight")
+    return check_games(data, selfplay_options(config), games, config.max_moves)
+
+
 @dataclass
 class SelfPlayStats:
     positions: int = 0  # moves chosen by a search (or forced: one legal action)
@@ -124,19 +151,7 @@ class SelfPlay:
         self.config = config
         self.short_value_lambdas = list(short_value_lambdas)
         self.late = False  # full searches take full_simulations_late (set by the learner)
-        budgets = [config.cheap_simulations, config.full_simulations]
-        if config.full_simulations_late:
-            budgets.append(config.full_simulations_late)
-        self.search = BatchedSearch(
-            config.games,
-            search_options(
-                budgets,
-                config.max_considered,
-                config.c_visit,
-                config.c_scale,
-                config.max_moves,
-            ),
-        )
+        self.search = BatchedSearch(config.games, selfplay_options(config))
         self.rng = np.random.default_rng(seed)
         self.stats = SelfPlayStats()
         self.trajectories: list[list] = [[] for _ in range(config.games)]
@@ -180,6 +195,27 @@ class SelfPlay:
         self.search.tree.phase[:] = NEED_ROOT
         if self.opponent_batch is not None:
             self.opponent_batch.stop()
+
+    @property
+    def saves_games(self) -> bool:
+        """Whether `games_state` can hold the games in flight: not with an opponent, whose
+        agents keep state of their own (a batched search, a random stream)."""
+        return self.opponent is None
+
+    def games_state(self) -> dict:
+        """The games in flight as checkpoint data (`inflight`), between two `play` calls;
+        the random stream is the caller's to save."""
+        if not self.saves_games:
+            raise ValueError("the games of a run with an opponent are not saved")
+        return games_state(self.search.tree, self.trajectories, self.seats, self.late)
+
+    def restore_games(self, data: object) -> None:
+        """Continue the games in flight `games_state` saved (checked first: ValueError)."""
+        checked = check_saved_games(self.config, self.config.games, data)
+        restore_tree(self.search.tree, checked["tree"])
+        self.trajectories = checked["trajectories"]
+        self.seats[:] = checked["seats"]
+        self.late = checked["late"]
 
     def _start_game(self, b: int) -> None:
         self.search.tree.game_state[b] = engine.init(rng=self.rng)

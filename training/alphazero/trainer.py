@@ -61,13 +61,13 @@ from ..common.policy_agent import PolicyAgent
 from ..common.run import Trainer
 from ..common.run_folder import RunError
 from ..common.run_state import Counters, rng_state, set_rng_state
-from ..distributed.generator import GeneratorFactory
+from ..distributed.generator import GeneratorFactory, split
 from ..distributed.pool import one_thread_each
 from .agent import AZAgent, play_batched_games, play_search_games
 from .config import AZConfig, AZOptimConfig, AZSearchConfig
 from .generator import add_batches, cpu_weights, make_generator
 from .replay import SHORT_VALUE, ReplayBuffer, make_batch
-from .selfplay import SelfPlayStats
+from .selfplay import SelfPlayStats, check_saved_games
 
 LEARNER = "az-policy"
 
@@ -349,6 +349,7 @@ class AZTrainer(Trainer):
 
     def _restore(self, payload: dict, path: Path) -> None:
         super()._restore(payload, path)
+        self._check_saved_games()
         c = self.counters
         # positions waiting for their steps are positions of the buffer, and the carried
         # credit is less than one step: anything else is a damaged file
@@ -357,6 +358,22 @@ class AZTrainer(Trainer):
                 f"counters.pending {c.pending} / credit {c.credit} do not fit a "
                 f"buffer of {len(self.buffer)} positions"
             )
+
+    def _check_saved_games(self) -> None:
+        """The generators' games in flight, checked here so that a damaged file fails on
+        resume (in the learner), not later in a generator. States for another worker count
+        are not used (`open_pool` starts fresh ones)."""
+        states, workers = self._generator_states, self.config.distributed.workers
+        if states is None or len(states) != workers:
+            return
+        for k, (state, games) in enumerate(
+            zip(states, split(self.config.search.games, workers), strict=True)
+        ):
+            if state.get("games") is not None:
+                try:
+                    check_saved_games(self.config.search, games, state["games"])
+                except ValueError as error:
+                    raise ValueError(f"generators[{k}].{error}") from None
 
     # ------------------------------------------------------------------ one iteration
 

@@ -15,8 +15,9 @@ Guarantees:
   weights, bit for bit, with any backend.
 * A checkpoint is always a consistent state: the state at the end of an iteration. Ctrl-C
   lets the iteration under way finish, saves, and stops (exit 130); a second Ctrl-C stops at
-  once and leaves the last checkpoint written. `--resume` continues with the same counters
-  and random streams (games in flight are not saved: fresh ones start).
+  once and leaves the last checkpoint written. `--resume` continues with the same counters,
+  random streams and, where the generators save them, games in flight (AlphaZero without an
+  opponent: the uninterrupted run, bit for bit); other generators start fresh games.
 * `--resume` accepts only settings that are safe to change mid-run (`Config.resumable`: the
   run's length, evaluation and checkpoint cadence, threads, the `distributed` keys) and records
   each change; any other difference is an error listing the keys.
@@ -89,9 +90,9 @@ class Trainer(Evaluating, Reporting):
 
     Self-play runs in a `GeneratorPool` (training/distributed/pool.py) that the trainer holds:
     started on first use (a finished run that is only reported starts none) and stopped by
-    `close()`, which keeps the workers' random streams for the next start. It runs at
-    `placement` (default: where the config's `distributed:` section says): a session's own
-    choice, which is not written into the run's config (`--ray`)."""
+    `close()`, which keeps the workers' states (random streams, games in flight) for the next
+    start. It runs at `placement` (default: where the config's `distributed:` section says): a
+    session's own choice, which is not written into the run's config (`--ray`)."""
 
     def __init__(
         self,
@@ -261,7 +262,8 @@ class Trainer(Evaluating, Reporting):
         return self._pool
 
     def generator_states(self) -> list[dict] | None:
-        """Each worker's random streams, in worker order (None: not started, fresh)."""
+        """Each worker's state (random streams, and games in flight where it saves them), in
+        worker order (None: not started, fresh)."""
         return self._pool.states() if self._pool is not None else self._generator_states
 
     def _ray_pool(self) -> GeneratorPool:
@@ -272,7 +274,7 @@ class Trainer(Evaluating, Reporting):
 
     def close(self) -> None:
         """Stop the generators (Ray actors) and the evaluation processes; the next use starts
-        them again, the generators from their current random streams."""
+        them again, the generators from their current states."""
         if self._pool is not None:
             self._generator_states = self._pool.states()
             self._pool.close()

@@ -21,7 +21,10 @@ takes, by name), concatenated in the order added, so that the learner's
 are the deltas of ``SelfPlay.stats`` (positions, full_searches, games, red_wins, blue_wins,
 draws), the search's ``evaluations``, and ``lengths`` (a list: the lengths of the games that
 ended). Games still in flight stay in the generator and are delivered, once, by the call in
-which they end; ``state()`` is ``{"rng": selfplay.rng.bit_generator.state}``.
+which they end; ``state()`` is ``{"rng": selfplay.rng.bit_generator.state, "games": the games
+in flight}`` (`training.alphazero.inflight`; no ``games`` with an opponent), so a resumed run
+plays on as the uninterrupted one. PPO's ``state()`` holds its random streams alone: its
+games in flight restart on resume.
 
 Rules every generator keeps, so the pool can promise "delivered once or dropped":
 
@@ -79,13 +82,15 @@ class Generator(Protocol):
         AlphaZero: n searched positions, delivering the positions of the games that ended."""
 
     def state(self) -> dict:
-        """The random streams (plain data) that `restore` sets again: for checkpoints."""
+        """What `restore` sets again, as plain data (for checkpoints): the random streams, and
+        the games in flight where the generator can save them."""
 
     def restore(self, state: dict) -> None:
-        """Set the random streams saved by `state()`."""
+        """Set the state saved by `state()`; a generator whose state holds no games in flight
+        starts fresh games."""
 
     def restart_games(self) -> None:
-        """Drop the games in flight (after `restore`, or when a run resumes)."""
+        """Drop the games in flight: fresh games start."""
 
 
 #: builds generator `worker` (of the pool's `workers`) with `seed`; must be picklable

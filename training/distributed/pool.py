@@ -149,10 +149,12 @@ def open_pool(
     """A learner's pool at `placement`, its actors as its config's `distributed:` section (a
     DistributedConfig) asks (their CPUs and GPUs, timeout and replacements).
 
-    `states` (a checkpoint's, in worker order) are given back to the workers, whose games in
-    flight start afresh (they are not saved). States saved for another worker count cannot
-    continue: the workers start fresh streams derived from `seed` and `progress` (the learner's
-    update or iteration count), a valid run but not the one an uninterrupted run would give."""
+    `states` (a checkpoint's, in worker order) are given back to the workers: their random
+    streams, and their games in flight where the generator saves them (AlphaZero without an
+    opponent: the run goes on as if it had not stopped; others start fresh games). States
+    saved for another worker count cannot continue: the workers start fresh streams derived
+    from `seed` and `progress` (the learner's update or iteration count) and fresh games, a
+    valid run but not the one an uninterrupted run would give."""
     d, workers = distributed, placement.workers
     if states is not None and len(states) != workers:
         seed, states = worker_seed(seed, workers, 1 + progress), None
@@ -167,7 +169,6 @@ def open_pool(
     )
     if states is not None:
         pool.restore(states)
-        pool.restart_games()
     return pool
 
 
@@ -403,13 +404,15 @@ class GeneratorPool:
         return self._call_all("run", [(function, *args) for args in arguments])
 
     def states(self) -> list[dict]:
-        """Each worker's random streams (for a checkpoint), in worker order."""
+        """Each worker's state (for a checkpoint: its random streams, and its games in flight
+        where it saves them), in worker order; a Ray actor's comes through the actor."""
         if self.backend != "ray":
             return [member.state() for member in self.members]
         return self._call_all("state")
 
     def restore(self, states: list[dict]) -> None:
-        """Give worker k `states[k]` (a list of another length is refused: reseed instead)."""
+        """Give worker k `states[k]` (a list of another length is refused: reseed instead);
+        a worker whose state holds no games in flight starts fresh ones."""
         if len(states) != self.workers:
             raise ValueError(f"{len(states)} generator states for {self.workers} workers")
         if self.backend != "ray":

@@ -212,10 +212,12 @@ class SelfPlayGenerator:
 
     def restore(self, state: dict) -> None:
         """Set the random streams; the baseline agent is built again from them (as in a
-        fresh generator, which is what a resumed run starts with)."""
+        fresh generator, which is what a resumed run starts with), and fresh games start
+        (the games in flight are not saved)."""
         self.rng.bit_generator.state = state["rng"]
         self.torch_generator.set_state(state["torch"])
         self._baseline = None
+        self.restart_games()
 
     # ------------------------------------------------------------------ opponents
 

@@ -1,7 +1,7 @@
 """AlphaZero self-play and evaluation on Ray (a local Ray with 2 CPUs for this module): a run
 from `satellites train --ray` is the local run with the same workers, bit for bit, and its
 final network plays; a killed actor is replaced with no position delivered twice; a resumed
-Ray run continues like the local one."""
+Ray run continues like the local one, and like the uninterrupted run."""
 
 from __future__ import annotations
 
@@ -125,3 +125,11 @@ def test_a_resumed_ray_run_continues_like_the_local_one(tmp_path):
         resumed.close()
     assert counters["ray"] == counters["local"] and counters["ray"]["train_steps"] > 0
     assert_same_weights(weights["ray"], weights["local"])
+    # the actors handed their games in flight to the checkpoint and took them back: the
+    # uninterrupted run, bit for bit
+    config = AZConfig.from_dict(settings(search=short, positions_per_iteration=60))
+    whole = AZTrainer(config, tmp_path / "whole", console=quiet())
+    for _ in range(3):
+        whole.iterate()
+    assert counters_of(asdict(whole.counters)) == counters["ray"]
+    assert_same_weights(whole.net.state_dict(), weights["ray"])
