@@ -141,16 +141,6 @@ class AZOptimConfig:
     max_grad_norm: float = setting(
         5.0, 0.0, 1e6, low_open=True, doc="gradient clipping (global L2 norm)"
     )
-    soft_policy_weight: float = setting(
-        0.0,
-        0.0,
-        1000.0,
-        doc="weight of the soft-policy auxiliary loss (KataGo: about 8), a training-only "
-        "head's cross-entropy to the policy target raised to 1/soft_policy_temperature; 0: off",
-    )
-    soft_policy_temperature: float = setting(
-        4.0, 1.0, 100.0, doc="T of the soft-policy target (the policy target to the power 1/T)"
-    )
     short_value_weight: float = setting(
         0.0,
         0.0,

@@ -18,12 +18,11 @@ games to the buffer in worker order, so one worker count gives the same run on e
 backend, and one local worker the run of a single `SelfPlay`.
 
 Optional learner techniques, each off by default (`docs/configs.md`): training-only auxiliary
-heads (`TrainingHeads`: a soft policy, `optim.soft_policy_weight`; short-term values,
-`optim.short_value_weight`), whose weights live in the learner's checkpoint payload and never
-reach the generators; a full-search budget that grows late (`search.full_simulations_late`,
-sent to the generators with the weights); and a learning rate that falls over the run's end
-(`optim.anneal_final_fraction`). Both schedules read the run's progress (counters), so
-`--resume` continues them exactly.
+heads (`TrainingHeads`: short-term values, `optim.short_value_weight`), whose weights live
+in the learner's checkpoint payload and never reach the generators; a full-search budget
+that grows late (`search.full_simulations_late`, sent to the generators with the weights);
+and a learning rate that falls over the run's end (`optim.anneal_final_fraction`). Both
+schedules read the run's progress (counters), so `--resume` continues them exactly.
 
 The final evaluation plays the raw policy and, with `eval.search_simulations` N > 0, the
 search agent `az:PATH:N` against each opponent of `eval.final`, its results keyed
@@ -33,6 +32,7 @@ search agent `az:PATH:N` against each opponent of `eval.final`, its results keye
 
 from __future__ import annotations
 
+import copy
 import functools
 import time
 from collections import deque
@@ -70,6 +70,21 @@ from .replay import SHORT_VALUE, ReplayBuffer, make_batch
 from .selfplay import SelfPlayStats, check_saved_games
 
 LEARNER = "az-policy"
+
+#: settings satellites no longer has -> (the setting whose true value says a run used it,
+#: what it was): a saved run that did not use one resumes without it
+RETIRED = {
+    "league": ("league.share", "a league"),
+    "optim.soft_policy_weight": ("optim.soft_policy_weight", "the soft-policy head"),
+    "optim.soft_policy_temperature": ("optim.soft_policy_weight", "the soft-policy head"),
+}
+
+
+def _dotted(data: Any, key: str) -> Any:
+    """The value at the dotted `key` of nested dicts (None where there is none)."""
+    for name in key.split("."):
+        data = data.get(name) if isinstance(data, dict) else None
+    return data
 
 
 @dataclass
@@ -116,7 +131,7 @@ def policy_value_loss(
     loss = policy_loss + value_coef * value_loss
     parts = {"policy": policy_loss.item(), "value": value_loss.item()}
     if heads is not None and optim is not None:
-        extra, extra_parts = auxiliary_loss(heads(features, rows), batch, rows, optim)
+        extra, extra_parts = auxiliary_loss(heads(features), batch, optim)
         loss = loss + extra
         parts.update(extra_parts)
     if entropy:  # how sharp the raw policy is (nats) on the batch's policy-target positions
@@ -135,28 +150,14 @@ def policy_cross_entropy(
     return (per_sample * weight).sum() / weight.sum().clamp(min=1.0)
 
 
-def soft_policy_target(policy: torch.Tensor, temperature: float) -> torch.Tensor:
-    """KataGo's soft policy target: `policy` (rows of probabilities) to the power
-    1/temperature, renormalised; actions of probability 0 stay at 0."""
-    soft = policy.clamp(min=0.0) ** (1.0 / temperature)
-    return soft / soft.sum(-1, keepdim=True).clamp(min=1e-12)
-
-
 def auxiliary_loss(
-    out: dict[str, torch.Tensor], batch: dict, rows: torch.Tensor, optim: AZOptimConfig
+    out: dict[str, torch.Tensor], batch: dict, optim: AZOptimConfig
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The weighted losses of the training-only heads' outputs `out` (`TrainingHeads`): the
-    soft policy's cross-entropy on the policy-target positions `rows`, and the sum over the
-    short-term value heads of their mean squared errors; and each loss (unweighted)."""
+    sum over the short-term value heads of their mean squared errors; and each loss
+    (unweighted)."""
     loss = torch.zeros((), device=batch["value"].device)
     parts: dict[str, float] = {}
-    if "soft_policy" in out:
-        target = soft_policy_target(batch["policy"][rows], optim.soft_policy_temperature)
-        soft = policy_cross_entropy(
-            out["soft_policy"], target, batch["mask"][rows] == 0, batch["policy_weight"][rows]
-        )
-        loss = loss + optim.soft_policy_weight * soft
-        parts["soft_policy"] = soft.item()
     if "short_value" in out:
         short = ((out["short_value"] - batch[SHORT_VALUE]) ** 2).mean(0).sum()
         loss = loss + optim.short_value_weight * short
@@ -166,11 +167,10 @@ def auxiliary_loss(
 
 def training_heads(config: AZConfig) -> TrainingHeads | None:
     """The run's training-only heads (None when no technique needs one)."""
-    soft = config.optim.soft_policy_weight > 0
     short = len(config.short_value_lambdas())
-    if not (soft or short):
+    if not short:
         return None
-    return TrainingHeads(config.model.channels, config.model.landing_values, soft, short)
+    return TrainingHeads(config.model.channels, short)
 
 
 def make_optimizer(net: torch.nn.Module, optim: AZOptimConfig) -> torch.optim.Optimizer:
@@ -316,20 +316,29 @@ class AZTrainer(Trainer):
     # ------------------------------------------------------------------ checkpoints
 
     def _saved_config(self, payload: dict, path: Path) -> Config:
-        """The run's saved config. A run saved while the learner had a league holds a
-        `league:` section: dropped when the run played no league (`share: 0`, as in every
-        shipped config); a run that played one cannot be resumed (its network still plays)."""
+        """The run's saved config, less the settings satellites no longer has
+        (`RETIRED`): each is dropped when the run did not use it; a run that used one
+        cannot be resumed (its network still plays)."""
         saved = payload.get("config")
-        if isinstance(saved, dict) and isinstance(saved.get("league"), dict):
-            if saved["league"].get("share"):
+        if not isinstance(saved, dict):
+            return super()._saved_config(payload, path)
+        for key, (used, what) in RETIRED.items():
+            value = _dotted(saved, used)
+            if _dotted(saved, key) is not None and value:
                 raise RunError(
-                    f"{self.run_dir} holds a run that played a league (league.share "
-                    f"{saved['league']['share']!r}), which satellites no longer has: its "
-                    f"network plays (checkpoint:{path}), but the run cannot be resumed; "
-                    f"train into another --out folder"
+                    f"{self.run_dir} holds a run that used {what} ({used} {value!r}), which "
+                    f"satellites no longer has: its network plays (checkpoint:{path}), but the "
+                    f"run cannot be resumed; train into another --out folder"
                 )
-            payload = {**payload, "config": {k: v for k, v in saved.items() if k != "league"}}
-        return super()._saved_config(payload, path)
+        saved = copy.deepcopy(saved)
+        for key in RETIRED:
+            *sections, name = key.split(".")
+            part = saved
+            for section in sections:
+                part = part.get(section) if isinstance(part, dict) else None
+            if isinstance(part, dict):
+                part.pop(name, None)
+        return super()._saved_config({**payload, "config": saved}, path)
 
     def learner_payload(self) -> dict:
         payload = {

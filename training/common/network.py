@@ -103,7 +103,7 @@ class Features(NamedTuple):
 
 def add_policy_heads(module: nn.Module, channels: int, landing_values: bool) -> None:
     """Give `module` the four convolutions and the linear layer `policy_logits` reads (the
-    network's policy, and the training-only soft policy of `TrainingHeads`)."""
+    network's policy)."""
     module.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
     # One landing map, or one per value of the satellite that moves (landing_values):
     # what a landing does depends on the value that lands (R21 sums).
@@ -217,9 +217,6 @@ class TrainingHeads(nn.Module):
     """Auxiliary heads that only the gradient steps use (KataGo, Wu 2019), on the trunk's
     features: self-play, evaluation and play never call them, so inference pays nothing.
 
-    - `soft_policy`: a second policy head (the policy heads' layout), trained to the policy
-      target raised to the power 1/T and renormalised: the flatter target makes the trunk
-      learn to rank the moves the search considered poor as well as its favourite.
     - `short_values` k > 0: k value heads, trained to lambda-averaged root values of the next
       moves (`replay.short_term_values`), targets with less noise than the final result.
     """
@@ -227,17 +224,10 @@ class TrainingHeads(nn.Module):
     def __init__(
         self,
         channels: int,
-        landing_values: bool = False,
-        soft_policy: bool = False,
         short_values: int = 0,
     ):
         super().__init__()
-        self.landing_values = bool(landing_values)
-        self.soft_policy: nn.Module | None = None
         self.short_value_head: nn.Module | None = None
-        if soft_policy:
-            self.soft_policy = nn.Module()
-            add_policy_heads(self.soft_policy, channels, self.landing_values)
         if short_values:
             self.short_value_head = nn.Sequential(
                 nn.Linear(channels, channels), nn.ReLU(), nn.Linear(channels, short_values)
@@ -245,15 +235,12 @@ class TrainingHeads(nn.Module):
 
     def losses(self) -> list[str]:
         """The names of the outputs (and losses) of the heads present."""
-        heads = {"soft_policy": self.soft_policy, "short_value": self.short_value_head}
+        heads = {"short_value": self.short_value_head}
         return [name for name, head in heads.items() if head is not None]
 
-    def forward(self, f: Features, rows: torch.Tensor) -> dict[str, torch.Tensor]:
-        """{"soft_policy": logits (len(rows), 3217) of the positions `rows`,
-        "short_value": values (B, k) in [-1, 1]}, the heads present."""
+    def forward(self, f: Features) -> dict[str, torch.Tensor]:
+        """{"short_value": values (B, k) in [-1, 1]}, the heads present."""
         out = {}
-        if self.soft_policy is not None:
-            out["soft_policy"] = policy_logits(self.soft_policy, self.landing_values, f.rows(rows))
         if self.short_value_head is not None:
             out["short_value"] = torch.tanh(self.short_value_head(f.pooled))
         return out

@@ -1,5 +1,5 @@
-"""The learner techniques of issue 61, each off by default: the soft-policy and short-term
-value auxiliary heads (training only: self-play's forward never calls them), BatchNorm folded
+"""The learner techniques of issue 61, each off by default: the short-term value auxiliary
+heads (training only: self-play's forward never calls them), BatchNorm folded
 into the convolutions for inference, the late full-search budget and the learning-rate
 anneal; and a tiny run with all of them on that resumes exactly."""
 
@@ -15,7 +15,7 @@ from test_az_training import TINY, quiet
 from training.alphazero.config import AZConfig
 from training.alphazero.replay import SHORT_VALUE, ReplayBuffer, make_batch, short_term_values
 from training.alphazero.selfplay import CHEAP, FULL, LATE, SelfPlay
-from training.alphazero.trainer import AZTrainer, policy_value_loss, soft_policy_target
+from training.alphazero.trainer import AZTrainer, policy_value_loss
 from training.common.checkpoint import load_network
 from training.common.config import ConfigError
 from training.common.network import (
@@ -32,7 +32,6 @@ ALL_ON = {
     "model": {"channels": 8, "blocks": 1, "norm": "batch"},
     "search": {**TINY["search"], "full_simulations_late": 6, "late_after": 0.3},
     "optim": {
-        "soft_policy_weight": 8.0,
         "short_value_weight": 1.0,
         "anneal_final_fraction": 0.5,
         "anneal_factor": 0.1,
@@ -60,15 +59,6 @@ def test_short_term_values_average_the_next_root_values_from_the_movers_view():
     assert np.allclose(both[:, 0], root)
     assert np.allclose(both[:, 1], [1.0, -1.0, 1.0], atol=1e-6)
     assert short_term_values(root[:0], red[:0], 0.0, [0.5]).shape == (0, 1)
-
-
-def test_the_soft_policy_target_flattens_and_keeps_zeros():
-    policy = torch.tensor([[0.9, 0.1, 0.0], [1.0, 0.0, 0.0]])
-    soft = soft_policy_target(policy, 4.0)
-    expected = torch.tensor([0.9**0.25, 0.1**0.25, 0.0])
-    assert torch.allclose(soft[0], expected / expected.sum())
-    assert torch.equal(soft[1], torch.tensor([1.0, 0.0, 0.0]))
-    assert torch.allclose(soft_policy_target(policy, 1.0), policy)
 
 
 def test_a_buffer_with_short_values_stores_batches_and_checks_them():
@@ -99,7 +89,7 @@ def test_a_buffer_with_short_values_stores_batches_and_checks_them():
 def test_training_heads_add_their_losses_and_gradients():
     torch.manual_seed(0)
     net = build_network(8, 1, seed=0)
-    heads = TrainingHeads(8, soft_policy=True, short_values=2)
+    heads = TrainingHeads(8, short_values=2)
     config = AZConfig.from_dict(ALL_ON)
     buffer = ReplayBuffer(256, short_values=2)
     SelfPlay(config.search, 1, tuple(config.short_value_lambdas())).play(
@@ -111,8 +101,8 @@ def test_training_heads_add_their_losses_and_gradients():
     batch["policy_weight"][0] = 1.0  # at least one policy target
     plain, parts = policy_value_loss(net, batch, 1.0)
     loss, more = policy_value_loss(net, batch, 1.0, heads=heads, optim=config.optim)
-    assert set(more) == {*parts, "soft_policy", "short_value"}
-    expected = plain + 8.0 * more["soft_policy"] + 1.0 * more["short_value"]
+    assert set(more) == {*parts, "short_value"}
+    expected = plain + 1.0 * more["short_value"]
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
     loss.backward()
     assert all(p.grad is not None for p in heads.parameters())
@@ -194,8 +184,6 @@ def test_bad_technique_settings_are_refused():
         AZConfig.from_dict({"replay": {"short_value_horizons": []}})
     with pytest.raises(ConfigError, match="anneal_factor"):
         AZConfig.from_dict({"optim": {"anneal_factor": 0.0}})
-    with pytest.raises(ConfigError, match="soft_policy_temperature"):
-        AZConfig.from_dict({"optim": {"soft_policy_temperature": 0.5}})
 
 
 # ------------------------------------------------------------------ the learner
@@ -220,7 +208,7 @@ def test_a_tiny_run_with_every_technique_trains_plays_and_resumes_exactly(tmp_pa
         losses = trainer.iterate() or losses
     # the heads ran in the gradient steps alone, never in self-play's forward passes
     assert len(calls) == trainer.counters.train_steps > 0
-    assert {"soft_policy", "short_value"} <= set(losses)
+    assert "short_value" in set(losses)
     assert trainer.weights()["late"] and trainer.generators.members[0].generator.selfplay.late
     lr = trainer.optimizer.param_groups[0]["lr"]
     assert lr < 1e-3  # annealing over the last half
@@ -246,5 +234,5 @@ def test_a_tiny_run_with_every_technique_trains_plays_and_resumes_exactly(tmp_pa
     # the network that plays is the plain one: no training head in it; its BatchNorm folded
     net = load_network(tmp_path / "checkpoint.pt")
     assert isinstance(net, PolicyValueNet) and net.norm == "batch"
-    assert not any("soft" in key or "short" in key for key in net.state_dict())
+    assert not any("short" in key for key in net.state_dict())
     assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in BatchedInference(net).net.modules())

@@ -102,10 +102,10 @@ def test_tiny_run_checkpoints_load_and_play_and_resume_exactly(tmp_path):
     assert resumed.counters.positions >= trainer.counters.positions + 40
 
 
-def test_a_run_saved_with_a_league_section_resumes_unless_it_played_a_league(tmp_path):
-    """Runs saved while the learner had a league hold a `league:` section in their config
-    (and, with share > 0, the league in the checkpoint): an unused one is dropped on resume,
-    a run that played a league is refused with a clear error."""
+def test_a_run_saved_with_a_retired_setting_resumes_unless_it_used_it(tmp_path):
+    """Runs saved while the learner had a league (or the soft-policy head) hold its settings
+    in their config (and, with share > 0, the league in the checkpoint): unused ones are
+    dropped on resume, a run that used one is refused with a clear error."""
     from training.common.run_folder import RunError
 
     config = AZConfig.from_dict(TINY)
@@ -125,10 +125,19 @@ def test_a_run_saved_with_a_league_section_resumes_unless_it_played_a_league(tmp
     assert "league" not in torch.load(path, weights_only=True)["config"]
     payload["config"]["league"] = {**league, "share": 0.5}
     torch.save(payload, path)
-    with pytest.raises(
-        RunError, match=r"played a league \(league\.share 0\.5\).*cannot be resumed"
-    ):
+    with pytest.raises(RunError, match=r"used a league \(league\.share 0\.5\).*cannot be resumed"):
         AZTrainer(config, tmp_path, resume=True, console=quiet())
+    # the soft-policy head, retired the same way: dropped at weight 0, refused when used
+    del payload["league"], payload["config"]["league"]
+    for weight in (0.0, 8.0):
+        payload["config"]["optim"].update(soft_policy_weight=weight, soft_policy_temperature=4.0)
+        torch.save(payload, path)
+        if weight:
+            with pytest.raises(RunError, match=r"soft-policy head \(optim\.soft_policy_weight 8"):
+                AZTrainer(config, tmp_path, resume=True, console=quiet())
+        else:
+            resumed = AZTrainer(config, tmp_path, resume=True, console=quiet())
+            assert resumed.counters == trainer.counters and not resumed.new_changes
 
 
 def test_same_seed_same_self_play():
