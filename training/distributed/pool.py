@@ -250,11 +250,6 @@ class GeneratorPool:
     # ------------------------------------------------------------------ members
 
     @property
-    def backend(self) -> str:
-        """Where the generators run: the placement's kind."""
-        return self.placement.kind
-
-    @property
     def members(self) -> list[Any]:
         """The generators (in this process) or their actors, in worker order."""
         return self._slots.actors
@@ -406,7 +401,7 @@ class GeneratorPool:
     def states(self) -> list[dict]:
         """Each worker's state (for a checkpoint: its random streams, and its games in flight
         where it saves them), in worker order; a Ray actor's comes through the actor."""
-        if self.backend != "ray":
+        if not self.placement.on_ray:
             return [member.state() for member in self.members]
         return self._call_all("state")
 
@@ -415,7 +410,7 @@ class GeneratorPool:
         a worker whose state holds no games in flight starts fresh ones."""
         if len(states) != self.workers:
             raise ValueError(f"{len(states)} generator states for {self.workers} workers")
-        if self.backend != "ray":
+        if not self.placement.on_ray:
             for member, state in zip(self.members, states, strict=False):
                 member.restore(state)
         else:
@@ -423,7 +418,7 @@ class GeneratorPool:
 
     def restart_games(self) -> None:
         """Every worker drops its games in flight."""
-        if self.backend != "ray":
+        if not self.placement.on_ray:
             for member in self.members:
                 member.restart_games()
         else:
