@@ -24,7 +24,6 @@ from satellites_env.core.checks import quoted_path
 from satellites_env.core.engine import N_ACTIONS, TO_MOVE, new_work
 from satellites_env.core.game import Game
 from satellites_env.observation import observe
-from satellites_env.pairing import pairing_game
 
 from ..common.checkpoint import CheckpointError, load_network, load_payload, resolve
 from ..common.network import BatchedInference, PolicyValueNet
@@ -177,78 +176,6 @@ class BatchedPlayer:
         rows = np.flatnonzero(self.search.finished.ready)
         self.search.tree.phase[rows] = IDLE
         return rows
-
-
-def play_search_games(
-    net: PolicyValueNet,
-    opponent: str,
-    games: list[int],
-    seed: int,
-    max_moves: int,
-    *,
-    simulations: int,
-    settings: AZSearchConfig,
-) -> list:
-    """Games `games` of the pairing (the network's search `az-search:SIMS`, `opponent`), all
-    at once ([`play_batched_games`][training.alphazero.agent.play_batched_games])."""
-    agent = AZAgent(net, simulations, settings=settings)
-    agent.spec = f"az-search:{simulations}"
-    return play_batched_games(agent, opponent, games, seed, max_moves)
-
-
-def play_batched_games(
-    agent: Agent, opponent: str, games: list[int], seed: int, max_moves: int
-) -> list:
-    """Games `games` of the pairing (`agent`, `opponent`) as `arena.play_pairing_game` plays
-    them (set-ups, colours and opponent seeds from `satellites_env.pairing.pairing_game`; the
-    agent is deterministic), all at once. The agent has a batched form
-    ([`BatchedPlayer.of`][training.alphazero.agent.BatchedPlayer.of]: a network's search or
-    its raw policy's argmax); its moves in every game waiting for one are found together, one
-    forward pass per simulation step for all of them, and so are the opponent's where it is a
-    network agent. [(game index, record)] in the order of `games`."""
-    from satellites_env.agents import make_agent
-    from satellites_env.record import GameRecord
-
-    n = len(games)
-    if not n:
-        return []
-    spec = agent.spec
-    pairing = [pairing_game(i, seed) for i in games]  # the agent is a, the opponent b
-    boards = [Game.new(seed=g.setup_seed, max_moves=max_moves) for g in pairing]
-    starts = [game.to_spn() for game in boards]
-    ours = [0 if g.a_is_red else 1 for g in pairing]
-    first = make_agent(opponent, seed=0)
-    batched_rival = BatchedPlayer.of(first, n, max_moves)
-    rivals = [] if batched_rival else [first, *(make_agent(opponent, seed=0) for _ in games[1:])]
-    for g, rival in zip(pairing, rivals, strict=False):
-        rival.reset(seed=g.seed_b)
-    search = BatchedPlayer.of(agent, n, max_moves)
-    if search is None:
-        raise ValueError(f"{spec} has no batched form (a network's search or raw argmax)")
-    searches = [p for p in (search, batched_rival) if p is not None]
-    waiting = np.zeros(n, bool)  # a player searches the game's next move
-    while True:
-        for b, game in enumerate(boards):
-            if waiting[b]:
-                continue
-            while not batched_rival and not game.is_over and game.to_move != ours[b]:
-                game.play(rivals[b].act(game))
-            if not game.is_over:
-                mover = search if game.to_move == ours[b] else batched_rival
-                assert mover is not None  # a rival without a batched form moved above
-                mover.start(b, game.state)
-                waiting[b] = True
-        if not waiting.any():
-            break
-        for player in searches:
-            if player.busy:
-                for b in player.step():
-                    boards[b].play(int(player.action[b]))
-                    waiting[b] = False
-    return [
-        (g.index, GameRecord.of(start, game, g.colors(spec, opponent)))
-        for g, start, game in zip(pairing, starts, boards, strict=True)
-    ]
 
 
 class NetworkEvaluator(Evaluator):

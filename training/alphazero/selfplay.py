@@ -22,8 +22,10 @@ AlphaStar's exploiter agents). Its search models the opponent by its own network
 the search the opponent's moves follow its network's policy (A-MCTS-S, `BatchedSearch`'s
 victim-play); the network's own nodes and every value are searched as ever. A network
 opponent (`az:PATH:N`, `checkpoint:PATH`) plays all its games at once, in a batched search of
-its own beside the network's (`agent.BatchedPlayer`): a game waiting for its move sits out of
-the network's search until the move is made.
+its own beside the network's: a game waiting for its move sits out of the network's search
+until the move is made. Either way the opponent moves through its
+[`OpponentSeat`][training.alphazero.seats.OpponentSeat], and what each seat does and how its
+games count is its [`Seat`][training.alphazero.seats.Seat].
 
 When a game ends, every position of it gets the final result as value target, from the view
 of the player to move there (R24; a game the training cap stopped is scored there, R22), and
@@ -38,7 +40,6 @@ search drawn full gets ``full_simulations_late`` simulations instead of ``full_s
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,7 +51,7 @@ from satellites_env.core.game import Game
 
 from ..common.network import BatchedInference, PolicyValueNet
 from ..common.policy_agent import PolicyAgent
-from .agent import AZAgent, BatchedPlayer
+from .agent import AZAgent
 from .config import AZSearchConfig
 from .inflight import check_games, games_state, restore_tree
 from .replay import PositionSink, short_term_values
@@ -63,7 +64,7 @@ from .search import (
     SearchOptions,
     search_options,
 )
-from .seats import AGENT, RAW, SeatPolicy
+from .seats import OPPONENT, RAW_MOVE, SEATS, OpponentSeat, SeatPolicy
 
 #: the budgets of a search (`SearchOptions.budgets` rows): a cheap one, a full one, and the
 #: full one late in the run (full_simulations_late > 0)
@@ -162,8 +163,8 @@ class SelfPlay:
             if config.opponent
             else None
         )
-        self.opponent_batch = (
-            BatchedPlayer.of(self.opponent, config.games, config.max_moves)
+        self.opponent_seat = (
+            OpponentSeat.of(self.opponent, config.games, config.max_moves)
             if self.opponent is not None
             else None
         )
@@ -178,23 +179,24 @@ class SelfPlay:
         self.seats = np.zeros((config.games, 2), np.int32)  # per game, per colour
         self.restart_games()
 
-    def _colour_of(self, seat_test: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """Per game, the colour whose seat passes `seat_test`, -1 for none."""
-        hits = seat_test(self.seats)
+    def _colour_of(self, seat_test: np.ndarray) -> np.ndarray:
+        """Per game, the colour whose seat code passes `seat_test` (a bool per code, as
+        `seats.RAW_MOVE`), -1 for none."""
+        hits = seat_test[self.seats]
         return np.where(hits[:, 0], 0, np.where(hits[:, 1], 1, -1)).astype(np.int32)
 
     @property
     def dagger_side(self) -> np.ndarray:
         """Per game, the colour that plays the raw policy's moves, -1 for none."""
-        return self._colour_of(lambda seats: seats == RAW)
+        return self._colour_of(RAW_MOVE)
 
     def restart_games(self) -> None:
         """Fresh games in every slot (the games in flight are dropped)."""
         for b in range(self.config.games):
             self._start_game(b)
         self.search.tree.phase[:] = NEED_ROOT
-        if self.opponent_batch is not None:
-            self.opponent_batch.stop()
+        if self.opponent_seat is not None:
+            self.opponent_seat.stop()
 
     @property
     def saves_games(self) -> bool:
@@ -230,9 +232,9 @@ class SelfPlay:
             full = self.rng.random(len(rows)) < self.config.full_fraction
             tree.kind[rows] = np.where(full, LATE if self.late else FULL, CHEAP).astype(np.int32)
             seat = self.seats[rows, tree.game_state[rows, TO_MOVE]]
-            tree.raw_move[rows] = seat == RAW
+            tree.raw_move[rows] = RAW_MOVE[seat]
             if self.victim is not None:  # the opponent's colour, whose nodes take its policy
-                tree.victim[rows] = self._colour_of(lambda seats: seats == AGENT)[rows]
+                tree.victim[rows] = self._colour_of(OPPONENT)[rows]
 
     def play(self, positions: int, evaluate: Evaluate, buffer: PositionSink) -> int:
         """Play until `positions` more moves were searched; finished games go to `buffer`.
@@ -265,21 +267,19 @@ class SelfPlay:
         return added
 
     def _agent_moves(self, buffer: PositionSink) -> int:
-        """The fixed opponent's moves in every game waiting for a new search where its seat
-        is to move, until the network's turn (a finished game starts the next one); positions
-        added. A batched opponent only gets the game: its own search makes the move."""
+        """The fixed opponent's turn in every game waiting for a new search where its seat is
+        to move (`OpponentSeat.take_turn`): made there and then until the network's turn (a
+        finished game starts the next one), or the game waits out of the network's search
+        for the opponent's own. Positions added."""
         added = 0
         state = self.search.tree.game_state
         for b in self.search.needs_root():
-            if self.opponent_batch is not None:
-                if self.seats[b, state[b, TO_MOVE]] == AGENT:
-                    self.search.tree.phase[b] = IDLE
-                    self.opponent_batch.start(b, state[b])
-                continue
-            while self.seats[b, state[b, TO_MOVE]] == AGENT:
+            while OPPONENT[self.seats[b, state[b, TO_MOVE]]]:
+                assert self.opponent_seat is not None  # an opponent's seat: there is one
                 game = Game(state[b].copy(), self.search.max_moves)
-                assert self.opponent is not None  # an AGENT seat: there is an opponent
-                game.play(self.opponent.act(game))  # checked: a wrong agent is an error
+                if self.opponent_seat.take_turn(int(b), game):
+                    self.search.tree.phase[b] = IDLE
+                    break
                 state[b] = game.state
                 if game.status != ONGOING:
                     added += self._game_over(
@@ -288,10 +288,10 @@ class SelfPlay:
         return added
 
     def _batched_agent_moves(self, buffer: PositionSink) -> int:
-        """One step of a batched opponent's search, when it has games; the games whose move it
-        made go back to the network's search, or end. Positions added."""
+        """One step of the opponent's own search, when a game waits for it; the games whose
+        move it made go back to the network's search, or end. Positions added."""
         added = 0
-        player = self.opponent_batch
+        player = self.opponent_seat
         if player is None or not player.busy:
             return 0
         for b in player.step():
@@ -312,16 +312,8 @@ class SelfPlay:
             self.stats.red_wins += 1
         else:
             self.stats.blue_wins += 1
-        seats = [int(seat) for seat in self.seats[b]]
-        for colour, seat in enumerate(seats):
-            seat_won, other_won = winner == colour, winner == 1 - colour
-            if seat == AGENT:  # the other colour is the network's
-                self.stats.opponent_games += 1
-                self.stats.opponent_wins += other_won
-                self.stats.opponent_losses += seat_won
-            elif seat == RAW:
-                self.stats.dagger_games += 1
-                self.stats.dagger_wins += seat_won
+        for colour, seat in enumerate(self.seats[b]):
+            SEATS[seat].count(self.stats, winner, colour)
         # the final result from the view of each position's player to move (R24)
         to_move = np.array([s[0][TO_MOVE] for s in trajectory])
         value = (

@@ -27,7 +27,7 @@ schedules read the run's progress (counters), so `--resume` continues them exact
 The final evaluation plays the raw policy and, with `eval.search_simulations` N > 0, the
 search agent `az:PATH:N` against each opponent of `eval.final`, its results keyed
 `search:OPPONENT`. Both players' games of a match run all at once
-(`agent.play_batched_games`): one forward pass a step for every game waiting for a move.
+(`games.play_batched_games`): one forward pass a step for every game waiting for a move.
 """
 
 from __future__ import annotations
@@ -63,8 +63,9 @@ from ..common.run_folder import RunError
 from ..common.run_state import Counters, rng_state, set_rng_state
 from ..distributed.generator import GeneratorFactory, split
 from ..distributed.pool import one_thread_each
-from .agent import AZAgent, play_batched_games, play_search_games
+from .agent import AZAgent
 from .config import AZConfig, AZOptimConfig, AZSearchConfig
+from .games import play_batched_games, play_search_games
 from .generator import add_batches, cpu_weights, make_generator
 from .replay import SHORT_VALUE, ReplayBuffer, make_batch
 from .selfplay import SelfPlayStats, check_saved_games

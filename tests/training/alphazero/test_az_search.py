@@ -320,8 +320,8 @@ def test_search_games_played_all_at_once_are_the_search_agents_games():
     opponent seeds and moves)."""
     from satellites_env.agents import make_agent
     from satellites_env.arena import play_pairing_game
-    from training.alphazero.agent import play_search_games
     from training.alphazero.config import AZSearchConfig
+    from training.alphazero.games import play_search_games
 
     net = build_network(8, 1, seed=0)
     settings = AZSearchConfig(max_considered=8, c_scale=1.0)
@@ -361,8 +361,8 @@ def test_search_games_against_a_network_batch_its_moves_too(rival):
     (`BatchedPlayer`); the games are still the ones the arena plays one at a time."""
     from satellites_env.agents import make_agent
     from satellites_env.arena import play_pairing_game
-    from training.alphazero.agent import play_search_games
     from training.alphazero.config import AZSearchConfig
+    from training.alphazero.games import play_search_games
 
     net = build_network(8, 1, seed=0)
     settings = AZSearchConfig(max_considered=8, c_scale=1.0)
