@@ -333,10 +333,8 @@ class AZTrainer(Trainer):
                 )
         saved = copy.deepcopy(saved)
         for key in RETIRED:
-            *sections, name = key.split(".")
-            part = saved
-            for section in sections:
-                part = part.get(section) if isinstance(part, dict) else None
+            section, _, name = key.rpartition(".")
+            part = _dotted(saved, section) if section else saved
             if isinstance(part, dict):
                 part.pop(name, None)
         return super()._saved_config({**payload, "config": saved}, path)
