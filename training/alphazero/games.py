@@ -1,5 +1,5 @@
 """The batched evaluation games: a network agent against an opponent in many games at
-once, each side moving through its seat ([`OpponentSeat`][training.alphazero.seats.OpponentSeat],
+once, each side moving through its seat ([`OpponentSeat`][training.common.seats.OpponentSeat],
 as the opponent does in self-play), the games the arena plays one at a time
 (`arena.play_pairing_game`)."""
 
@@ -16,7 +16,7 @@ from satellites_env.record import GameRecord
 from ..common.network import PolicyValueNet
 from .agent import AZAgent, BatchedPlayer
 from .config import AZSearchConfig
-from .seats import BatchedSeat, OpponentSeat
+from .seats import BatchedSeat, opponent_seat
 
 
 def play_search_games(
@@ -46,7 +46,7 @@ def play_batched_games(
     its raw policy's argmax); its moves in every game waiting for one are found together, one
     forward pass per simulation step for all of them, and so are the opponent's where it is a
     network agent. Both sides move through their seats
-    ([`OpponentSeat`][training.alphazero.seats.OpponentSeat]), as in self-play.
+    ([`OpponentSeat`][training.common.seats.OpponentSeat]), as in self-play.
     [(game index, record)] in the order of `games`."""
     n = len(games)
     if not n:
@@ -67,7 +67,7 @@ def play_batched_games(
     if ours_player is None:
         raise ValueError(f"{spec} has no batched form (a network's search or raw argmax)")
     # the agent's and the opponent's seats, indexed by "the opponent is to move"
-    seats = (BatchedSeat(ours_player), OpponentSeat.of(first, n, max_moves, rival))
+    seats = (BatchedSeat(ours_player), opponent_seat(first, n, max_moves, rival))
     waiting = np.zeros(n, bool)  # a seat searches the game's next move
     while True:
         for b, game in enumerate(boards):

@@ -16,14 +16,15 @@ DAgger colour with probability `dagger`, a fixed opponent in every game.
 The seat codes stay integers in the hot arrays (`SelfPlay.seats`, saved with the games in
 flight); what each code means, how its colour moves and how its games count, is its
 [`Seat`][training.alphazero.seats.Seat] in `SEATS`, the one place to change it. The fixed
-opponent moves through an [`OpponentSeat`][training.alphazero.seats.OpponentSeat], a plain
-agent's or a batched network's, the same interface in self-play and in the batched
-evaluation games (`games.play_batched_games`).
+opponent moves through an [`OpponentSeat`][training.common.seats.OpponentSeat]
+([`opponent_seat`][training.alphazero.seats.opponent_seat]: a plain agent's, as in PPO's
+self-play, or a batched network's), the same interface in self-play and in the batched
+evaluation games (`games.play_batched_games`); under victim-play the seat also carries the
+policy the network's search models the opponent by.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,7 +33,10 @@ import numpy as np
 from satellites_env.agents.base import Agent
 from satellites_env.core.game import Game
 
-from .agent import BatchedPlayer
+from ..common.network import BatchedInference, PolicyValueNet
+from ..common.policy_agent import PolicyAgent
+from ..common.seats import OpponentSeat, PlainSeat, PolicyModel
+from .agent import AZAgent, BatchedPlayer
 
 SEARCH, RAW, AGENT = 0, 1, 2
 
@@ -117,86 +121,66 @@ RAW_MOVE = np.array([seat.raw_move for seat in SEATS])
 OPPONENT = np.array([seat.opponent for seat in SEATS])
 
 
-class OpponentSeat(ABC):
-    """The fixed opponent's seat in many games at once, whatever the agent: `SelfPlay` and
-    `games.play_batched_games` move an opponent only through this interface.
+class TargetPolicy:
+    """The policy of a network agent as a search's victim evaluator: the logits of its
+    network (a sampled `checkpoint:` agent's divided by its temperature, the distribution it
+    samples from), the values of its network alongside."""
 
-    `take_turn(b, game)` hands it game b where it is to move: a plain agent
-    ([`PlainSeat`][training.alphazero.seats.PlainSeat]) plays there and then, until the other
-    colour's turn or the end; a batched one
-    ([`BatchedSeat`][training.alphazero.seats.BatchedSeat]) starts its search of the game,
-    which then waits for `step()` calls until `step()` returns b: `state[b]`, `action[b]`,
-    `done[b]` and `winner[b]` are then the position after its move, the move, and whether and
-    how it ended the game.
-    """
+    def __init__(self, net: PolicyValueNet, temperature: float = 1.0):
+        self._evaluate = BatchedInference(net)
+        self.temperature = float(temperature)
 
-    state: np.ndarray
-    action: np.ndarray
-    done: np.ndarray
-    winner: np.ndarray
-
-    @staticmethod
-    def of(
-        agent: Agent, games: int, max_moves: int, agent_of: Callable[[int], Agent] | None = None
-    ) -> OpponentSeat:
-        """`agent`'s seat in `games` games of `max_moves` moves at most: its batched form
-        ([`BatchedPlayer.of`][training.alphazero.agent.BatchedPlayer.of]) where it has one,
-        else the agent itself, or `agent_of(b)` in game b where given (built only then)."""
-        player = BatchedPlayer.of(agent, games, max_moves)
-        if player is not None:
-            return BatchedSeat(player)
-        return PlainSeat([agent_of(b) for b in range(games)] if agent_of else [agent] * games)
-
-    @abstractmethod
-    def take_turn(self, b: int, game: Game) -> bool:
-        """Move in game b, where this seat is to move: True when the game now waits for
-        `step()`, False when the moves were made in `game` (until the other colour's turn or
-        the end)."""
-
-    @property
-    @abstractmethod
-    def busy(self) -> bool:
-        """Whether a game waits for a `step()`."""
-
-    @abstractmethod
-    def step(self) -> np.ndarray:
-        """One step of the waiting games; the games whose move it made."""
-
-    @abstractmethod
-    def stop(self) -> None:
-        """Drop every waiting game."""
+    def __call__(
+        self, obs: np.ndarray, policy_rows: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        logits, values = self._evaluate(obs, policy_rows)
+        if self.temperature != 1.0:
+            # in float64 and clipped: no temperature makes a logit inf (the search's
+            # softmax subtracts the largest)
+            scaled = logits.astype(np.float64) / self.temperature
+            logits = np.clip(scaled, -1e29, 1e29).astype(np.float32)
+        return logits, values
 
 
-class PlainSeat(OpponentSeat):
-    """An agent that moves synchronously in the game (`Agent.act`): `agents[b]` in game b."""
+def target_policy(agent: Agent) -> TargetPolicy | None:
+    """The network policy victim-play models `agent` by: an `az:` agent's raw network (its
+    search approximated by the policy its search starts from), a `checkpoint:` agent's
+    network; None for an agent without one (`greedy`, `mcts:N`, a PPO policy whose moves
+    need the game as well as the planes)."""
+    if isinstance(agent, AZAgent):
+        return TargetPolicy(agent.net)
+    if isinstance(agent, PolicyAgent) and agent.planes_only:
+        return TargetPolicy(agent.net, agent.temperature if agent.sample else 1.0)
+    return None
 
-    def __init__(self, agents: list[Agent]):
-        self.agents = agents
-        self.state = self.action = self.done = self.winner = np.zeros(0)  # no game waits
 
-    def take_turn(self, b: int, game: Game) -> bool:
-        colour = game.to_move
-        while not game.is_over and game.to_move == colour:
-            game.play(self.agents[b].act(game))  # checked: a wrong agent is an error
-        return False
-
-    @property
-    def busy(self) -> bool:
-        return False
-
-    def step(self) -> np.ndarray:
-        return np.zeros(0, np.intp)
-
-    def stop(self) -> None:
-        pass
+def opponent_seat(
+    agent: Agent,
+    games: int,
+    max_moves: int,
+    agent_of: Callable[[int], Agent] | None = None,
+    victim_play: bool = False,
+) -> OpponentSeat:
+    """`agent`'s seat in `games` games of `max_moves` moves at most: its batched form
+    ([`BatchedPlayer.of`][training.alphazero.agent.BatchedPlayer.of]) where it has one,
+    else the agent itself, or `agent_of(b)` in game b where given (built only then). With
+    `victim_play`, the seat carries the policy the network's search models it by
+    ([`target_policy`][training.alphazero.seats.target_policy]; None where it has none)."""
+    victim = target_policy(agent) if victim_play else None
+    player = BatchedPlayer.of(agent, games, max_moves)
+    if player is not None:
+        return BatchedSeat(player, victim)
+    agents = [agent_of(b) for b in range(games)] if agent_of else [agent] * games
+    return PlainSeat(agents, victim)
 
 
 class BatchedSeat(OpponentSeat):
     """A network agent's batched search (`agent.BatchedPlayer`): started on a game, stepped
     with the other waiting games, one forward pass per simulation step for all of them."""
 
-    def __init__(self, player: BatchedPlayer):
+    def __init__(self, player: BatchedPlayer, victim: PolicyModel | None = None):
         self.player = player
+        self.victim = victim
         self.state, self.action = player.state, player.action
         self.done, self.winner = player.done, player.winner
 

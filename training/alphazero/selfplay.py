@@ -24,7 +24,8 @@ victim-play); the network's own nodes and every value are searched as ever. A ne
 opponent (`az:PATH:N`, `checkpoint:PATH`) plays all its games at once, in a batched search of
 its own beside the network's: a game waiting for its move sits out of the network's search
 until the move is made. Either way the opponent moves through its
-[`OpponentSeat`][training.alphazero.seats.OpponentSeat], and what each seat does and how its
+[`OpponentSeat`][training.common.seats.OpponentSeat] (which, under victim-play, holds the
+opponent's `target_policy`), and what each seat does and how its
 games count is its [`Seat`][training.alphazero.seats.Seat].
 
 When a game ends, every position of it gets the final result as value target, from the view
@@ -44,14 +45,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from satellites_env.agents import Agent, make_agent
+from satellites_env.agents import make_agent
 from satellites_env.core import engine
 from satellites_env.core.engine import DRAW, N_CELLS, ONGOING, TO_MOVE
 from satellites_env.core.game import Game
 
-from ..common.network import BatchedInference, PolicyValueNet
-from ..common.policy_agent import PolicyAgent
-from .agent import AZAgent
+from ..common.seats import PolicyModel
 from .config import AZSearchConfig
 from .inflight import check_games, games_state, restore_tree
 from .replay import PositionSink, short_term_values
@@ -64,44 +63,11 @@ from .search import (
     SearchOptions,
     search_options,
 )
-from .seats import OPPONENT, RAW_MOVE, SEATS, OpponentSeat, SeatPolicy
+from .seats import OPPONENT, RAW_MOVE, SEATS, SeatPolicy, opponent_seat
 
 #: the budgets of a search (`SearchOptions.budgets` rows): a cheap one, a full one, and the
 #: full one late in the run (full_simulations_late > 0)
 CHEAP, FULL, LATE = 0, 1, 2
-
-
-class TargetPolicy:
-    """The policy of a network agent as a search's victim evaluator: the logits of its
-    network (a sampled `checkpoint:` agent's divided by its temperature, the distribution it
-    samples from), the values of its network alongside."""
-
-    def __init__(self, net: PolicyValueNet, temperature: float = 1.0):
-        self._evaluate = BatchedInference(net)
-        self.temperature = float(temperature)
-
-    def __call__(
-        self, obs: np.ndarray, policy_rows: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        logits, values = self._evaluate(obs, policy_rows)
-        if self.temperature != 1.0:
-            # in float64 and clipped: no temperature makes a logit inf (the search's
-            # softmax subtracts the largest)
-            scaled = logits.astype(np.float64) / self.temperature
-            logits = np.clip(scaled, -1e29, 1e29).astype(np.float32)
-        return logits, values
-
-
-def target_policy(agent: Agent) -> TargetPolicy | None:
-    """The network policy victim-play models `agent` by: an `az:` agent's raw network (its
-    search approximated by the policy its search starts from), a `checkpoint:` agent's
-    network; None for an agent without one (`greedy`, `mcts:N`, a PPO policy whose moves
-    need the game as well as the planes)."""
-    if isinstance(agent, AZAgent):
-        return TargetPolicy(agent.net)
-    if isinstance(agent, PolicyAgent) and agent.planes_only:
-        return TargetPolicy(agent.net, agent.temperature if agent.sample else 1.0)
-    return None
 
 
 def selfplay_options(config: AZSearchConfig) -> SearchOptions:
@@ -164,15 +130,10 @@ class SelfPlay:
             else None
         )
         self.opponent_seat = (
-            OpponentSeat.of(self.opponent, config.games, config.max_moves)
+            opponent_seat(
+                self.opponent, config.games, config.max_moves, victim_play=config.victim_play
+            )
             if self.opponent is not None
-            else None
-        )
-        # victim-play: the opponent's policy inside the network's searches (None: its moves
-        # there are modelled by the network itself)
-        self.victim = (
-            target_policy(self.opponent)
-            if config.victim_play and self.opponent is not None
             else None
         )
         self.seat_policy = SeatPolicy(config.dagger, self.opponent is not None)
@@ -184,6 +145,12 @@ class SelfPlay:
         `seats.RAW_MOVE`), -1 for none."""
         hits = seat_test[self.seats]
         return np.where(hits[:, 0], 0, np.where(hits[:, 1], 1, -1)).astype(np.int32)
+
+    @property
+    def victim(self) -> PolicyModel | None:
+        """Victim-play's model of the opponent inside the network's searches, its seat's
+        (None: the network models the opponent's moves by its own policy)."""
+        return None if self.opponent_seat is None else self.opponent_seat.victim
 
     @property
     def dagger_side(self) -> np.ndarray:

@@ -9,6 +9,9 @@ Who plays a new game (the opponent rule, drawn per game from the generator's RNG
   `snapshot_every` updates), learner color random;
 * otherwise pure self-play: the learner plays both colors and learns from both.
 
+Each colour's player is a seat (`training.ppo.seats`): the learner's, a snapshot's or the
+baseline agent's, which moves all the games where it is to move at once.
+
 Only the learner's own decisions become training data. Games run on the core engine directly
 (not through the AEC env): the generator is the hot loop of training.
 
@@ -26,7 +29,7 @@ import numba
 import numpy as np
 import torch
 
-from satellites_env.agents import Agent, make_agent
+from satellites_env.agents import make_agent
 from satellites_env.core.engine import (
     N_ACTIONS,
     N_CELLS,
@@ -48,11 +51,8 @@ from ..common.network import PolicyValueNet, sample_masked
 from ..distributed.generator import SampleBatch, split
 from .config import SelfPlayConfig
 from .prior import LookaheadFeatures, PriorNet, masked_logits, network_from_shape
+from .seats import LEARNER, AgentSeat, Seat, SnapshotSeat
 from .shaping import potential
-
-LEARNER = "learner"
-#: who moves for a colour: LEARNER, a pool index, or an Agent
-Controller = str | int | Agent
 
 
 @dataclass
@@ -118,14 +118,14 @@ class Trajectory:
 @dataclass
 class _Slot:
     game: Game
-    controllers: tuple[Controller, Controller]
+    seats: tuple[Seat, Seat]
     trajectories: tuple[Trajectory | None, Trajectory | None]
 
 
 @dataclass
 class GenerationStats:
     games: int = 0
-    steps: int = 0  # every action played, all controllers
+    steps: int = 0  # every action played, all seats
     learner_steps: int = 0
     game_lengths: list[int] = field(default_factory=list)
     truncated: int = 0
@@ -163,7 +163,7 @@ class SelfPlayGenerator:
         self._masks = np.zeros((self.envs, N_ACTIONS), dtype=np.int8)
         self._lookaheads = np.zeros((self.envs, N_ACTIONS), dtype=np.float32)
         self._features = LookaheadFeatures()
-        self._baseline: Agent | None = None
+        self._baseline: AgentSeat | None = None
         self.stats = GenerationStats()
         self.slots: list[_Slot] = []  # games start on the first step (after a resume too)
 
@@ -219,7 +219,7 @@ class SelfPlayGenerator:
         self._baseline = None
         self.restart_games()
 
-    # ------------------------------------------------------------------ opponents
+    # ------------------------------------------------------------------ seats
 
     def _trajectory(self) -> Trajectory:
         return Trajectory(max_moves=self.config.max_moves)
@@ -230,19 +230,20 @@ class SelfPlayGenerator:
         learner_color = int(self.rng.integers(2))
         if draw < self.config.baseline_fraction:
             if self._baseline is None:
-                self._baseline = make_agent(
+                agent = make_agent(
                     self.config.baseline_opponent, seed=int(self.rng.integers(2**31))
                 )
-            opponent: Controller = self._baseline
+                self._baseline = AgentSeat(agent, self.envs)
+            opponent: Seat = self._baseline
         elif self.pool and draw < self.config.baseline_fraction + self.config.pool_fraction:
-            opponent = int(self.rng.integers(len(self.pool)))
+            opponent = SnapshotSeat(int(self.rng.integers(len(self.pool))))
         else:
             return _Slot(game, (LEARNER, LEARNER), (self._trajectory(), self._trajectory()))
-        controllers: list[Controller] = [opponent, opponent]
-        controllers[learner_color] = LEARNER
+        seats: list[Seat] = [opponent, opponent]
+        seats[learner_color] = LEARNER
         trajectories: list[Trajectory | None] = [None, None]
         trajectories[learner_color] = self._trajectory()
-        return _Slot(game, (controllers[0], controllers[1]), (trajectories[0], trajectories[1]))
+        return _Slot(game, (seats[0], seats[1]), (trajectories[0], trajectories[1]))
 
     # ------------------------------------------------------------------ generation
 
@@ -271,38 +272,34 @@ class SelfPlayGenerator:
 
     @torch.no_grad()
     def step(self) -> list[Trajectory]:
-        """One action in every running game; returns the learner trajectories that ended."""
+        """One action in every running game (the games grouped by the seat to move, each
+        group moved at once); returns the learner trajectories that ended."""
         if not self.slots:
             self.slots = [self._new_slot() for _ in range(self.envs)]
-        groups: dict = {}
+        groups: dict[Seat, list[int]] = {}
         for i, slot in enumerate(self.slots):
             game = slot.game
             player = game.to_move
-            controller = slot.controllers[player]
-            if isinstance(controller, Agent):
-                groups.setdefault("agent", []).append(i)
-                continue
-            fill_observation(game.state, player, game.max_moves, self._obs[i], self.scratch)
-            self._masks[i] = game.legal_mask()
-            if isinstance(self.net, PriorNet):  # pool snapshots share the learner's shape
-                self._features.fill(game, self._masks[i], self._lookaheads[i])
-            groups.setdefault(controller, []).append(i)
+            seat = slot.seats[player]
+            if seat.observes:
+                fill_observation(game.state, player, game.max_moves, self._obs[i], self.scratch)
+                self._masks[i] = game.legal_mask()
+                if isinstance(self.net, PriorNet):  # pool snapshots share the learner's shape
+                    self._features.fill(game, self._masks[i], self._lookaheads[i])
+            groups.setdefault(seat, []).append(i)
         actions = np.zeros(len(self.slots), dtype=np.int64)
         log_probs = np.zeros(len(self.slots), dtype=np.float32)
-        for controller, indices in groups.items():
-            if controller == "agent":
+        for seat, indices in groups.items():
+            net = seat.network(self.net, self.pool)
+            if net is None:  # a seat that moves by itself, game by game
                 for i in indices:
-                    actions[i] = (
-                        self.slots[i]
-                        .controllers[self.slots[i].game.to_move]
-                        .act(self.slots[i].game)
-                    )
+                    actions[i] = seat.act(i, self.slots[i].game)
                 continue
-            net = self.net if controller == LEARNER else self.pool[controller]
             chosen, chosen_log_probs = self._sample(net, indices)
             actions[indices] = chosen
             log_probs[indices] = chosen_log_probs
-        return self._apply(actions, log_probs, groups.get(LEARNER, []))
+        learner = [i for seat, indices in groups.items() if seat.learner for i in indices]
+        return self._apply(actions, log_probs, learner)
 
     def _sample(self, net: PolicyValueNet, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
         obs = torch.from_numpy(self._obs[indices].reshape(-1, *OBSERVATION_SHAPE))

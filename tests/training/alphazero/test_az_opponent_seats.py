@@ -8,7 +8,7 @@ import pytest
 from test_az_training import TINY
 
 from satellites_env.core.engine import DRAW
-from training.alphazero import seats as seats_module
+from training.alphazero import games as games_module
 from training.alphazero.config import AZConfig, AZSearchConfig
 from training.alphazero.games import play_search_games
 from training.alphazero.replay import ReplayBuffer
@@ -18,11 +18,11 @@ from training.alphazero.seats import (
     SEARCH,
     SEATS,
     BatchedSeat,
-    OpponentSeat,
-    PlainSeat,
+    opponent_seat,
 )
 from training.alphazero.selfplay import SelfPlay, SelfPlayStats
 from training.common.network import BatchedInference, build_network
+from training.common.seats import OpponentSeat, PlainSeat
 
 KINDS = [
     ("greedy", PlainSeat),
@@ -75,14 +75,13 @@ def test_selfplay_moves_every_opponent_through_its_seat(spec, kind):
 @pytest.mark.parametrize(("spec", "kind"), KINDS)
 def test_batched_evaluation_games_move_every_opponent_through_its_seat(spec, kind, monkeypatch):
     made: list[tuple[OpponentSeat, dict[str, int]]] = []
-    of = OpponentSeat.of
 
     def recorded(*args, **kwargs):
-        seat = of(*args, **kwargs)
+        seat = opponent_seat(*args, **kwargs)
         made.append((seat, _spy(seat)))
         return seat
 
-    monkeypatch.setattr(seats_module.OpponentSeat, "of", staticmethod(recorded))
+    monkeypatch.setattr(games_module, "opponent_seat", recorded)
     settings = AZSearchConfig(max_considered=8, c_scale=1.0)
     net = build_network(8, 1, seed=0)
     played = play_search_games(net, spec, [0, 1, 2], 4, 30, simulations=2, settings=settings)

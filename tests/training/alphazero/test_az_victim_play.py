@@ -23,7 +23,8 @@ from satellites_env.observation import observe
 from training.alphazero.config import AZConfig
 from training.alphazero.replay import ReplayBuffer
 from training.alphazero.search import BatchedSearch, search_options
-from training.alphazero.selfplay import SelfPlay, TargetPolicy, target_policy
+from training.alphazero.seats import TargetPolicy, target_policy
+from training.alphazero.selfplay import SelfPlay
 from training.common.config import ConfigError
 from training.common.network import BatchedInference, build_network
 from training.exploit import exploit_config
@@ -201,7 +202,10 @@ def selfplay_config(opponent: str, victim_play: bool) -> AZConfig:
 def test_selfplay_against_a_network_target_searches_with_its_policy():
     config = selfplay_config("az:pretrained:2", True)
     selfplay = SelfPlay(config.search, seed=2)
-    assert isinstance(selfplay.victim, TargetPolicy)
+    # the target's model is its seat's: the seat that moves it holds it
+    assert selfplay.opponent_seat is not None
+    assert isinstance(selfplay.opponent_seat.victim, TargetPolicy)
+    assert selfplay.victim is selfplay.opponent_seat.victim
     buffer = ReplayBuffer(1000)
     selfplay.play(60, BatchedInference(build_network(8, 1, seed=0)), buffer)
     assert selfplay.search.victim_evaluations > 0
