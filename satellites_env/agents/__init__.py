@@ -1,8 +1,9 @@
 """Agents and `make_agent(spec)`: the one grammar of agent specs.
 
 Specs: `random`, `greedy`, `mcts:N` (N simulations per action, default 200) and
-`openspiel-mcts:N` (OpenSpiel's MCTS bot with random rollouts, default 200; the `openspiel`
-extra, imported only when a spec names it), built here, and
+`openspiel-mcts:N[:heuristic]` (OpenSpiel's MCTS bot with random rollouts, default 200, or
+with `mcts:N`'s leaf value; the `openspiel` extra, imported only when a spec names it), built
+here, and
 the specs other packages register: the trainer (the `train` extra) registers
 `checkpoint:PATH` (a trained network's raw policy; `:sample` or `:sample=T` after PATH
 samples at temperature T), `az:PATH[:SIMS]` (a network with its Gumbel search, SIMS
@@ -34,7 +35,7 @@ from .random_agent import RandomAgent
 
 BASELINES = ("random", "greedy", "mcts:N")
 #: the specs built here (the baselines and OpenSpiel's MCTS bot)
-BUILT_IN = (*BASELINES, "openspiel-mcts:N")
+BUILT_IN = (*BASELINES, "openspiel-mcts:N[:heuristic]")
 #: the entry-point group of agent factories
 GROUP = "satellites.agents"
 #: the most simulations an `mcts:N` spec may ask for, checked when the spec is parsed: the
@@ -170,9 +171,15 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         )
         return MCTSAgent(simulations, seed=seed)
     if name == "openspiel-mcts":
+        count, _, evaluator = argument.partition(":")
         simulations = parse_int_argument(
-            spec, "the number of simulations", argument, 200, most=MAX_SIMULATIONS
+            spec, "the number of simulations", count, 200, most=MAX_SIMULATIONS
         )
+        if evaluator not in ("", "heuristic"):
+            raise AgentSpecError(
+                f"agent spec {quoted(spec)}: the evaluator must be 'heuristic' or left out "
+                f"(random rollouts), got {quoted(evaluator, 30)}"
+            )
         try:
             from ..openspiel.mcts import OpenSpielMCTSAgent
         except ImportError as error:
@@ -181,7 +188,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
                 f"(install the 'openspiel' extra, pip install 'satellites-env[openspiel]'): "
                 f"{error}"
             ) from error
-        return OpenSpielMCTSAgent(simulations, seed=seed)
+        return OpenSpielMCTSAgent(simulations, seed=seed, evaluator=evaluator or "random")
     factory = _factory(name, spec) if name.isidentifier() else None
     if factory is None:
         known = ", ".join([*BUILT_IN] + [f"{n}:..." for n in registered_names()])

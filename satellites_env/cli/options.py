@@ -140,5 +140,6 @@ COMPILE_NOTE = (
 )
 #: the agent specs, as the helps list them
 AGENT_SPECS = (
-    "random, greedy, mcts:N, openspiel-mcts:N, checkpoint:PATH, az:PATH[:SIMS], rllib:PATH"
+    "random, greedy, mcts:N, openspiel-mcts:N[:heuristic], checkpoint:PATH, az:PATH[:SIMS], "
+    "rllib:PATH"
 )
