@@ -8,7 +8,6 @@ loading and checking are the common config system's
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from training.common.config import (
@@ -149,16 +148,6 @@ class AZOptimConfig:
         "heads, one per replay.short_value_horizons; targets: lambda-averaged root "
         "values of the next moves); 0: off",
     )
-    anneal_final_fraction: float = setting(
-        0.0,
-        0.0,
-        1.0,
-        doc="the last share of total_positions over which the learning rate falls "
-        "(half a cosine) to anneal_factor x learning_rate; 0: a constant rate",
-    )
-    anneal_factor: float = setting(
-        0.1, 0.0, 1.0, low_open=True, doc="the final learning rate, as a share of learning_rate"
-    )
 
 
 @dataclass
@@ -247,17 +236,6 @@ class AZConfig(Config, learner="alphazero"):
         total_positions were played."""
         s = self.search
         return bool(s.full_simulations_late) and progress >= s.late_after * self.total_positions
-
-    def learning_rate_at(self, progress: int) -> float:
-        """The learning rate after `progress` of total_positions: learning_rate, falling over
-        the last optim.anneal_final_fraction of the run (half a cosine) to anneal_factor x."""
-        o = self.optim
-        if not o.anneal_final_fraction:
-            return o.learning_rate
-        start = 1.0 - o.anneal_final_fraction
-        u = min(max((progress / self.total_positions - start) / o.anneal_final_fraction, 0.0), 1.0)
-        cosine = 0.5 * (1.0 + math.cos(math.pi * u))
-        return o.learning_rate * (o.anneal_factor + (1.0 - o.anneal_factor) * cosine)
 
     def agent_specs(self) -> list[tuple[str, str]]:
         specs = super().agent_specs()

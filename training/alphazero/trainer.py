@@ -20,9 +20,8 @@ backend, and one local worker the run of a single `SelfPlay`.
 Optional learner techniques, each off by default (`docs/configs.md`): training-only auxiliary
 heads (`TrainingHeads`: short-term values, `optim.short_value_weight`), whose weights live
 in the learner's checkpoint payload and never reach the generators; a full-search budget
-that grows late (`search.full_simulations_late`, sent to the generators with the weights);
-and a learning rate that falls over the run's end (`optim.anneal_final_fraction`). Both
-schedules read the run's progress (counters), so `--resume` continues them exactly.
+that grows late (`search.full_simulations_late`, sent to the generators with the weights),
+whose schedule reads the run's progress (counters), so `--resume` continues it exactly.
 
 The final evaluation plays the raw policy and, with `eval.search_simulations` N > 0, the
 search agent `az:PATH:N` against each opponent of `eval.final`, its results keyed
@@ -78,6 +77,8 @@ RETIRED = {
     "league": ("league.share", "a league"),
     "optim.soft_policy_weight": ("optim.soft_policy_weight", "the soft-policy head"),
     "optim.soft_policy_temperature": ("optim.soft_policy_weight", "the soft-policy head"),
+    "optim.anneal_final_fraction": ("optim.anneal_final_fraction", "a learning-rate anneal"),
+    "optim.anneal_factor": ("optim.anneal_final_fraction", "a learning-rate anneal"),
 }
 
 
@@ -444,9 +445,6 @@ class AZTrainer(Trainer):
             self.counters.train_seconds += time.perf_counter() - tick
 
     def _steps(self, new_samples: int) -> dict[str, float]:
-        if self.config.optim.anneal_final_fraction:  # the schedule's rate at this progress
-            for group in self.optimizer.param_groups:
-                group["lr"] = self.config.learning_rate_at(self.progress)
         replay = self.config.replay
         if len(self.buffer) < replay.min_positions:
             return {}

@@ -1,11 +1,9 @@
 """The learner techniques of issue 61, each off by default: the short-term value auxiliary
 heads (training only: self-play's forward never calls them), BatchNorm folded
-into the convolutions for inference, the late full-search budget and the learning-rate
-anneal; and a tiny run with all of them on that resumes exactly."""
+into the convolutions for inference and the late full-search budget; and a tiny run with all
+of them on that resumes exactly."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pytest
@@ -31,11 +29,7 @@ ALL_ON = {
     "total_positions": 240,
     "model": {"channels": 8, "blocks": 1, "norm": "batch"},
     "search": {**TINY["search"], "full_simulations_late": 6, "late_after": 0.3},
-    "optim": {
-        "short_value_weight": 1.0,
-        "anneal_final_fraction": 0.5,
-        "anneal_factor": 0.1,
-    },
+    "optim": {"short_value_weight": 1.0},
     "replay": {**TINY["replay"], "short_value_horizons": [2, 6]},
     "eval": {**TINY["eval"], "every": 100, "search_simulations": 0},
 }
@@ -147,18 +141,13 @@ def test_a_batch_norm_network_saves_plain_float32_and_loads():
 # ------------------------------------------------------------------ schedules and config
 
 
-def test_the_late_budget_and_the_anneal_follow_the_runs_progress():
+def test_the_late_budget_follows_the_runs_progress():
     config = AZConfig.from_dict(ALL_ON)
     assert not config.late_search(71) and config.late_search(72)  # 0.3 x 240
-    assert config.learning_rate_at(0) == config.learning_rate_at(120) == 1e-3
-    assert config.learning_rate_at(180) == pytest.approx(1e-3 * (0.1 + 0.9 * 0.5))
-    assert config.learning_rate_at(240) == pytest.approx(1e-4)
-    assert config.learning_rate_at(10**6) == pytest.approx(1e-4)
     off = AZConfig.from_dict(TINY)
-    assert not off.late_search(10**6) and off.learning_rate_at(10**6) == 1e-3
+    assert not off.late_search(10**6)
     assert off.short_value_lambdas() == []
     assert config.short_value_lambdas() == [0.5, pytest.approx(1 - 1 / 6)]
-    assert math.isclose(config.learning_rate_at(120 + 1), 1e-3, rel_tol=1e-3)
 
 
 def test_late_searches_take_the_late_budget():
@@ -182,8 +171,6 @@ def test_bad_technique_settings_are_refused():
         AZConfig.from_dict({"replay": {"short_value_horizons": [1]}})
     with pytest.raises(ConfigError, match="short_value_horizons"):
         AZConfig.from_dict({"replay": {"short_value_horizons": []}})
-    with pytest.raises(ConfigError, match="anneal_factor"):
-        AZConfig.from_dict({"optim": {"anneal_factor": 0.0}})
 
 
 # ------------------------------------------------------------------ the learner
@@ -210,8 +197,6 @@ def test_a_tiny_run_with_every_technique_trains_plays_and_resumes_exactly(tmp_pa
     assert len(calls) == trainer.counters.train_steps > 0
     assert "short_value" in set(losses)
     assert trainer.weights()["late"] and trainer.generators.members[0].generator.selfplay.late
-    lr = trainer.optimizer.param_groups[0]["lr"]
-    assert lr < 1e-3  # annealing over the last half
     trainer.save()
     trainer.close()
     # resume: the heads, the buffer's short-term targets and the schedules' state as saved
@@ -228,7 +213,6 @@ def test_a_tiny_run_with_every_technique_trains_plays_and_resumes_exactly(tmp_pa
             assert torch.equal(loaded["state"][key][name], value), (key, name)
     assert resumed.weights()["late"]
     resumed.iterate()
-    assert resumed.optimizer.param_groups[0]["lr"] <= lr
     resumed.save()
     resumed.close()
     # the network that plays is the plain one: no training head in it; its BatchNorm folded

@@ -127,17 +127,24 @@ def test_a_run_saved_with_a_retired_setting_resumes_unless_it_used_it(tmp_path):
     torch.save(payload, path)
     with pytest.raises(RunError, match=r"used a league \(league\.share 0\.5\).*cannot be resumed"):
         AZTrainer(config, tmp_path, resume=True, console=quiet())
-    # the soft-policy head, retired the same way: dropped at weight 0, refused when used
+    # the soft-policy head and the learning-rate anneal, retired the same way: dropped when
+    # off, refused when used
     del payload["league"], payload["config"]["league"]
-    for weight in (0.0, 8.0):
-        payload["config"]["optim"].update(soft_policy_weight=weight, soft_policy_temperature=4.0)
-        torch.save(payload, path)
-        if weight:
-            with pytest.raises(RunError, match=r"soft-policy head \(optim\.soft_policy_weight 8"):
-                AZTrainer(config, tmp_path, resume=True, console=quiet())
-        else:
-            resumed = AZTrainer(config, tmp_path, resume=True, console=quiet())
-            assert resumed.counters == trainer.counters and not resumed.new_changes
+    retired = (
+        ({"soft_policy_weight": 8.0, "soft_policy_temperature": 4.0}, "the soft-policy head"),
+        ({"anneal_final_fraction": 0.3, "anneal_factor": 0.1}, "a learning-rate anneal"),
+    )
+    for used, what in retired:
+        for on in (False, True):
+            optim = {key: value if on else 0.0 * value for key, value in used.items()}
+            payload["config"]["optim"] = {**config.to_dict()["optim"], **optim}
+            torch.save(payload, path)
+            if on:
+                with pytest.raises(RunError, match=rf"used {what} \(optim\."):
+                    AZTrainer(config, tmp_path, resume=True, console=quiet())
+            else:
+                resumed = AZTrainer(config, tmp_path, resume=True, console=quiet())
+                assert resumed.counters == trainer.counters and not resumed.new_changes
 
 
 def test_same_seed_same_self_play():
