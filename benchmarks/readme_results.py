@@ -161,6 +161,7 @@ def write(data: dict[str, Any], root: Path = ROOT) -> list[str]:
 def problems(data: dict[str, Any], root: Path = ROOT) -> list[str]:
     """Why the pages' tables are stale: a page's table that is not the saved runs', a saved
     run whose config is not the shipped az_quick's (its seed aside)."""
+    from training.alphazero.trainer import RetiredSettingError, drop_retired
     from training.common.config import ConfigError, config_from_dict, differences, load_config
 
     found = []
@@ -173,8 +174,9 @@ def problems(data: dict[str, Any], root: Path = ROOT) -> list[str]:
     shipped = load_config("az_quick", check_agents=False)
     for run in data["runs"]:
         try:
-            changed = differences(shipped, config_from_dict(run["config"], check_agents=False))
-        except ConfigError as error:
+            config = config_from_dict(drop_retired(run["config"]), check_agents=False)
+            changed = differences(shipped, config)
+        except (ConfigError, RetiredSettingError) as error:
             changed = {f"a config this code refuses ({error})": None}
         changed.pop("seed", None)
         if changed:

@@ -89,6 +89,29 @@ def _dotted(data: Any, key: str) -> Any:
     return data
 
 
+class RetiredSettingError(ValueError):
+    """A saved config that used a setting satellites no longer has."""
+
+
+def drop_retired(saved: dict) -> dict:
+    """A run's saved config less the settings satellites no longer has (`RETIRED`), each
+    dropped when the run did not use it (a copy). RetiredSettingError naming the first one
+    it used."""
+    for key, (used, what) in RETIRED.items():
+        value = _dotted(saved, used)
+        if _dotted(saved, key) is not None and value:
+            raise RetiredSettingError(
+                f"a run that used {what} ({used} {value!r}), which satellites no longer has"
+            )
+    saved = copy.deepcopy(saved)
+    for key in RETIRED:
+        section, _, name = key.rpartition(".")
+        part = _dotted(saved, section) if section else saved
+        if isinstance(part, dict):
+            part.pop(name, None)
+    return saved
+
+
 @dataclass
 class AZCounters(Counters):
     positions: int = 0  # self-play moves searched
@@ -324,20 +347,13 @@ class AZTrainer(Trainer):
         saved = payload.get("config")
         if not isinstance(saved, dict):
             return super()._saved_config(payload, path)
-        for key, (used, what) in RETIRED.items():
-            value = _dotted(saved, used)
-            if _dotted(saved, key) is not None and value:
-                raise RunError(
-                    f"{self.run_dir} holds a run that used {what} ({used} {value!r}), which "
-                    f"satellites no longer has: its network plays (checkpoint:{path}), but the "
-                    f"run cannot be resumed; train into another --out folder"
-                )
-        saved = copy.deepcopy(saved)
-        for key in RETIRED:
-            section, _, name = key.rpartition(".")
-            part = _dotted(saved, section) if section else saved
-            if isinstance(part, dict):
-                part.pop(name, None)
+        try:
+            saved = drop_retired(saved)
+        except RetiredSettingError as error:
+            raise RunError(
+                f"{self.run_dir} holds {error}: its network plays (checkpoint:{path}), but "
+                f"the run cannot be resumed; train into another --out folder"
+            ) from None
         return super()._saved_config({**payload, "config": saved}, path)
 
     def learner_payload(self) -> dict:

@@ -1,8 +1,8 @@
 """Who plays each colour of PPO's self-play games: a seat per colour, which moves all the
 games where it is to move at once.
 
-- [`LEARNER`][training.ppo.seats.LEARNER]: the learner's network, its policy sampled; its
-  decisions are the training data;
+- `LEARNER` (a [`LearnerSeat`][training.ppo.seats.LearnerSeat]): the learner's network,
+  its policy sampled; its decisions are the training data;
 - [`SnapshotSeat(i)`][training.ppo.seats.SnapshotSeat]: the pool's snapshot i, its policy
   sampled (the index is read at each move, so a game goes on against whatever snapshot the
   pool holds there after `set_weights`);
