@@ -150,7 +150,7 @@ def test_a_training_checkpoint_holds_only_tensors_and_plain_data(tmp_path):
         (("model_shape", "blocks"), -1, r"model_shape.blocks must be in \[1"),
         (("model_shape", "blocks"), 10**9, r"model_shape.blocks must be in \[1"),
         (("model_shape", "lookahead"), float("nan"), "lookahead must be a finite number"),
-        (("model_shape", "norm"), "layer", "model_shape.norm must be one of group, none"),
+        (("model_shape", "norm"), "batch", "model_shape.norm must be one of group, none"),
         (("model_shape", "norm"), ["none"], "model_shape.norm must be one of group, none"),
         (("model_shape",), [8, 1], "model_shape must be a mapping"),
         (("model",), {"stem.0.weight": 3}, "model must map parameter names to tensors"),

@@ -38,8 +38,7 @@ class AZModelConfig:
         "group",
         choices=NORMS,
         doc="group: GroupNorm; none: SkipInit (biases and a zero-initialised "
-        "residual gain), faster on a CPU; batch: BatchNorm in the gradient steps, "
-        "folded into the convolutions for self-play and play (no cost there)",
+        "residual gain), faster on a CPU",
     )
 
 
@@ -56,16 +55,6 @@ class AZSearchConfig:
     )
     full_simulations: int = setting(
         32, 1, 1024, doc="simulations of a full search (its improved policy is a policy target)"
-    )
-    full_simulations_late: int = setting(
-        0,
-        0,
-        1024,
-        doc="simulations of a full search once late_after of total_positions "
-        "were played (a budget that grows late); 0: full_simulations throughout",
-    )
-    late_after: float = setting(
-        0.33, 0.0, 1.0, doc="the share of total_positions after which full_simulations_late applies"
     )
     cheap_simulations: int = setting(
         8, 1, 1024, doc="simulations of a cheap search (its position is a value target only)"
@@ -121,11 +110,6 @@ class AZReplayConfig:
     min_positions: int = setting(
         2_000, 1, 4_000_000, doc="no training until the buffer holds this many"
     )
-    short_value_horizons: list[int] = setting(
-        [6, 16],
-        doc="horizons h (moves) of the short-term value targets, lambda = 1 - 1/h "
-        "(used with optim.short_value_weight > 0; 1 to 4 of them, each 2..1000)",
-    )
 
 
 @dataclass
@@ -139,14 +123,6 @@ class AZOptimConfig:
     )
     max_grad_norm: float = setting(
         5.0, 0.0, 1e6, low_open=True, doc="gradient clipping (global L2 norm)"
-    )
-    short_value_weight: float = setting(
-        0.0,
-        0.0,
-        1000.0,
-        doc="weight of each short-term value head's mean squared error (training-only "
-        "heads, one per replay.short_value_horizons; targets: lambda-averaged root "
-        "values of the next moves); 0: off",
     )
 
 
@@ -224,19 +200,6 @@ class AZConfig(Config, learner="alphazero"):
     )
     GAMES = "search.games"
 
-    def short_value_lambdas(self) -> list[float]:
-        """The lambdas of the short-term value targets (`optim.short_value_weight` > 0),
-        else []: self-play computes and the buffer stores none."""
-        if not self.optim.short_value_weight:
-            return []
-        return [1.0 - 1.0 / h for h in self.replay.short_value_horizons]
-
-    def late_search(self, progress: int) -> bool:
-        """Whether full searches take search.full_simulations_late once `progress` of
-        total_positions were played."""
-        s = self.search
-        return bool(s.full_simulations_late) and progress >= s.late_after * self.total_positions
-
     def agent_specs(self) -> list[tuple[str, str]]:
         specs = super().agent_specs()
         specs += [(f"eval.search_final[{spec!r}]", spec) for spec in self.eval.search_final]
@@ -269,22 +232,10 @@ class AZConfig(Config, learner="alphazero"):
                 f"search.cheap_simulations ({s.cheap_simulations}) must be <= "
                 f"search.full_simulations ({s.full_simulations})"
             )
-        if s.full_simulations_late and s.full_simulations_late < s.full_simulations:
+        if s.games * (s.full_simulations + 1) > MAX_TREE_NODES:
             raise ConfigError(
-                f"search.full_simulations_late ({s.full_simulations_late}) must be 0 (off) "
-                f"or >= search.full_simulations ({s.full_simulations})"
-            )
-        largest = max(s.full_simulations, s.full_simulations_late)
-        if s.games * (largest + 1) > MAX_TREE_NODES:
-            raise ConfigError(
-                f"search.games x (the largest full search + 1) must be <= "
-                f"{MAX_TREE_NODES:,} tree nodes (about 3 GB), got {s.games} x {largest + 1}"
-            )
-        horizons = self.replay.short_value_horizons
-        if not (1 <= len(horizons) <= 4 and all(2 <= h <= 1000 for h in horizons)):
-            raise ConfigError(
-                f"replay.short_value_horizons must hold 1 to 4 horizons, each in 2..1000, "
-                f"got {horizons}"
+                f"search.games x (search.full_simulations + 1) must be <= {MAX_TREE_NODES:,} "
+                f"tree nodes (about 3 GB), got {s.games} x {s.full_simulations + 1}"
             )
         if self.model.channels % 8:
             raise ConfigError(

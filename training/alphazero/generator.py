@@ -2,9 +2,7 @@
 (in this process, or as Ray actors on a cluster).
 
 `AZGenerator` wraps one `SelfPlay` (its share of `search.games` in flight) and a network of the
-run's shape whose weights the learner sends (`set_weights({"model": state_dict}, version)`,
-with `"late": True` once full searches take `search.full_simulations_late`). A BatchNorm
-network plays with its norms folded into its convolutions (`BatchedInference`).
+run's shape whose weights the learner sends (`set_weights({"model": state_dict}, version)`).
 `generate(n)` searches `n` more positions and returns the positions of the games that ended
 meanwhile: exactly the arguments `SelfPlay` gave the replay buffer's `add`, by name
 (`Collector`), so the learner's `ReplayBuffer.add(**batch.samples)` stores what
@@ -43,7 +41,7 @@ from .selfplay import SelfPlay, SelfPlayStats
 def build_selfplay(config: AZConfig, seed: int, games: int | None = None) -> SelfPlay:
     """The run's self-play with `games` of `search.games` in flight (default: all of them)."""
     search = config.search if games is None else dataclasses.replace(config.search, games=games)
-    return SelfPlay(search, seed, tuple(config.short_value_lambdas()))
+    return SelfPlay(search, seed)
 
 
 def cpu_weights(net: torch.nn.Module) -> dict:
@@ -123,11 +121,9 @@ class AZGenerator:
         self.version = -1  # of the weights given by set_weights: the learner's iteration
 
     def set_weights(self, weights: dict, version: int) -> None:
-        """`weights`: {"model": the learner network's state dict, and "late": whether full
-        searches take `search.full_simulations_late` now (absent: no)}; `version`: the
-        learner's iteration count."""
+        """`weights`: {"model": the learner network's state dict}; `version`: the learner's
+        iteration count."""
         self.net.load_state_dict(weights["model"])
-        self.selfplay.late = bool(weights.get("late", False))
         self.version = version
 
     def generate(self, n: int) -> SampleBatch:

@@ -11,8 +11,13 @@ What is saved (`games_state`), as tensors and plain values only:
   without a change here.
 * ``trajectories``: each game's positions searched so far, stacked: ``lengths`` (positions
   per game), ``states``, ``n_legal``, the legal ``actions`` and improved ``policy`` of every
-  position one after the other (``n_legal`` each), ``full`` and the root ``value``.
-* ``seats`` and ``late``.
+  position one after the other (``n_legal`` each) and ``full``.
+* ``seats``.
+
+A checkpoint may also hold what runs saved while satellites had a late search budget and
+short-term value targets (``late``, false, and the trajectories' root ``value``): it is
+checked and left unused, so such a run resumes (one that used either is refused by its
+config, `trainer.RETIRED`).
 
 The random stream is saved beside them (`AZGenerator.state`). A run with an opponent
 (`search.opponent`) saves none of this: its opponent agents hold state of their own (a
@@ -49,9 +54,8 @@ TRAJECTORY_FIELDS = {
     "actions": np.int16,
     "policy": np.float32,
     "full": np.bool_,
-    "value": np.float32,
 }
-Trajectory = list[tuple[np.ndarray, np.ndarray, np.ndarray, bool, float]]
+Trajectory = list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]
 
 
 def searched_nodes(tree: Tree) -> np.ndarray:
@@ -62,9 +66,7 @@ def searched_nodes(tree: Tree) -> np.ndarray:
     return used
 
 
-def games_state(
-    tree: Tree, trajectories: list[Trajectory], seats: np.ndarray, late: bool
-) -> dict[str, Any]:
+def games_state(tree: Tree, trajectories: list[Trajectory], seats: np.ndarray) -> dict[str, Any]:
     """The games in flight as checkpoint data (the module docstring)."""
     used = searched_nodes(tree)
     saved = {}
@@ -80,7 +82,6 @@ def games_state(
         "actions": np.concatenate([p[1] for p in positions] or [np.zeros(0, np.int16)]),
         "policy": np.concatenate([p[2] for p in positions] or [np.zeros(0, np.float32)]),
         "full": np.array([bool(p[3]) for p in positions], np.bool_),
-        "value": np.array([p[4] for p in positions], np.float32),
     }
     return {
         "tree": saved,
@@ -89,7 +90,6 @@ def games_state(
             for key, value in arrays.items()
         },
         "seats": torch.from_numpy(seats.astype(np.int32)),
-        "late": bool(late),
     }
 
 
@@ -113,8 +113,9 @@ def _require(ok: Any, where: str, what: str) -> None:
         raise ValueError(f"games.{where} must hold {what}")
 
 
-def _mapping(value: Any, where: str, keys: set[str]) -> dict:
-    if not isinstance(value, dict) or set(value) != keys:
+def _mapping(value: Any, where: str, keys: set[str], retired: str = "") -> dict:
+    """`value` if it is a dict of exactly `keys`, and perhaps the `retired` key."""
+    if not isinstance(value, dict) or set(value) - {retired} != keys:
         found = sorted(map(str, value)) if isinstance(value, dict) else type(value).__name__
         raise ValueError(f"games.{where} must hold exactly {sorted(keys)}, got {found}")
     return value
@@ -123,17 +124,16 @@ def _mapping(value: Any, where: str, keys: set[str]) -> dict:
 def check_games(data: Any, options: SearchOptions, games: int, max_moves: int) -> dict[str, Any]:
     """The games in flight of `games` games from a checkpoint, checked (the module docstring)
     and as numpy arrays: {"tree": {field: array}, "trajectories": [per game: its
-    positions], "seats", "late"}. ValueError naming the field when anything does not fit."""
-    data = _mapping(data, "", {"tree", "trajectories", "seats", "late"})
-    if type(data["late"]) is not bool:
-        raise ValueError(f"games.late must be true or false, got {data['late']!r}"[:200])
+    positions], "seats"}. ValueError naming the field when anything does not fit."""
+    data = _mapping(data, "", {"tree", "trajectories", "seats"}, retired="late")
+    if data.get("late", False) is not False:
+        raise ValueError(f"games.late must be false, got {data['late']!r}"[:200])
     seats = _array(data["seats"], "seats", (games, 2), np.int32)
     _require((seats == SEARCH) | (seats == RAW), "seats", "search or raw-policy seats")
     return {
         "tree": _check_tree(data["tree"], options, games, max_moves),
         "trajectories": _check_trajectories(data["trajectories"], games, max_moves),
         "seats": seats.copy(),
-        "late": data["late"],
     }
 
 
@@ -247,7 +247,7 @@ def _check_children(tree: dict[str, np.ndarray], max_moves: int) -> None:
 
 
 def _check_trajectories(data: Any, games: int, max_moves: int) -> list[Trajectory]:
-    data = _mapping(data, "trajectories", set(TRAJECTORY_FIELDS))
+    data = _mapping(data, "trajectories", set(TRAJECTORY_FIELDS), retired="value")
     lengths = _array(data["lengths"], "trajectories.lengths", (games,), np.int32)
     _require((lengths >= 0) & (lengths <= max_moves), "trajectories.lengths", f"0..{max_moves}")
     n = int(lengths.sum())
@@ -258,10 +258,11 @@ def _check_trajectories(data: Any, games: int, max_moves: int) -> list[Trajector
     actions = _array(data["actions"], "trajectories.actions", (entries,), np.int16)
     policy = _array(data["policy"], "trajectories.policy", (entries,), np.float32)
     full = _array(data["full"], "trajectories.full", (n,), np.bool_)
-    value = _array(data["value"], "trajectories.value", (n,), np.float32)
+    if "value" in data:
+        value = _array(data["value"], "trajectories.value", (n,), np.float32)
+        _require(np.abs(value) <= 1, "trajectories.value", "values in -1..1")
     _require((actions >= 0) & (actions < N_ACTIONS), "trajectories.actions", "action ids")
     _require((policy >= 0) & (policy <= 1), "trajectories.policy", "probabilities")
-    _require(np.abs(value) <= 1, "trajectories.value", "values in -1..1")
     check_state_rows(states)
     starts = np.concatenate([[0], np.cumsum(n_legal)])
     positions = [
@@ -270,7 +271,6 @@ def _check_trajectories(data: Any, games: int, max_moves: int) -> list[Trajector
             actions[starts[i] : starts[i + 1]].copy(),
             policy[starts[i] : starts[i + 1]].copy(),
             bool(full[i]),
-            float(value[i]),
         )
         for i in range(n)
     ]

@@ -11,10 +11,6 @@ position, so once the buffer is full each position is trained on ``replay_ratio`
 average over its life in the buffer (sampling ratio; before it is full the older positions
 get a little more). Each sampled position is seen under one of the 8 board
 symmetries drawn at random (states, planes and action ids transformed together).
-
-With short-term value targets (`optim.short_value_weight` > 0) a position also holds k of them
-(`short_term_values`: lambda-averaged root values of its game's next moves), computed by
-self-play when its game ends; a buffer without them stores, saves and asks for none.
 """
 
 from __future__ import annotations
@@ -41,37 +37,6 @@ from .symmetry import ACTION_MAP, CELL_MAP, DIR_MAP, transform_state_into
 
 #: What a stored position holds (the arrays of `ReplayBuffer.add`, in its order).
 FIELDS = ("states", "actions", "policy", "value", "policy_weight")
-#: the optional field: k short-term value targets a position (`short_term_values`)
-SHORT_VALUE = "short_value"
-
-
-def short_term_values(
-    root_values: np.ndarray, red_to_move: np.ndarray, red_result: float, lambdas: list[float]
-) -> np.ndarray:
-    """The short-term value targets of a game's n positions (KataGo's, Wu 2019): for each
-    lambda, the exponentially weighted average of the search's root values from this move on,
-    (1 - lambda) lambda^k on the k-th next, the final result taking the weight left after the
-    game's end; each from the view of the player to move at the position.
-
-    Args:
-        root_values: (n,) each search's root value, from its player to move's view.
-        red_to_move: (n,) bool, whether red was to move there.
-        red_result: The final result from red's view (+1, -1 or 0).
-        lambdas: The k lambdas in [0, 1) (horizon about 1 / (1 - lambda) moves).
-
-    Returns:
-        (n, k) float32 targets in [-1, 1].
-    """
-    n = len(root_values)
-    sign = np.where(red_to_move, 1.0, -1.0)
-    red_values = sign * np.asarray(root_values, np.float64)
-    out = np.zeros((n, len(lambdas)), np.float32)
-    for j, lam in enumerate(lambdas):
-        running = float(red_result)  # from red's view, backwards from the end
-        for i in range(n - 1, -1, -1):
-            running = (1.0 - lam) * red_values[i] + lam * running
-            out[i, j] = sign[i] * running
-    return out
 
 
 class PositionSink(Protocol):
@@ -85,18 +50,12 @@ class PositionSink(Protocol):
         policy: np.ndarray,
         value: np.ndarray,
         policy_weight: np.ndarray,
-        short_value: np.ndarray | None = None,
     ) -> None: ...
 
 
 class ReplayBuffer:
-    """The ring buffer of `capacity` positions, with `short_values` short-term value targets
-    each (0: none)."""
-
-    def __init__(self, capacity: int, short_values: int = 0):
+    def __init__(self, capacity: int):
         self.capacity = int(capacity)
-        self.short_values = int(short_values)
-        self.short_value = np.zeros((capacity, self.short_values), dtype=np.float32)
         self.states = np.zeros((capacity, STATE_LEN), dtype=np.int32)
         self.actions = np.full((capacity, SLOTS), -1, dtype=np.int16)
         self.policy = np.zeros((capacity, SLOTS), dtype=np.float16)
@@ -116,18 +75,9 @@ class ReplayBuffer:
         policy: np.ndarray,
         value: np.ndarray,
         policy_weight: np.ndarray,
-        short_value: np.ndarray | None = None,
     ) -> None:
-        """Add n positions (arrays with a leading axis n); the oldest are overwritten.
-        `short_value` (n, short_values) is required exactly when the buffer keeps them."""
+        """Add n positions (arrays with a leading axis n); the oldest are overwritten."""
         n = len(states)
-        if (short_value is None) != (self.short_values == 0) or (
-            short_value is not None and short_value.shape != (n, self.short_values)
-        ):
-            raise ValueError(
-                f"this buffer keeps {self.short_values} short-term values a position, "
-                f"add() got {None if short_value is None else short_value.shape}"
-            )
         for start in range(0, n, self.capacity):
             chunk = slice(start, min(n, start + self.capacity))
             count = chunk.stop - chunk.start
@@ -137,8 +87,6 @@ class ReplayBuffer:
             self.policy[where] = policy[chunk]
             self.value[where] = value[chunk]
             self.policy_weight[where] = policy_weight[chunk]
-            if short_value is not None:
-                self.short_value[where] = short_value[chunk]
             self.cursor = int((self.cursor + count) % self.capacity)
             self.size = min(self.capacity, self.size + count)
             self.added += count
@@ -150,10 +98,6 @@ class ReplayBuffer:
         return rng.integers(0, self.size, size=batch)
 
     # Checkpoints hold tensors and plain data only.
-    def fields(self) -> tuple[str, ...]:
-        """The arrays a position of this buffer holds (FIELDS, and SHORT_VALUE if kept)."""
-        return (*FIELDS, SHORT_VALUE) if self.short_values else FIELDS
-
     def state_dict(self) -> dict:
         n = self.size
         return {
@@ -166,11 +110,6 @@ class ReplayBuffer:
             "policy": torch.from_numpy(self.policy[:n].copy()),
             "value": torch.from_numpy(self.value[:n].copy()),
             "policy_weight": torch.from_numpy(self.policy_weight[:n].copy()),
-            **(
-                {SHORT_VALUE: torch.from_numpy(self.short_value[:n].copy())}
-                if self.short_values
-                else {}
-            ),
         }
 
     def load_state_dict(self, data: dict) -> None:
@@ -202,7 +141,7 @@ class ReplayBuffer:
                 f"a ring buffer of {self.capacity}"
             )
         arrays = {}
-        for key in self.fields():
+        for key in FIELDS:
             kept = getattr(self, key)
             tensor = data.get(key)
             if not (
@@ -227,15 +166,11 @@ class ReplayBuffer:
                 np.isfinite(arrays["policy_weight"]) & (arrays["policy_weight"] >= 0)
             ).all(),
         }
-        if self.short_values:
-            short = arrays[SHORT_VALUE]
-            checks[SHORT_VALUE] = (np.isfinite(short) & (np.abs(short) <= 1)).all()
         limits = {
             "actions": f"action ids in -1..{N_ACTIONS - 1}",
             "policy": "numbers in 0..1",
             "value": "numbers in -1..1",
             "policy_weight": "numbers >= 0",
-            SHORT_VALUE: "numbers in -1..1",
         }
         for key, fine in checks.items():
             if not fine:
@@ -268,8 +203,7 @@ def make_batch(
     buffer: ReplayBuffer, rows: np.ndarray, syms: np.ndarray, max_moves: int
 ) -> dict[str, torch.Tensor]:
     """Tensors for positions `rows` under symmetries `syms`: obs (n, 10, 10, 22), mask
-    (n, 3217) int8, policy target (n, 3217), value target (n,), policy weight (n,), and where
-    the buffer keeps them the short-term value targets (n, k)."""
+    (n, 3217) int8, policy target (n, 3217), value target (n,), policy weight (n,)."""
     n = len(rows)
     obs = np.zeros((n, N_CELLS, N_PLANES), dtype=np.float32)
     masks = np.zeros((n, N_ACTIONS), dtype=np.int8)
@@ -295,9 +229,4 @@ def make_batch(
         "policy": torch.from_numpy(targets),
         "value": torch.from_numpy(buffer.value[rows].copy()),
         "policy_weight": torch.from_numpy(buffer.policy_weight[rows].copy()),
-        **(
-            {SHORT_VALUE: torch.from_numpy(buffer.short_value[rows].copy())}
-            if buffer.short_values
-            else {}
-        ),
     }

@@ -30,12 +30,7 @@ games count is its [`Seat`][training.alphazero.seats.Seat].
 
 When a game ends, every position of it gets the final result as value target, from the view
 of the player to move there (R24; a game the training cap stopped is scored there, R22), and
-goes to the replay buffer; with ``short_value_lambdas``, its short-term value targets too
-(`replay.short_term_values`, of the searches' root values).
-
-With ``full_simulations_late`` > 0 the full searches have a third budget: while ``late`` is
-set (the learner sets it once the run is far enough, `AZConfig.full_simulations_at`), a
-search drawn full gets ``full_simulations_late`` simulations instead of ``full_simulations``.
+goes to the replay buffer.
 """
 
 from __future__ import annotations
@@ -53,7 +48,7 @@ from satellites_env.core.game import Game
 from ..common.seats import PolicyModel
 from .config import AZSearchConfig
 from .inflight import check_games, games_state, restore_tree
-from .replay import PositionSink, short_term_values
+from .replay import PositionSink
 from .search import (
     IDLE,
     NEED_ROOT,
@@ -65,18 +60,18 @@ from .search import (
 )
 from .seats import OPPONENT, RAW_MOVE, SEATS, SeatPolicy, opponent_seat
 
-#: the budgets of a search (`SearchOptions.budgets` rows): a cheap one, a full one, and the
-#: full one late in the run (full_simulations_late > 0)
-CHEAP, FULL, LATE = 0, 1, 2
+#: the budgets of a search (`SearchOptions.budgets` rows): a cheap one and a full one
+CHEAP, FULL = 0, 1
 
 
 def selfplay_options(config: AZSearchConfig) -> SearchOptions:
-    """The options of self-play's searches: a cheap budget, a full one, and a late one."""
-    budgets = [config.cheap_simulations, config.full_simulations]
-    if config.full_simulations_late:
-        budgets.append(config.full_simulations_late)
+    """The options of self-play's searches: a cheap budget and a full one."""
     return search_options(
-        budgets, config.max_considered, config.c_visit, config.c_scale, config.max_moves
+        [config.cheap_simulations, config.full_simulations],
+        config.max_considered,
+        config.c_visit,
+        config.c_scale,
+        config.max_moves,
     )
 
 
@@ -112,12 +107,8 @@ class SelfPlay:
     the mode (self-play, DAgger, a fixed opponent).
     """
 
-    def __init__(
-        self, config: AZSearchConfig, seed: int, short_value_lambdas: tuple[float, ...] = ()
-    ):
+    def __init__(self, config: AZSearchConfig, seed: int):
         self.config = config
-        self.short_value_lambdas = list(short_value_lambdas)
-        self.late = False  # full searches take full_simulations_late (set by the learner)
         self.search = BatchedSearch(config.games, selfplay_options(config))
         self.rng = np.random.default_rng(seed)
         self.stats = SelfPlayStats()
@@ -176,7 +167,7 @@ class SelfPlay:
         the random stream is the caller's to save."""
         if not self.saves_games:
             raise ValueError("the games of a run with an opponent are not saved")
-        return games_state(self.search.tree, self.trajectories, self.seats, self.late)
+        return games_state(self.search.tree, self.trajectories, self.seats)
 
     def restore_games(self, data: object) -> None:
         """Continue the games in flight `games_state` saved (checked first: ValueError)."""
@@ -184,7 +175,6 @@ class SelfPlay:
         restore_tree(self.search.tree, checked["tree"])
         self.trajectories = checked["trajectories"]
         self.seats[:] = checked["seats"]
-        self.late = checked["late"]
 
     def _start_game(self, b: int) -> None:
         self.search.tree.game_state[b] = engine.init(rng=self.rng)
@@ -197,7 +187,7 @@ class SelfPlay:
             tree = self.search.tree
             tree.gumbel[rows] = self.rng.gumbel(size=(len(rows), SLOTS)).astype(np.float32)
             full = self.rng.random(len(rows)) < self.config.full_fraction
-            tree.kind[rows] = np.where(full, LATE if self.late else FULL, CHEAP).astype(np.int32)
+            tree.kind[rows] = np.where(full, FULL, CHEAP).astype(np.int32)
             seat = self.seats[rows, tree.game_state[rows, TO_MOVE]]
             tree.raw_move[rows] = RAW_MOVE[seat]
             if self.victim is not None:  # the opponent's colour, whose nodes take its policy
@@ -217,16 +207,10 @@ class SelfPlay:
             for b in np.flatnonzero(out.ready):
                 self.stats.positions += 1
                 n = int(out.n_legal[b])
-                full = int(out.kind[b]) != CHEAP and bool(out.searched[b])
+                full = int(out.kind[b]) == FULL and bool(out.searched[b])
                 self.stats.full_searches += full
                 self.trajectories[b].append(
-                    (
-                        out.state[b].copy(),
-                        out.actions[b, :n].copy(),
-                        out.policy[b, :n].copy(),
-                        full,
-                        float(out.value[b]),
-                    )
+                    (out.state[b].copy(), out.actions[b, :n].copy(), out.policy[b, :n].copy(), full)
                 )
                 if out.done[b]:
                     added += self._game_over(int(b), int(out.winner[b]), buffer)
@@ -299,15 +283,6 @@ class SelfPlay:
         if not n:  # the opponent ended the game before the network's first move
             self._start_game(b)
             return 0
-        extra = {}
-        if self.short_value_lambdas:
-            red_result = 0.0 if winner == DRAW else (1.0 if winner == engine.RED else -1.0)
-            extra["short_value"] = short_term_values(
-                np.array([s[4] for s in trajectory]),
-                to_move == engine.RED,
-                red_result,
-                self.short_value_lambdas,
-            )
-        buffer.add(np.stack([s[0] for s in trajectory]), actions, policy, value, weights, **extra)
+        buffer.add(np.stack([s[0] for s in trajectory]), actions, policy, value, weights)
         self._start_game(b)
         return n

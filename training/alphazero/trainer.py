@@ -17,12 +17,6 @@ actors). The learner sends them its weights before each iteration and adds their
 games to the buffer in worker order, so one worker count gives the same run on every
 backend, and one local worker the run of a single `SelfPlay`.
 
-Optional learner techniques, each off by default (`docs/configs.md`): training-only auxiliary
-heads (`TrainingHeads`: short-term values, `optim.short_value_weight`), whose weights live
-in the learner's checkpoint payload and never reach the generators; a full-search budget
-that grows late (`search.full_simulations_late`, sent to the generators with the weights),
-whose schedule reads the run's progress (counters), so `--resume` continues it exactly.
-
 The final evaluation plays the raw policy and, with `eval.search_simulations` N > 0, the
 search agent `az:PATH:N` against each opponent of `eval.final`, its results keyed
 `search:OPPONENT`. Both players' games of a match run all at once
@@ -44,13 +38,12 @@ import numba
 import numpy as np
 import torch
 
-from ..common.checkpoint import load_network, load_weights
+from ..common.checkpoint import load_network
 from ..common.config import Config
 from ..common.evaluation import Match
 from ..common.learner import Games, Player
 from ..common.network import (
     PolicyValueNet,
-    TrainingHeads,
     masked_entropy,
     network_for,
     resolve_device,
@@ -66,7 +59,7 @@ from .agent import AZAgent
 from .config import AZConfig, AZOptimConfig, AZSearchConfig
 from .games import play_batched_games, play_search_games
 from .generator import add_batches, cpu_weights, make_generator
-from .replay import SHORT_VALUE, ReplayBuffer, make_batch
+from .replay import ReplayBuffer, make_batch
 from .selfplay import SelfPlayStats, check_saved_games
 
 LEARNER = "az-policy"
@@ -79,6 +72,10 @@ RETIRED = {
     "optim.soft_policy_temperature": ("optim.soft_policy_weight", "the soft-policy head"),
     "optim.anneal_final_fraction": ("optim.anneal_final_fraction", "a learning-rate anneal"),
     "optim.anneal_factor": ("optim.anneal_final_fraction", "a learning-rate anneal"),
+    "optim.short_value_weight": ("optim.short_value_weight", "short-term value heads"),
+    "replay.short_value_horizons": ("optim.short_value_weight", "short-term value heads"),
+    "search.full_simulations_late": ("search.full_simulations_late", "a late search budget"),
+    "search.late_after": ("search.full_simulations_late", "a late search budget"),
 }
 
 
@@ -133,69 +130,28 @@ def _timed(function, *args):
 
 
 def policy_value_loss(
-    net: PolicyValueNet,
-    batch: dict,
-    value_coef: float,
-    entropy: bool = True,
-    heads: TrainingHeads | None = None,
-    optim: AZOptimConfig | None = None,
+    net: PolicyValueNet, batch: dict, value_coef: float, entropy: bool = True
 ) -> tuple[torch.Tensor, dict]:
     """Cross-entropy to the improved policy (each sample weighted by its policy weight: full
     searches 1, cheap ones 0) + value_coef x MSE. With `entropy`, the parts also hold the raw
-    policy's mean entropy (a diagnostic). With training-only `heads`, their losses
-    (`auxiliary_loss`, weighted as `optim` says) are added."""
+    policy's mean entropy (a diagnostic)."""
     # Only the positions with a policy target (full searches: a tenth of a batch with playout
     # caps) go through the policy heads; the sum and its weight are those of the whole batch.
     rows = torch.nonzero(batch["policy_weight"] > 0).squeeze(1)
-    features = net.features(batch["obs"])
-    logits, value = net.policy_of(features.rows(rows)), net.value_of(features)
+    logits, value = net.forward_all(batch["obs"], rows)
     illegal = batch["mask"][rows] == 0
+    logits = logits.masked_fill(illegal, float("-inf"))
+    log_probs = torch.log_softmax(logits, dim=-1).masked_fill(illegal, 0.0)
+    per_sample = -(batch["policy"][rows] * log_probs).sum(-1)
     weight = batch["policy_weight"][rows]
-    policy_loss = policy_cross_entropy(logits, batch["policy"][rows], illegal, weight)
+    policy_loss = (per_sample * weight).sum() / weight.sum().clamp(min=1.0)
     value_loss = torch.mean((value - batch["value"]) ** 2)
     loss = policy_loss + value_coef * value_loss
     parts = {"policy": policy_loss.item(), "value": value_loss.item()}
-    if heads is not None and optim is not None:
-        extra, extra_parts = auxiliary_loss(heads(features), batch, optim)
-        loss = loss + extra
-        parts.update(extra_parts)
     if entropy:  # how sharp the raw policy is (nats) on the batch's policy-target positions
         with torch.no_grad():
-            masked = logits.masked_fill(illegal, float("-inf"))
-            parts["entropy"] = masked_entropy(masked).mean().item() if len(rows) else 0.0
+            parts["entropy"] = masked_entropy(logits).mean().item() if len(rows) else 0.0
     return loss, parts
-
-
-def policy_cross_entropy(
-    logits: torch.Tensor, target: torch.Tensor, illegal: torch.Tensor, weight: torch.Tensor
-) -> torch.Tensor:
-    """The weighted mean cross-entropy of the masked softmax of `logits` to `target`."""
-    log_probs = torch.log_softmax(logits.masked_fill(illegal, float("-inf")), dim=-1)
-    per_sample = -(target * log_probs.masked_fill(illegal, 0.0)).sum(-1)
-    return (per_sample * weight).sum() / weight.sum().clamp(min=1.0)
-
-
-def auxiliary_loss(
-    out: dict[str, torch.Tensor], batch: dict, optim: AZOptimConfig
-) -> tuple[torch.Tensor, dict[str, float]]:
-    """The weighted losses of the training-only heads' outputs `out` (`TrainingHeads`): the
-    sum over the short-term value heads of their mean squared errors; and each loss
-    (unweighted)."""
-    loss = torch.zeros((), device=batch["value"].device)
-    parts: dict[str, float] = {}
-    if "short_value" in out:
-        short = ((out["short_value"] - batch[SHORT_VALUE]) ** 2).mean(0).sum()
-        loss = loss + optim.short_value_weight * short
-        parts["short_value"] = short.item()
-    return loss, parts
-
-
-def training_heads(config: AZConfig) -> TrainingHeads | None:
-    """The run's training-only heads (None when no technique needs one)."""
-    short = len(config.short_value_lambdas())
-    if not short:
-        return None
-    return TrainingHeads(config.model.channels, short)
 
 
 def make_optimizer(net: torch.nn.Module, optim: AZOptimConfig) -> torch.optim.Optimizer:
@@ -205,8 +161,7 @@ def make_optimizer(net: torch.nn.Module, optim: AZOptimConfig) -> torch.optim.Op
     tensor operations per parameter, the same update (`benchmarks/az_phases.py`).
 
     Args:
-        net: The modules whose parameters it updates (the network, and any training heads
-            after it).
+        net: The network whose parameters it updates.
         optim: The config's optimizer settings (learning rate, weight decay).
 
     Returns:
@@ -265,13 +220,8 @@ class AZTrainer(Trainer):
         # self-play uses this network or a copy of it
         # the ignore: torch's stubs lack Module.to's memory_format keyword
         self.net = self.net.to(self.device, memory_format=torch.channels_last)  # type: ignore[call-overload]
-        self.heads = training_heads(config)  # built after the network: its seed is the same
-        trained: torch.nn.Module = self.net
-        if self.heads is not None:
-            self.heads = self.heads.to(self.device, memory_format=torch.channels_last)  # type: ignore[call-overload]
-            trained = torch.nn.ModuleList([self.net, self.heads])
-        self.optimizer = make_optimizer(trained, config.optim)
-        self.buffer = ReplayBuffer(config.replay.capacity, len(config.short_value_lambdas()))
+        self.optimizer = make_optimizer(self.net, config.optim)
+        self.buffer = ReplayBuffer(config.replay.capacity)
         self.selfplay_stats = SelfPlayStats()  # the totals of the generators' stats
         self.train_rng = np.random.default_rng([config.seed, 1])
         self.last_losses: dict[str, float] = {}
@@ -288,12 +238,8 @@ class AZTrainer(Trainer):
         )
 
     def weights(self) -> dict:
-        """What the generators play with (AZGenerator.set_weights): the network's weights and,
-        with `search.full_simulations_late`, whether full searches take it now."""
-        weights: dict[str, Any] = {"model": cpu_weights(self.net)}
-        if self.config.search.full_simulations_late:
-            weights["late"] = self.config.late_search(self.progress)
-        return weights
+        """What the generators play with (AZGenerator.set_weights)."""
+        return {"model": cpu_weights(self.net)}
 
     def players(self, final: bool) -> list[Player]:
         players = [Player("", raw_policy, blank_network, play_policy_games)]
@@ -357,17 +303,12 @@ class AZTrainer(Trainer):
         return super()._saved_config({**payload, "config": saved}, path)
 
     def learner_payload(self) -> dict:
-        payload = {
+        return {
             "replay": self.buffer.state_dict(),
             "rng": {"train": rng_state(self.train_rng), "torch": torch.get_rng_state()},
         }
-        if self.heads is not None:
-            payload["training_heads"] = cpu_weights(self.heads)
-        return payload
 
     def restore_learner(self, payload: dict, path: Path) -> None:
-        if self.heads is not None:
-            load_weights(self.heads, payload["training_heads"], path, key="training_heads")
         self.buffer.load_state_dict(payload["replay"])
         set_rng_state(self.train_rng, payload["rng"]["train"])
         torch.set_rng_state(payload["rng"]["torch"])
@@ -471,9 +412,6 @@ class AZTrainer(Trainer):
             return {}
         self.net.train()
         totals = {"policy": 0.0, "value": 0.0}
-        if self.heads is not None:
-            self.heads.train()
-            totals.update(dict.fromkeys(self.heads.losses(), 0.0))
         for step in range(steps):
             rows = self.buffer.sample(replay.batch_size, self.train_rng)
             self.counters.trained += len(rows)
@@ -486,15 +424,10 @@ class AZTrainer(Trainer):
             }
             last = step == steps - 1  # the entropy diagnostic: the last batch's
             optim = self.config.optim
-            loss, parts = policy_value_loss(
-                self.net, batch, optim.value_coef, entropy=last, heads=self.heads, optim=optim
-            )
+            loss, parts = policy_value_loss(self.net, batch, optim.value_coef, entropy=last)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(
-                [p for group in self.optimizer.param_groups for p in group["params"]],
-                optim.max_grad_norm,
-            )
+            torch.nn.utils.clip_grad_norm_(self.net.parameters(), optim.max_grad_norm)
             self.optimizer.step()
             for k in totals:
                 totals[k] += parts[k] / steps

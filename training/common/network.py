@@ -17,7 +17,6 @@ comes from pooled features. Illegal actions get -inf, so they are never sampled.
 
 from __future__ import annotations
 
-import copy
 import ctypes
 import ctypes.util
 import functools
@@ -27,7 +26,6 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
-from torch.nn.utils.fusion import fuse_conv_bn_eval
 
 from satellites_env.core.board import N_ACTIONS, N_CELLS, N_PUSH_ACTIONS, RAY
 from satellites_env.observation import N_PLANES, PLANE_INDEX
@@ -43,34 +41,17 @@ LANDING = torch.from_numpy(RAY.reshape(-1).copy()).where(
 LANDING_BY_CELL = LANDING.view(N_CELLS, MOVES_PER_CELL)
 
 
-class BatchNorm(nn.BatchNorm2d):
-    """BatchNorm2d whose state is float32 tensors alone, as checkpoints hold them: no
-    batch counter (it only matters without a momentum, and the momentum is fixed)."""
-
-    def __init__(self, channels: int):
-        super().__init__(channels)
-        self.num_batches_tracked = None
-
-    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
-        # BatchNorm's own hook adds the counter to a state dict without torch's metadata
-        nn.Module._load_from_state_dict(self, *args, **kwargs)
-
-
 def norm_layer(channels: int, norm: str) -> nn.Module:
-    """The normalisation after a trunk convolution: GroupNorm for `group`, BatchNorm for
-    `batch`, none for `none`."""
-    if norm == "group":
-        return nn.GroupNorm(8, channels)
-    return BatchNorm(channels) if norm == "batch" else nn.Identity()
+    """The normalisation after a trunk convolution: GroupNorm for `group`, none for `none`."""
+    return nn.GroupNorm(8, channels) if norm == "group" else nn.Identity()
 
 
 class ResidualBlock(nn.Module):
-    """Two 3x3 convolutions and a skip. `norm="group"` / `"batch"`: GroupNorm / BatchNorm
-    after each convolution. `norm="none"` (SkipInit, De & Smith 2020): biases instead, and the
-    residual branch scaled by a learned scalar that starts at 0, so each block starts as the
-    identity. On a CPU the norm-free trunk is much faster: the trunk runs channels-last (the
-    observation's layout), where torch's GroupNorm is slow (`benchmarks/az_trunk.py`).
-    BatchNorm costs nothing at inference: `fold_batch_norms` folds it into the convolutions."""
+    """Two 3x3 convolutions and a skip. `norm="group"`: GroupNorm after each convolution.
+    `norm="none"` (SkipInit, De & Smith 2020): biases instead, and the residual branch scaled
+    by a learned scalar that starts at 0, so each block starts as the identity. On a CPU the
+    norm-free trunk is much faster: the trunk runs channels-last (the observation's layout),
+    where torch's GroupNorm is slow (`benchmarks/az_trunk.py`)."""
 
     def __init__(self, channels: int, norm: str = "group"):
         super().__init__()
@@ -213,55 +194,6 @@ class PolicyValueNet(nn.Module):
         return mask_logits(logits, mask), value
 
 
-class TrainingHeads(nn.Module):
-    """Auxiliary heads that only the gradient steps use (KataGo, Wu 2019), on the trunk's
-    features: self-play, evaluation and play never call them, so inference pays nothing.
-
-    - `short_values` k > 0: k value heads, trained to lambda-averaged root values of the next
-      moves (`replay.short_term_values`), targets with less noise than the final result.
-    """
-
-    def __init__(
-        self,
-        channels: int,
-        short_values: int = 0,
-    ):
-        super().__init__()
-        self.short_value_head: nn.Module | None = None
-        if short_values:
-            self.short_value_head = nn.Sequential(
-                nn.Linear(channels, channels), nn.ReLU(), nn.Linear(channels, short_values)
-            )
-
-    def losses(self) -> list[str]:
-        """The names of the outputs (and losses) of the heads present."""
-        heads = {"short_value": self.short_value_head}
-        return [name for name, head in heads.items() if head is not None]
-
-    def forward(self, f: Features) -> dict[str, torch.Tensor]:
-        """{"short_value": values (B, k) in [-1, 1]}, the heads present."""
-        out = {}
-        if self.short_value_head is not None:
-            out["short_value"] = torch.tanh(self.short_value_head(f.pooled))
-        return out
-
-
-def fold_batch_norms(net: PolicyValueNet) -> PolicyValueNet:
-    """The network for inference: a network of `norm: batch` as an eval-mode copy with each
-    BatchNorm folded into the convolution before it (its running statistics and affine
-    parameters become the convolution's weights and bias), the same outputs as `net.eval()`
-    at no normalisation cost; any other network itself."""
-    if net.norm != "batch":
-        return net
-    folded = copy.deepcopy(net).eval()
-    pairs: list[tuple[nn.Module, str, str]] = [(folded.stem, "0", "1")]
-    pairs += [(block, f"conv{i}", f"norm{i}") for block in folded.trunk for i in (1, 2)]
-    for owner, conv, norm in pairs:
-        setattr(owner, conv, fuse_conv_bn_eval(getattr(owner, conv), getattr(owner, norm)))
-        setattr(owner, norm, nn.Identity())
-    return folded
-
-
 def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     if logits.shape[-1] != N_ACTIONS:
         raise ValueError(f"expected {N_ACTIONS} logits, got {logits.shape[-1]}")
@@ -358,8 +290,7 @@ class BatchedInference:
     """The Gumbel search's network call (not an MCTS
     [`Evaluator`][satellites_env.agents.mcts.Evaluator]): `infer(obs, policy_rows=None)` ->
     (logits, values) as float32 numpy arrays, one batched forward pass in inference mode on
-    the network's device (a BatchNorm network's norms folded into its convolutions:
-    `fold_batch_norms`, of the weights it has when the evaluator is made). With
+    the network's device. With
     `policy_rows` (indices into obs) the logits are those rows' only: the policy heads (a
     quarter of az_quick's forward pass) skip the positions whose value alone the search needs.
 
@@ -371,7 +302,7 @@ class BatchedInference:
     def __init__(self, net: PolicyValueNet):
         reuse_freed_memory()
         # the ignore: torch's stubs lack Module.to's memory_format keyword
-        self.net = fold_batch_norms(net).to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+        self.net = net.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
         self.device = device_of(net)
 
     @torch.inference_mode()

@@ -27,7 +27,7 @@ from training.common.config import load_config
 from training.common.network import BatchedInference, build_network, network_for
 
 #: full and cheap searches mixed, so that an iteration's end falls inside searches; games
-#: long enough to be under way at each save; the late budget switched on mid-run
+#: long enough to be under way at each save
 EXACT = {
     **TINY,
     "total_positions": 10_000,
@@ -37,8 +37,6 @@ EXACT = {
         "full_simulations": 8,
         "cheap_simulations": 2,
         "full_fraction": 0.5,
-        "full_simulations_late": 12,
-        "late_after": 0.005,
         "dagger": 0.5,
         "max_moves": 16,
     },
@@ -69,7 +67,6 @@ def test_a_run_stopped_and_resumed_is_the_uninterrupted_run(tmp_path, backend, w
     assert any((s.search.tree.phase == SEARCHING).any() for s in selfplays)
     assert any(s.search.tree.sim[s.search.tree.phase == SEARCHING].max() > 0 for s in selfplays)
     assert all(any(s.trajectories) for s in selfplays)
-    assert any(s.late for s in selfplays)
     part.save()
     part.close()
     resumed = AZTrainer(config, tmp_path / "part", resume=True, console=quiet())
@@ -130,13 +127,13 @@ def test_every_array_of_the_tree_is_restored():
         if scope == "node":
             a, b = a[used], b[used]
         assert np.array_equal(a, b), name
-    assert np.array_equal(played.seats, restored.seats) and played.late == restored.late
+    assert np.array_equal(played.seats, restored.seats)
     for mine, theirs in zip(played.trajectories, restored.trajectories, strict=True):
         assert len(mine) == len(theirs)
         for p, q in zip(mine, theirs, strict=True):
             assert all(np.array_equal(x, y) for x, y in zip(p[:3], q[:3], strict=True))
             assert p[0].dtype == q[0].dtype and p[1].dtype == q[1].dtype
-            assert (p[3], p[4]) == (q[3], q[4]) and type(p[4]) is type(q[4])
+            assert p[3] == q[3] and type(p[3]) is type(q[3])
 
 
 def test_only_the_nodes_of_the_searches_in_progress_are_saved():
@@ -194,6 +191,33 @@ def _set(part, name, value, index=0):
     return change
 
 
+def _with_root_values(value: float):
+    """The root values that checkpoints held while satellites had short-term value targets."""
+
+    def change(games):
+        lengths = games["trajectories"]["lengths"]
+        games["trajectories"]["value"] = torch.full((int(lengths.sum()),), value)
+
+    return change
+
+
+def test_games_saved_with_the_retired_late_flag_and_root_values_resume(tmp_path):
+    """A checkpoint saved while satellites had a late search budget and short-term value
+    targets holds `late` (false) and the trajectories' root values: it resumes, both unused."""
+
+    def older(games):
+        _with_root_values(0.5)(games)
+        games["late"] = False
+
+    payload = checkpoint_payload(tmp_path)
+    resumed = resume(tmp_path, with_games(payload, older))
+    (tmp_path / "now").mkdir()
+    expected = resume(tmp_path / "now", payload)
+    for a, b in zip(in_flight(resumed), in_flight(expected), strict=True):
+        assert [len(t) for t in a.trajectories] == [len(t) for t in b.trajectories]
+    resumed.iterate()
+
+
 def _parent_loop(games):
     nodes = games["tree"]["node_parent"]
     nodes[0] = 0  # a root that is its own parent: a backup would never end
@@ -223,7 +247,6 @@ def _illegal_child(games):
         (_set("trajectories", "lengths", 10**6), r"trajectories\.lengths must hold 0\.\.16"),
         (_set("trajectories", "actions", -1), r"trajectories\.actions must hold action ids"),
         (_set("trajectories", "policy", 2.0), r"trajectories\.policy must hold probabilities"),
-        (_set("trajectories", "value", float("inf")), r"trajectories\.value must hold values"),
         (lambda g: g["seats"].view(-1).__setitem__(0, 2), r"seats must hold search or raw"),
         (lambda g: g["tree"].pop("sim"), r"tree must hold exactly"),
         (
@@ -234,7 +257,8 @@ def _illegal_child(games):
             lambda g: g["trajectories"].__setitem__("states", torch.zeros(3, STATE_LEN)),
             r"states must be",
         ),
-        (lambda g: g.__setitem__("late", "yes"), r"games\.late must be true or false"),
+        (lambda g: g.__setitem__("late", True), r"games\.late must be false"),
+        (_with_root_values(float("inf")), r"trajectories\.value must hold values in -1\.\.1"),
     ],
 )
 def test_damaged_games_in_flight_are_refused_when_the_run_opens(tmp_path, change, message):

@@ -285,7 +285,7 @@ def test_a_norm_free_trunk_starts_as_the_identity_learns_its_gains_and_round_tri
         for a, b in zip(copy(obs), net(obs), strict=False):
             assert torch.allclose(a, b)
     with pytest.raises(ValueError, match="norm must be one of"):
-        build_network(16, 2, norm="layer")
+        build_network(16, 2, norm="batch")
 
 
 def test_the_network_plugs_into_the_uct_search_as_its_evaluator():

@@ -54,8 +54,8 @@ def test_config_errors_name_the_key_and_value():
         AZConfig.from_dict({"model": {"blocks": "two"}})
     with pytest.raises(ConfigError, match="cheap_simulations"):
         AZConfig.from_dict({"search": {"full_simulations": 4, "cheap_simulations": 8}})
-    with pytest.raises(ConfigError, match=r"model\.norm must be one of group, none, batch.*'layer"):
-        AZConfig.from_dict({"model": {"norm": "layer"}})
+    with pytest.raises(ConfigError, match=r"model\.norm must be one of group, none.*'batch'"):
+        AZConfig.from_dict({"model": {"norm": "batch"}})
     with pytest.raises(ConfigError, match="device must be auto, cpu, cuda or cuda:N"):
         AZConfig.from_dict({"device": "gpu"})
     assert issubclass(ConfigError, ValueError)
@@ -103,7 +103,7 @@ def test_tiny_run_checkpoints_load_and_play_and_resume_exactly(tmp_path):
 
 
 def test_a_run_saved_with_a_retired_setting_resumes_unless_it_used_it(tmp_path):
-    """Runs saved while the learner had a league (or the soft-policy head) hold its settings
+    """Runs saved while the learner had a league (or another retired setting) hold its settings
     in their config (and, with share > 0, the league in the checkpoint): unused ones are
     dropped on resume, a run that used one is refused with a clear error."""
     from training.common.run_folder import RunError
@@ -127,20 +127,26 @@ def test_a_run_saved_with_a_retired_setting_resumes_unless_it_used_it(tmp_path):
     torch.save(payload, path)
     with pytest.raises(RunError, match=r"used a league \(league\.share 0\.5\).*cannot be resumed"):
         AZTrainer(config, tmp_path, resume=True, console=quiet())
-    # the soft-policy head and the learning-rate anneal, retired the same way: dropped when
-    # off, refused when used
+    # the other retired settings, the same way: dropped when off, refused when used (the first
+    # key of each names whether it was used)
     del payload["league"], payload["config"]["league"]
     retired = (
-        ({"soft_policy_weight": 8.0, "soft_policy_temperature": 4.0}, "the soft-policy head"),
-        ({"anneal_final_fraction": 0.3, "anneal_factor": 0.1}, "a learning-rate anneal"),
+        ({"optim.soft_policy_weight": 8.0, "optim.soft_policy_temperature": 4.0}, "the soft"),
+        ({"optim.anneal_final_fraction": 0.3, "optim.anneal_factor": 0.1}, "a learning-rate"),
+        ({"optim.short_value_weight": 0.5, "replay.short_value_horizons": [6]}, "short-term"),
+        ({"search.full_simulations_late": 64, "search.late_after": 0.3}, "a late search"),
     )
     for used, what in retired:
+        first = next(iter(used))
         for on in (False, True):
-            optim = {key: value if on else 0.0 * value for key, value in used.items()}
-            payload["config"]["optim"] = {**config.to_dict()["optim"], **optim}
+            saved = config.to_dict()
+            for key, value in used.items():
+                section, name = key.split(".")
+                saved[section][name] = value if on or key != first else 0
+            payload["config"] = saved
             torch.save(payload, path)
             if on:
-                with pytest.raises(RunError, match=rf"used {what} \(optim\."):
+                with pytest.raises(RunError, match=rf"used {what}.*\({first} "):
                     AZTrainer(config, tmp_path, resume=True, console=quiet())
             else:
                 resumed = AZTrainer(config, tmp_path, resume=True, console=quiet())

@@ -17,7 +17,7 @@ from satellites_env.placement import BACKEND_KINDS, Placement
 #: or in Ray actors (each names a placement kind: satellites_env.placement)
 BACKENDS = tuple(BACKEND_KINDS)
 #: the trunk's normalisations (training/common/network.py)
-NORMS = ("group", "none", "batch")
+NORMS = ("group", "none")
 #: the longest move cap a config may set (R20); the state's move counter is an int32
 MAX_MOVES = 100_000
 
