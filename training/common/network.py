@@ -20,7 +20,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import torch
@@ -55,68 +55,18 @@ class ResidualBlock(nn.Module):
 
     def __init__(self, channels: int, norm: str = "group"):
         super().__init__()
-        self.skip_init = norm == "none"
-        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=self.skip_init)
+        self.grouped = norm == "group"
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=not self.grouped)
         self.norm1 = norm_layer(channels, norm)
-        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=self.skip_init)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=not self.grouped)
         self.norm2 = norm_layer(channels, norm)
-        if self.skip_init:
+        if not self.grouped:
             self.gain = nn.Parameter(torch.zeros(()))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu(self.norm1(self.conv1(x)))
         branch = self.norm2(self.conv2(y))
-        return F.relu(x + (self.gain * branch if self.skip_init else branch))
-
-
-class Features(NamedTuple):
-    """What the heads read: the NCHW planes `x`, the trunk's output `h` and its mean over
-    the board `pooled`."""
-
-    x: torch.Tensor
-    h: torch.Tensor
-    pooled: torch.Tensor
-
-    def rows(self, rows: torch.Tensor | None) -> Features:
-        """The features of these positions only (all of them for None)."""
-        return self if rows is None else Features(self.x[rows], self.h[rows], self.pooled[rows])
-
-
-def add_policy_heads(module: nn.Module, channels: int, landing_values: bool) -> None:
-    """Give `module` the four convolutions and the linear layer `policy_logits` reads (the
-    network's policy)."""
-    module.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
-    # One landing map, or one per value of the satellite that moves (landing_values):
-    # what a landing does depends on the value that lands (R21 sums).
-    module.landing_head = nn.Conv2d(channels, 4 if landing_values else 1, 1)
-    module.push_head = nn.Conv2d(channels, N_PUSH_ACTIONS, 1)
-    module.pass_head = nn.Linear(channels, 1)
-
-
-def policy_logits(heads: Any, landing_values: bool, f: Features) -> torch.Tensor:
-    """Raw logits (B, 3217) of the policy heads that `add_policy_heads` gave `heads` (a
-    module; Any: its heads are attributes set at run time)."""
-    x, h = f.x, f.h
-    pushed_at = (x[:, PUSHED_PLANE] > 0).to(x.dtype)  # (B, 10, 10), one cell or none
-    n_moves = N_CELLS * MOVES_PER_CELL  # explicit sizes: a batch may hold no position
-    moves = heads.move_head(h).permute(0, 2, 3, 1).reshape(x.shape[0], n_moves)
-    if landing_values:
-        # (B, 4 x 101): the map of value v + 1 at [v * 101 + cell]; each move reads the
-        # map of the value on its from-cell (own_1..own_4 planes) at its landing cell.
-        landing = F.pad(heads.landing_head(h).flatten(2), (0, 1)).flatten(1)
-        value_at = x[:, :4].argmax(1).flatten(1)  # (B, 100): own_k plane -> k - 1
-        # move ids are cell-major (from-cell x 32 + direction x 4 + distance - 1), so each
-        # cell's map offset broadcast over its 32 moves is every move's (a third faster
-        # than a fancy index of the from-cells)
-        offset = (value_at * (N_CELLS + 1)).unsqueeze(2)  # (B, 100, 1)
-        index = torch.add(LANDING_BY_CELL, offset).view(x.shape[0], n_moves)
-        moves = moves + torch.gather(landing, 1, index)
-    else:
-        landing = F.pad(heads.landing_head(h).flatten(1), (0, 1))  # (B, 101), padding last
-        moves = moves + landing[:, LANDING]
-    pushes = torch.einsum("bchw,bhw->bc", heads.push_head(h), pushed_at)
-    passes = heads.pass_head(f.pooled)
-    return torch.cat([moves, pushes, passes], dim=1)
+        return F.relu(x + (branch if self.grouped else self.gain * branch))
 
 
 class PolicyValueNet(nn.Module):
@@ -133,12 +83,17 @@ class PolicyValueNet(nn.Module):
         self.landing_values = bool(landing_values)
         self.norm = norm
         self.stem = nn.Sequential(
-            nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=norm == "none"),
+            nn.Conv2d(N_PLANES, channels, 3, padding=1, bias=norm != "group"),
             norm_layer(channels, norm),
             nn.ReLU(),
         )
         self.trunk = nn.Sequential(*(ResidualBlock(channels, norm) for _ in range(blocks)))
-        add_policy_heads(self, channels, self.landing_values)
+        self.move_head = nn.Conv2d(channels, MOVES_PER_CELL, 1)
+        # One landing map, or one per value of the satellite that moves (landing_values):
+        # what a landing does depends on the value that lands (R21 sums).
+        self.landing_head = nn.Conv2d(channels, 4 if self.landing_values else 1, 1)
+        self.push_head = nn.Conv2d(channels, N_PUSH_ACTIONS, 1)
+        self.pass_head = nn.Linear(channels, 1)
         self.value_head = nn.Sequential(
             nn.Linear(channels, channels), nn.ReLU(), nn.Linear(channels, 1)
         )
@@ -155,8 +110,9 @@ class PolicyValueNet(nn.Module):
 
     def forward(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Raw (unmasked) logits (B, 3217) and values (B,)."""
-        f = self.features(observation)
-        return self.policy_of(f), self.value_of(f)
+        x, h = self._trunk(observation)
+        pooled = h.mean(dim=(2, 3))
+        return self._policy(x, h, pooled), self._value_of(h, pooled)
 
     def forward_all(
         self, observation: torch.Tensor, rows: torch.Tensor | None = None
@@ -165,26 +121,47 @@ class PolicyValueNet(nn.Module):
         positions only, (len(rows), 3217): a training batch whose policy targets cover a tenth
         of its positions (playout caps) skips the policy heads, half of a forward pass, for
         the rest."""
-        f = self.features(observation)
-        return self.policy_of(f.rows(rows)), self.value_of(f)
+        x, h = self._trunk(observation)
+        pooled = h.mean(dim=(2, 3))
+        if rows is None:
+            logits = self._policy(x, h, pooled)
+        else:
+            logits = self._policy(x[rows], h[rows], pooled[rows])
+        return logits, self._value_of(h, pooled)
 
-    def features(self, observation: torch.Tensor) -> Features:
-        """The trunk's features of (B, 10, 10, 22) observations, what every head reads."""
-        x = observation.permute(0, 3, 1, 2)  # channels-last planes -> NCHW
-        h = self.trunk(self.stem(x))
-        return Features(x, h, h.mean(dim=(2, 3)))
-
-    def policy_of(self, f: Features) -> torch.Tensor:
-        """Raw logits (B, 3217) of the features' positions."""
-        return policy_logits(self, self.landing_values, f)
+    def _policy(self, x: torch.Tensor, h: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
+        pushed_at = (x[:, PUSHED_PLANE] > 0).to(x.dtype)  # (B, 10, 10), one cell or none
+        n_moves = N_CELLS * MOVES_PER_CELL  # explicit sizes: a batch may hold no position
+        moves = self.move_head(h).permute(0, 2, 3, 1).reshape(x.shape[0], n_moves)
+        if self.landing_values:
+            # (B, 4 x 101): the map of value v + 1 at [v * 101 + cell]; each move reads the
+            # map of the value on its from-cell (own_1..own_4 planes) at its landing cell.
+            landing = F.pad(self.landing_head(h).flatten(2), (0, 1)).flatten(1)
+            value_at = x[:, :4].argmax(1).flatten(1)  # (B, 100): own_k plane -> k - 1
+            # move ids are cell-major (from-cell x 32 + direction x 4 + distance - 1), so each
+            # cell's map offset broadcast over its 32 moves is every move's (a third faster
+            # than a fancy index of the from-cells)
+            offset = (value_at * (N_CELLS + 1)).unsqueeze(2)  # (B, 100, 1)
+            index = torch.add(LANDING_BY_CELL, offset).view(x.shape[0], n_moves)
+            moves = moves + torch.gather(landing, 1, index)
+        else:
+            landing = F.pad(self.landing_head(h).flatten(1), (0, 1))  # (B, 101), padding last
+            moves = moves + landing[:, LANDING]
+        pushes = torch.einsum("bchw,bhw->bc", self.push_head(h), pushed_at)
+        passes = self.pass_head(pooled)
+        return torch.cat([moves, pushes, passes], dim=1)
 
     def value(self, observation: torch.Tensor) -> torch.Tensor:
         """The values alone (B,), without the policy heads."""
-        return self.value_of(self.features(observation))
+        _, h = self._trunk(observation)
+        return self._value_of(h, h.mean(dim=(2, 3)))
 
-    def value_of(self, f: Features) -> torch.Tensor:
-        """Values (B,) in [-1, 1] of the features' positions."""
-        return torch.tanh(self.value_head(f.pooled)).squeeze(1)
+    def _trunk(self, observation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = observation.permute(0, 3, 1, 2)  # channels-last planes -> NCHW
+        return x, self.trunk(self.stem(x))
+
+    def _value_of(self, h: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.value_head(pooled)).squeeze(1)
 
     def masked_forward(
         self, observation: torch.Tensor, mask: torch.Tensor
